@@ -1,0 +1,149 @@
+"""The part every probe shares: command line, parameters, the envelope, an atomic write.
+
+A probe module calls ``main(...)`` with a ``collect`` function. ``collect(params)`` returns a
+``ProbeResult``; whatever it raises becomes an ``error`` envelope, so the probe always writes JSON.
+Runs on Python >= 3.9 with the standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Optional
+
+SCHEMA_VERSION = "1"
+STATUSES = ("ok", "partial", "unavailable", "error", "timeout")
+
+
+@dataclass
+class ProbeResult:
+    """What a probe's collect function returns.
+
+    status: ok (all sections ran), partial (a section failed; see data.errors),
+    unavailable (what the probe measures is absent on this host), error.
+    """
+
+    status: str
+    data: Dict[str, Any]
+    reason: str = ""
+    environment: Dict[str, Any] = field(default_factory=dict)
+
+
+class ParameterError(ValueError):
+    """A parameter the probe does not know, or of the wrong type."""
+
+
+def read_params(path: Optional[str], defaults: Dict[str, Any]) -> Dict[str, Any]:
+    """Merge the JSON parameter file over the probe's defaults; refuse unknown or mistyped keys."""
+    params = dict(defaults)
+    if not path:
+        return params
+    with open(path, encoding="utf-8") as handle:
+        given = json.load(handle)
+    if not isinstance(given, dict):
+        raise ParameterError("the parameter file must hold a JSON object, not %s" % type(given).__name__)
+    for key, value in given.items():
+        if key not in defaults:
+            raise ParameterError("unknown parameter %r (known: %s)" % (key, ", ".join(sorted(defaults)) or "none"))
+        expected = defaults[key]
+        if expected is not None and not _same_kind(value, expected):
+            raise ParameterError(
+                "parameter %r must be %s, not %s" % (key, type(expected).__name__, type(value).__name__))
+        params[key] = value
+    return params
+
+
+def _same_kind(value: Any, default: Any) -> bool:
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, type(default))
+
+
+def base_environment() -> Dict[str, Any]:
+    """Versions that matter for every probe (never environment variables)."""
+    return {
+        "python_version": platform.python_version(),
+        "python_executable": sys.executable,
+        "probe_pid": os.getpid(),
+    }
+
+
+def write_json_atomically(path: str, document: Dict[str, Any]) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp_path = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2, sort_keys=True, allow_nan=False, default=str)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_path, path)
+    except BaseException:
+        try:
+            os.unlink(tmp_path)
+        except OSError:
+            pass
+        raise
+
+
+def _now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def build_envelope(probe: str, result: ProbeResult, started: str, duration_s: float) -> Dict[str, Any]:
+    if result.status not in STATUSES:
+        raise ValueError("probe returned an unknown status %r" % result.status)
+    environment = base_environment()
+    environment.update(result.environment)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "probe": probe,
+        "host": socket.gethostname(),
+        "status": result.status,
+        "started": started,
+        "duration_s": round(duration_s, 3),
+        "command": list(sys.argv),
+        "environment": environment,
+        "reason": result.reason,
+        "data": result.data,
+    }
+
+
+def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], ProbeResult],
+         defaults: Optional[Dict[str, Any]] = None, argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(prog="%s.py" % probe, description=description)
+    parser.add_argument("--params", metavar="FILE", help="JSON object of parameters (defaults: %s)"
+                        % json.dumps(defaults or {}, sort_keys=True))
+    parser.add_argument("--out", metavar="FILE", help="write the result envelope here (default: standard output)")
+    args = parser.parse_args(argv)
+
+    started = _now_iso()
+    clock = time.monotonic()
+    try:
+        params = read_params(args.params, defaults or {})
+        result = collect(params)
+    except ParameterError as exc:
+        result = ProbeResult("error", {}, "bad parameters: %s" % exc)
+    except Exception as exc:  # the probe must always leave an envelope behind
+        result = ProbeResult(
+            "error",
+            {"traceback": traceback.format_exc(limit=20)[-4000:]},
+            "the probe raised %s: %s" % (type(exc).__name__, exc),
+        )
+    envelope = build_envelope(probe, result, started, time.monotonic() - clock)
+    if args.out:
+        write_json_atomically(args.out, envelope)
+    else:
+        json.dump(envelope, sys.stdout, indent=2, sort_keys=True, default=str)
+        sys.stdout.write("\n")
+    return 0
