@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import os
 import platform
@@ -17,7 +18,7 @@ import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Sequence
 
 SCHEMA_VERSION = "1"
 STATUSES = ("ok", "partial", "unavailable", "error", "timeout")
@@ -119,8 +120,21 @@ def build_envelope(probe: str, result: ProbeResult, started: str, duration_s: fl
     }
 
 
+def missing_requirement(modules: Sequence[str]) -> Optional[str]:
+    """Why the first of ``modules`` that cannot be imported is missing, or None when all import."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # a broken install raises more than ImportError
+            return ("%s is not importable by %s (%s: %s); set gpufleet_python to a Python that has it"
+                    % (module, sys.executable, type(exc).__name__, exc))
+    return None
+
+
 def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], ProbeResult],
-         defaults: Optional[Dict[str, Any]] = None, argv: Optional[list] = None) -> int:
+         defaults: Optional[Dict[str, Any]] = None, argv: Optional[list] = None,
+         requires: Sequence[str] = ()) -> int:
+    """Parse the command line, run ``collect`` and write its envelope; ``requires`` are modules that must import."""
     parser = argparse.ArgumentParser(prog="%s.py" % probe, description=description)
     parser.add_argument("--params", metavar="FILE", help="JSON object of parameters (defaults: %s)"
                         % json.dumps(defaults or {}, sort_keys=True))
@@ -131,7 +145,8 @@ def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], Probe
     clock = time.monotonic()
     try:
         params = read_params(args.params, defaults or {})
-        result = collect(params)
+        missing = missing_requirement(requires)
+        result = ProbeResult("unavailable", {}, missing) if missing else collect(params)
     except ParameterError as exc:
         result = ProbeResult("error", {}, "bad parameters: %s" % exc)
     except Exception as exc:  # the probe must always leave an envelope behind

@@ -1,0 +1,193 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Find the probe, transfer it, run the module asynchronously with progress, validate, store."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from ansible.errors import AnsibleConnectionFailure
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import failure_envelope, utc_now_iso
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import (
+    write_json_atomically,
+    write_text_atomically,
+)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import build_probe_archive
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import (
+    check_probe_name,
+    probe_result_path,
+)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import (
+    SchemaToolMissing,
+    envelope_problems,
+    load_schema,
+)
+
+display = Display()
+
+MODULE = "gpufleet.validation.probe"
+ASYNC_MARGIN_S = 120
+POLL_INTERVALS_S = (0.5, 0.5, 1, 1, 2)
+POLL_INTERVAL_STEADY_S = 3
+FIRST_PROGRESS_AFTER_S = 5
+
+
+class ActionModule(ActionBase):
+
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(argument_spec=PROBE_ARGUMENT_SPEC)
+        host = task_vars["inventory_hostname"]
+
+        try:
+            name = check_probe_name(args["name"])
+            if args["archive"]:
+                raise ValueError("archive is set by the action plugin itself; remove it from the task")
+            if args["timeout"] < 1:
+                raise ValueError("timeout must be at least 1 second, not %d" % args["timeout"])
+            result_path = probe_result_path(args["results_dir"], args["run_id"], host, name)
+            load_schema("envelope.schema.json")
+            load_schema(name + ".schema.json")
+            archive, archive_sha256 = build_probe_archive(name)
+        except (ValueError, OSError) as exc:
+            result.update(failed=True, msg="gpufleet.validation.probe: %s" % exc)
+            return result
+
+        if self._task.check_mode:
+            result.update(changed=False, skipped=True, status="skipped",
+                          msg="check mode: probe %s was not run on %s and nothing was written" % (name, host))
+            return result
+
+        unreachable = False
+        raw_output = None
+        try:
+            envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars)
+        except AnsibleConnectionFailure as exc:
+            unreachable = True
+            envelope = failure_envelope(
+                name, host, "unreachable",
+                "the host could not be reached, so the probe did not run: %s; check that it is up and that "
+                "SSH works (ansible -m ansible.builtin.ping %s)" % (str(exc).strip() or type(exc).__name__, host))
+
+        envelope.update(run_id=args["run_id"], collection_version=collection_version(), probe_sha256=archive_sha256)
+        try:
+            problems = envelope_problems(envelope)
+        except SchemaToolMissing as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
+        if problems:
+            raw_output = json.dumps(envelope, indent=2, sort_keys=True, default=str)
+            envelope = self._schema_violation_envelope(envelope, problems)
+
+        try:
+            write_json_atomically(result_path, envelope)
+            if raw_output is not None:
+                write_text_atomically(result_path[:-len(".json")] + ".raw", raw_output)
+        except OSError as exc:
+            result.update(failed=True, envelope=envelope, status=envelope["status"],
+                          msg="could not write the result of probe %s for %s to %s: %s; make the results "
+                              "directory writable (gpufleet_results_dir)" % (name, host, result_path, exc))
+            return result
+
+        result.update(changed=False, envelope=envelope, status=envelope["status"], result_path=result_path)
+        if unreachable:
+            result.update(unreachable=True, msg=envelope["reason"])
+        elif envelope["status"] != "ok":
+            result["warnings"] = ["probe %s on %s: %s: %s" % (name, host, envelope["status"], envelope["reason"])]
+        return result
+
+    def _schema_violation_envelope(self, envelope, problems):
+        reason = ("the probe's result breaks its schema, so it is not trusted; the rejected result is kept "
+                  "beside this file (.raw). Problems: %s" % "; ".join(problems[:5]))
+        broken = failure_envelope(envelope.get("probe"), envelope.get("host"), "error", reason,
+                                  envelope.get("command"), envelope.get("started"), envelope.get("duration_s", 0.0),
+                                  data={"schema_problems": problems})
+        for key in ("run_id", "collection_version", "probe_sha256"):
+            broken[key] = envelope[key]
+        return broken
+
+    def _run_on_host(self, name, host, args, archive, task_vars):
+        started = utc_now_iso()
+        tmpdir = self._make_tmp_path()
+        job_started = False
+        try:
+            remote_archive = self._connection._shell.join_path(tmpdir, "gpufleet-probe-%s.zip" % name)
+            self._transfer_data(remote_archive, archive)
+            self._fixup_perms2([tmpdir, remote_archive])
+            module_args = dict(args, archive=remote_archive)
+            saved_async_val = self._task.async_val
+            self._task.async_val = args["timeout"] + ASYNC_MARGIN_S
+            try:
+                job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars,
+                                           wrap_async=True)
+            finally:
+                self._task.async_val = saved_async_val
+            if job.get("failed") or "ansible_job_id" not in job:
+                return failure_envelope(name, host, "error", "the probe module could not be started on the host: %s"
+                                        % _module_failure_text(job), started=started), None
+            job_started = True
+            finished = self._wait_for_job(name, host, job, args)
+        finally:
+            if not job_started:
+                self._remove_tmp_path(tmpdir)
+
+        if finished is None:
+            return failure_envelope(
+                name, host, "timeout",
+                "the probe module did not report back within %d s although the probe's own limit is %d s; "
+                "the host may be overloaded or its Ansible async directory unwritable"
+                % (args["timeout"] + ASYNC_MARGIN_S, args["timeout"]), started=started,
+                duration_s=args["timeout"] + ASYNC_MARGIN_S), None
+        if "envelope" not in finished:
+            return failure_envelope(name, host, "error", "the probe module failed on the host: %s"
+                                    % _module_failure_text(finished), started=started), None
+        envelope = finished["envelope"]
+        envelope["host"] = host
+        return envelope, finished.get("raw_output")
+
+    def _async_status(self, job, task_vars, mode="status"):
+        poll_args = {"jid": job["ansible_job_id"], "_async_dir": os.path.dirname(job["results_file"]), "mode": mode}
+        status = self._execute_module(module_name="ansible.legacy.async_status", module_args=poll_args,
+                                      task_vars=task_vars, wrap_async=False)
+        self._remove_tmp_path(self._connection._shell.tmpdir)
+        return status
+
+    def _wait_for_job(self, name, host, job, args):
+        """Poll the async job until it ends; print a line now and then so the person sees it is alive."""
+        begun = time.monotonic()
+        deadline = begun + args["timeout"] + ASYNC_MARGIN_S + 30
+        next_progress = begun + FIRST_PROGRESS_AFTER_S
+        polls = 0
+        while time.monotonic() < deadline:
+            time.sleep(POLL_INTERVALS_S[polls] if polls < len(POLL_INTERVALS_S) else POLL_INTERVAL_STEADY_S)
+            polls += 1
+            status = self._async_status(job, task_vars)
+            if status.get("finished") or (status.get("failed") and not status.get("started")):
+                self._async_status(job, task_vars, mode="cleanup")
+                return status
+            now = time.monotonic()
+            if now >= next_progress:
+                display.display("  %s: probe %s still running after %.0f s (limit %d s)"
+                                % (host, name, now - begun, args["timeout"]))
+                next_progress = now + max(1, args["progress_interval"])
+        return None
+
+
+def _module_failure_text(result):
+    parts = [str(result.get("msg") or "").strip()]
+    for key in ("module_stderr", "module_stdout", "stderr"):
+        text = str(result.get(key) or "").strip()
+        if text:
+            parts.append("%s: %s" % (key, text[-800:]))
+    return "; ".join(part for part in parts if part) or "no message"

@@ -1,0 +1,16 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The argument spec of gpufleet.validation.probe, shared by the module and its action plugin."""
+from __future__ import annotations
+
+PROBE_ARGUMENT_SPEC = dict(
+    name=dict(type="str", required=True),
+    python=dict(type="str"),
+    timeout=dict(type="int", default=300),
+    params=dict(type="dict", default={}),
+    results_dir=dict(type="path", default="results"),
+    run_id=dict(type="str", required=True),
+    progress_interval=dict(type="int", default=15),
+    archive=dict(type="path"),
+)

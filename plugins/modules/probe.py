@@ -1,0 +1,230 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: probe
+short_description: Run one measurement probe on a host and bring back its schema-validated result
+version_added: "0.1.0"
+description:
+  - Runs one probe script of this collection (for example C(health)) on the target host and returns its result
+    envelope (JSON with C(status), C(reason) and probe-specific C(data)).
+  - The action plugin finds the probe script inside the collection, packs it with its shared library, transfers it
+    into the task's remote temporary directory, runs this module there and removes the directory afterwards.
+  - The module runs the probe as an argument list (never through a shell) under O(python), in its own process group,
+    and kills the whole group when O(timeout) passes. Parameters reach the probe as a JSON file and the result comes
+    back through a JSON file that the probe writes, so text that libraries print cannot corrupt it.
+  - Back on the controller the envelope and its data are validated against the probe's JSON Schema and written
+    atomically to C(<results_dir>/<run_id>/<host>/<probe>.json).
+  - A probe that hangs, crashes, prints garbage, breaks its schema, or whose interpreter or framework is missing
+    yields an envelope with a status (C(timeout), C(error), C(unavailable)) and a reason; the task does not fail,
+    so the play goes on for the other probes and hosts. An unreachable host is recorded with status C(unreachable).
+  - While the probe runs the action plugin polls it and prints a line every O(progress_interval) seconds.
+author:
+  - gpufleet.validation contributors
+options:
+  name:
+    description:
+      - Name of the probe, the file C(probes/<name>.py) of this collection.
+    type: str
+    required: true
+  python:
+    description:
+      - Interpreter on the target host that runs the probe, for example the Python that has torch.
+      - Defaults to the interpreter that Ansible uses for modules on that host.
+    type: str
+  timeout:
+    description:
+      - Seconds the probe may run before its whole process group is killed (SIGTERM, then SIGKILL after 5 s).
+    type: int
+    default: 300
+  params:
+    description:
+      - Parameters of the probe, passed to it as a JSON file. Unknown keys are refused by the probe.
+    type: dict
+    default: {}
+  results_dir:
+    description:
+      - Directory on the controller under which results are stored. Used by the action plugin.
+      - Relative paths are relative to the current working directory of C(ansible-playbook).
+    type: path
+    default: results
+  run_id:
+    description:
+      - Identifier of this validation run, shared by all hosts; letters, digits, C(.), C(_) and C(-).
+      - Used by the action plugin to name the run's directory.
+    type: str
+    required: true
+  progress_interval:
+    description:
+      - Seconds between the progress lines that the action plugin prints while the probe runs.
+    type: int
+    default: 15
+  archive:
+    description:
+      - Path on the target of the packed probe. Set by the action plugin; do not set it yourself.
+    type: path
+notes:
+  - Check mode runs nothing and says so.
+  - The result is stored even when the probe fails, so a run never silently loses a host or a probe.
+attributes:
+  check_mode:
+    support: full
+    description: Runs nothing in check mode and reports C(changed=false).
+  diff_mode:
+    support: none
+    description: Produces no diff.
+  action:
+    support: full
+    description: Has an action plugin of the same name that does the transfer, validation and storage.
+  async:
+    support: none
+    description: The action plugin runs the module asynchronously itself; do not set C(async) on the task.
+"""
+
+EXAMPLES = r"""
+- name: Read the health of every GPU with the host's torch Python
+  gpufleet.validation.probe:
+    name: health
+    python: /opt/torch/.venv/bin/python3
+    timeout: 300
+    run_id: "{{ gpufleet_run_id }}"
+    results_dir: "{{ playbook_dir }}/results"
+
+- name: Run a probe with parameters
+  gpufleet.validation.probe:
+    name: health
+    params:
+      cuda_init: false
+    run_id: manual-1
+  register: health
+
+- name: Show why the probe was not ok
+  ansible.builtin.debug:
+    msg: "{{ health.envelope.reason }}"
+  when: health.envelope.status != 'ok'
+"""
+
+RETURN = r"""
+envelope:
+  description: The probe's result envelope, as validated and stored.
+  returned: always
+  type: dict
+  contains:
+    status:
+      description: One of C(ok), C(partial), C(unavailable), C(error), C(timeout), C(unreachable).
+      type: str
+      sample: ok
+    reason:
+      description: Why the status is not C(ok), in words a person can act on; empty when it is.
+      type: str
+      sample: "the probe was killed by SIGSEGV (signal 11) before it finished"
+    data:
+      description: Probe-specific results, per the probe's JSON Schema.
+      type: dict
+    command:
+      description: The argument list that ran the probe.
+      type: list
+      elements: str
+result_path:
+  description: Where the envelope was written on the controller.
+  returned: unless in check mode
+  type: str
+  sample: /srv/validation/results/20261130T020000Z-1234/node-01/health.json
+status:
+  description: Copy of RV(envelope.status), for C(when) conditions.
+  returned: always
+  type: str
+  sample: ok
+raw_output:
+  description: What the probe wrote when it was not valid JSON (at most 1 MiB); also stored beside the result.
+  returned: when the output could not be parsed
+  type: str
+"""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import zipfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import (
+    interpret,
+    utc_now_iso,
+)
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import (
+    read_tail,
+    run_probe_process,
+)
+
+ARGUMENT_SPEC = dict(
+    name=dict(type="str", required=True),
+    python=dict(type="str"),
+    timeout=dict(type="int", default=300),
+    params=dict(type="dict", default={}),
+    results_dir=dict(type="path", default="results"),
+    run_id=dict(type="str", required=True),
+    progress_interval=dict(type="int", default=15),
+    archive=dict(type="path"),
+)
+
+
+def extract_archive(archive, destination):
+    """Unpack the probe archive; refuse members that would land outside ``destination``."""
+    root = os.path.realpath(destination)
+    with zipfile.ZipFile(archive) as bundle:
+        for member in bundle.namelist():
+            target = os.path.realpath(os.path.join(root, member))
+            if not target.startswith(root + os.sep):
+                raise ValueError("archive member %r would be written outside the work directory" % member)
+        bundle.extractall(root)
+
+
+def run_module(module):
+    name = module.params["name"]
+    python = module.params["python"] or sys.executable
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, msg="check mode: probe %s was not run" % name)
+    if not module.params["archive"]:
+        module.fail_json(msg="archive is set by the gpufleet.validation.probe action plugin; run the module through it")
+
+    started = utc_now_iso()
+    workdir = tempfile.mkdtemp(prefix="gpufleet-probe-", dir=os.path.dirname(module.params["archive"]))
+    try:
+        extract_archive(module.params["archive"], workdir)
+        params_path = os.path.join(workdir, "params.json")
+        out_path = os.path.join(workdir, "result.json")
+        with open(params_path, "w") as handle:
+            json.dump(module.params["params"], handle)
+        argv = [python, os.path.join(workdir, name + ".py"), "--params", params_path, "--out", out_path]
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        outcome = run_probe_process(argv, module.params["timeout"], os.path.join(workdir, "stdout.log"),
+                                    os.path.join(workdir, "stderr.log"), cwd=workdir, env=env)
+        output = None
+        if os.path.exists(out_path):
+            with open(out_path, "rb") as handle:
+                output = handle.read()
+        envelope, raw = interpret(name, "", outcome, output, read_tail(os.path.join(workdir, "stderr.log")),
+                                  started, python)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    result = dict(changed=False, envelope=envelope, status=envelope["status"])
+    if raw is not None:
+        result["raw_output"] = raw
+    module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    run_module(module)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Pack a probe script with the shared probe library into one zip, byte-for-byte reproducible."""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import zipfile
+
+from .result_paths import check_probe_name
+
+PROBE_LIBRARY = "probelib"
+_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def collection_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def probes_dir(root: str | None = None) -> str:
+    return os.path.join(root or collection_root(), "probes")
+
+
+def available_probes(root: str | None = None) -> list[str]:
+    directory = probes_dir(root)
+    return sorted(entry[:-3] for entry in os.listdir(directory)
+                  if entry.endswith(".py") and not entry.startswith("_") and os.path.isfile(os.path.join(directory, entry)))
+
+
+def _archive_members(directory: str, name: str) -> list[tuple[str, str]]:
+    script = os.path.join(directory, name + ".py")
+    if not os.path.isfile(script):
+        raise FileNotFoundError("no probe named %r in %s (available: %s)"
+                                % (name, directory, ", ".join(available_probes(os.path.dirname(directory)))))
+    members = [(name + ".py", script)]
+    library = os.path.join(directory, PROBE_LIBRARY)
+    for folder, subfolders, files in os.walk(library):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for file_name in sorted(files):
+            if file_name.endswith(".py"):
+                path = os.path.join(folder, file_name)
+                members.append((os.path.relpath(path, directory).replace(os.sep, "/"), path))
+    return members
+
+
+def build_probe_archive(name: str, root: str | None = None) -> tuple[bytes, str]:
+    """Return the zip's bytes and their sha256 (hex)."""
+    members = _archive_members(probes_dir(root), check_probe_name(name))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for arcname, path in members:
+            info = zipfile.ZipInfo(arcname, date_time=_FIXED_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            with open(path, "rb") as handle:
+                bundle.writestr(info, handle.read())
+    payload = buffer.getvalue()
+    return payload, hashlib.sha256(payload).hexdigest()

@@ -1,0 +1,7 @@
+"""Writes something that is not JSON as its result."""
+from _args import parse
+
+args, _ = parse()
+print("library noise on stdout {")
+with open(args.out, "w") as handle:
+    handle.write("Traceback? {not json at all")
