@@ -25,7 +25,7 @@ description:
     so the play goes on for the other probes and hosts. An unreachable host is recorded with status C(unreachable).
   - While the probe runs the action plugin polls it and prints a line every O(progress_interval) seconds.
 author:
-  - gpufleet.validation contributors
+  - gpufleet.validation contributors (@gpufleet)
 options:
   name:
     description:

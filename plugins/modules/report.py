@@ -18,7 +18,7 @@ description:
   - Files are written atomically; C(<results_dir>/latest) is pointed at the run.
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
 author:
-  - gpufleet.validation contributors
+  - gpufleet.validation contributors (@gpufleet)
 options:
   results_dir:
     description:

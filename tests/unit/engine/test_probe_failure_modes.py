@@ -55,7 +55,7 @@ def test_a_sound_probe_is_kept_and_stdout_noise_cannot_corrupt_it(tmp_path):
 def test_a_hanging_probe_is_killed_with_its_whole_process_group(tmp_path):
     pidfile = tmp_path / "pids"
     started = time.monotonic()
-    outcome, envelope, _ = run_fake(tmp_path, "hang_with_child.py", timeout_s=2, params={"pidfile": str(pidfile)})
+    outcome, envelope, unused_raw = run_fake(tmp_path, "hang_with_child.py", timeout_s=2, params={"pidfile": str(pidfile)})
     assert time.monotonic() - started < 15
     assert outcome.timed_out
     assert envelope["status"] == "timeout"
@@ -69,14 +69,14 @@ def test_a_hanging_probe_is_killed_with_its_whole_process_group(tmp_path):
 
 
 def test_a_probe_that_ignores_sigterm_is_killed_with_sigkill(tmp_path):
-    outcome, envelope, _ = run_fake(tmp_path, "ignores_sigterm.py", timeout_s=1, kill_grace_s=0.5)
+    outcome, envelope, unused_raw = run_fake(tmp_path, "ignores_sigterm.py", timeout_s=1, kill_grace_s=0.5)
     assert outcome.timed_out
     assert outcome.signal_number == signal.SIGKILL
     assert envelope["status"] == "timeout"
 
 
 def test_a_crash_by_signal_names_the_signal_and_the_last_stderr_line(tmp_path):
-    outcome, envelope, _ = run_fake(tmp_path, "segfaults.py")
+    outcome, envelope, unused_raw = run_fake(tmp_path, "segfaults.py")
     assert outcome.signal_number == signal.SIGSEGV
     assert envelope["status"] == "error"
     assert "SIGSEGV" in envelope["reason"] and "signal 11" in envelope["reason"]
@@ -84,35 +84,35 @@ def test_a_crash_by_signal_names_the_signal_and_the_last_stderr_line(tmp_path):
 
 
 def test_garbage_output_is_an_error_and_the_raw_bytes_are_kept(tmp_path):
-    _, envelope, raw = run_fake(tmp_path, "prints_garbage.py")
+    unused_outcome, envelope, raw = run_fake(tmp_path, "prints_garbage.py")
     assert envelope["status"] == "error"
     assert "not valid JSON" in envelope["reason"]
     assert raw == "Traceback? {not json at all"
 
 
 def test_json_that_is_not_an_envelope_is_an_error(tmp_path):
-    _, envelope, raw = run_fake(tmp_path, "writes_a_list.py")
+    unused_outcome, envelope, raw = run_fake(tmp_path, "writes_a_list.py")
     assert envelope["status"] == "error"
     assert "expected a JSON object, found list" in envelope["reason"]
     assert raw == "[1, 2, 3]"
 
 
 def test_a_nonzero_exit_without_result_reports_the_code_and_stderr(tmp_path):
-    _, envelope, _ = run_fake(tmp_path, "exits_nonzero.py")
+    unused_outcome, envelope, unused_raw = run_fake(tmp_path, "exits_nonzero.py")
     assert envelope["status"] == "error"
     assert "exited with code 3" in envelope["reason"]
     assert "CUDA driver initialization failed" in envelope["reason"]
 
 
 def test_exit_zero_without_result_is_an_error(tmp_path):
-    _, envelope, _ = run_fake(tmp_path, "writes_nothing.py")
+    unused_outcome, envelope, unused_raw = run_fake(tmp_path, "writes_nothing.py")
     assert envelope["status"] == "error"
     assert "exited with code 0 but wrote no result file" in envelope["reason"]
 
 
 def test_a_missing_interpreter_is_named_with_the_variable_to_set(tmp_path):
     missing = str(tmp_path / "no" / "python3")
-    outcome, envelope, _ = run_fake(tmp_path, "noisy_but_good.py", python=missing)
+    outcome, envelope, unused_raw = run_fake(tmp_path, "noisy_but_good.py", python=missing)
     assert isinstance(outcome.spawn_error, FileNotFoundError)
     assert envelope["status"] == "error"
     assert missing in envelope["reason"] and "gpufleet_python" in envelope["reason"]
@@ -120,7 +120,7 @@ def test_a_missing_interpreter_is_named_with_the_variable_to_set(tmp_path):
 
 def test_missing_torch_makes_the_probe_unavailable_with_the_interpreter_named(tmp_path):
     # `python -S` skips site-packages, so torch cannot be imported whether or not it is installed.
-    _, envelope, _ = run_fake(tmp_path, "needs_torch.py", extra=("-S",))
+    unused_outcome, envelope, unused_raw = run_fake(tmp_path, "needs_torch.py", extra=("-S",))
     assert envelope["status"] == "unavailable"
     assert "torch is not importable by %s" % sys.executable in envelope["reason"]
     assert "gpufleet_python" in envelope["reason"]
@@ -128,7 +128,7 @@ def test_missing_torch_makes_the_probe_unavailable_with_the_interpreter_named(tm
 
 def test_processes_left_behind_by_a_finished_probe_are_killed(tmp_path):
     pidfile = tmp_path / "child"
-    outcome, envelope, _ = run_fake(tmp_path, "leaves_a_child.py", params={"pidfile": str(pidfile)})
+    outcome, envelope, unused_raw = run_fake(tmp_path, "leaves_a_child.py", params={"pidfile": str(pidfile)})
     assert envelope["status"] == "ok", envelope["reason"]
     assert outcome.stragglers_killed
     assert any("left processes running" in note for note in envelope["notes"])
@@ -144,6 +144,6 @@ def test_processes_left_behind_by_a_finished_probe_are_killed(tmp_path):
     ({"m": 1}, "unknown parameter 'm' (known: n)"),
 ])
 def test_bad_parameters_are_refused_by_the_probe(tmp_path, bad_params, expected):
-    _, envelope, _ = run_fake(tmp_path, "noisy_but_good.py", params=bad_params)
+    unused_outcome, envelope, unused_raw = run_fake(tmp_path, "noisy_but_good.py", params=bad_params)
     assert envelope["status"] == "error"
     assert expected in envelope["reason"]

@@ -3,6 +3,6 @@ import json
 
 from _args import parse
 
-args, _ = parse()
+args, unused_params = parse()
 with open(args.out, "w") as handle:
     json.dump([1, 2, 3], handle)

@@ -1,0 +1,164 @@
+"""Turn probe values into text a person reads: units from field-name suffixes, unavailable fields as their reason."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
+
+# Longest suffix first, so that "_gbps" wins over "_s" and "_mib" over "_b".
+UNIT_SUFFIXES: Tuple[Tuple[str, str], ...] = tuple(sorted((
+    ("_bytes", "B"),
+    ("_kib", "KiB"),
+    ("_mib", "MiB"),
+    ("_gib", "GiB"),
+    ("_mhz", "MHz"),
+    ("_gbps", "GB/s"),
+    ("_tflops", "TFLOP/s"),
+    ("_pct", "%"),
+    ("_w", "W"),
+    ("_mw", "mW"),
+    ("_c", "°C"),
+    ("_s", "s"),
+    ("_ms", "ms"),
+    ("_us", "µs"),
+    ("_ns", "ns"),
+), key=lambda pair: -len(pair[0])))
+
+PathPart = Union[str, int]
+
+
+def unit_for(key: Optional[str]) -> str:
+    """The unit a field name declares by its suffix, or "" when it declares none."""
+    if not isinstance(key, str):
+        return ""
+    lowered = key.lower()
+    for suffix, unit in UNIT_SUFFIXES:
+        if lowered.endswith(suffix) and len(lowered) > len(suffix):
+            return unit
+    return ""
+
+
+def is_unavailable(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"unavailable"}
+
+
+def unavailable_reason(value: Any) -> str:
+    reason = value.get("unavailable") if isinstance(value, dict) else None
+    return str(reason) if reason not in (None, "") else "no reason given"
+
+
+def format_number(number: Union[int, float]) -> str:
+    """Integers exactly; floats to six significant digits without exponent in the usual range."""
+    if isinstance(number, bool):
+        return format_scalar(number)
+    if isinstance(number, int):
+        return str(number)
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "∞" if number > 0 else "-∞"
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    magnitude = abs(number)
+    if 1e-3 <= magnitude < 1e15:
+        digits_before_point = max(1, int(math.floor(math.log10(magnitude))) + 1)
+        decimals = max(0, 6 - digits_before_point)
+        text = "%.*f" % (decimals, number)
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return "%.3g" % number
+
+
+def format_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return format_number(value)
+    return str(value)
+
+
+def format_value(key: Optional[str], value: Any) -> str:
+    """One value as text with the unit its field name declares; an unavailable field reads as its reason."""
+    if is_unavailable(value):
+        return "unavailable: %s" % unavailable_reason(value)
+    if isinstance(value, list):
+        if not value:
+            return "none"
+        return ", ".join(format_value(key, item) for item in value)
+    if isinstance(value, dict):
+        if not value:
+            return "none"
+        return "; ".join("%s: %s" % (name, format_value(name, item)) for name, item in value.items())
+    text = format_scalar(value)
+    unit = unit_for(key) if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+    if not unit:
+        return text
+    return text + unit if unit == "%" else "%s %s" % (text, unit)
+
+
+def json_path(parts: Sequence[PathPart]) -> str:
+    """Dotted path with [i] for list items, e.g. gpus[0].clocks.sm_mhz."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += "[%d]" % part
+        else:
+            text += ("." if text else "") + str(part)
+    return text or "(data)"
+
+
+@dataclass(frozen=True)
+class FlatRow:
+    """One leaf of a probe's data: where it is, its value as text, its unit, and why it is missing if it is."""
+
+    path: str
+    value: str
+    unit: str
+    unavailable: Optional[str]
+    section: str
+
+
+def _named_key(parts: Sequence[PathPart]) -> Optional[str]:
+    """The nearest field name along a path: list items take their unit from the list's name."""
+    for part in reversed(parts):
+        if isinstance(part, str):
+            return part
+    return None
+
+
+def iter_leaves(value: Any, parts: Tuple[PathPart, ...] = ()) -> Iterator[Tuple[Tuple[PathPart, ...], Any]]:
+    """Every leaf under value: scalars, unavailable fields, and empty containers (so that they show too)."""
+    if is_unavailable(value):
+        yield parts, value
+    elif isinstance(value, dict) and value:
+        for name, item in value.items():
+            yield from iter_leaves(item, parts + (str(name),))
+    elif isinstance(value, list) and value:
+        for index, item in enumerate(value):
+            yield from iter_leaves(item, parts + (index,))
+    else:
+        yield parts, value
+
+
+def flatten(data: Any) -> List[FlatRow]:
+    """Rows for the "every measurement" table: every value in data with its unit, every unavailable field with its reason."""
+    rows = []
+    for parts, value in iter_leaves(data):
+        section = str(parts[0]) if parts else "(data)"
+        key = _named_key(parts)
+        if is_unavailable(value):
+            rows.append(FlatRow(json_path(parts), "unavailable", "", unavailable_reason(value), section))
+            continue
+        if isinstance(value, (dict, list)):
+            text = "(empty)"
+        else:
+            text = format_scalar(value)
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        rows.append(FlatRow(json_path(parts), text, unit_for(key) if numeric else "", None, section))
+    return rows
+
+
+def unavailable_fields(data: Any) -> List[Tuple[str, str]]:
+    """(JSON path, reason) of every unavailable field in data."""
+    return [(json_path(parts), unavailable_reason(value)) for parts, value in iter_leaves(data) if is_unavailable(value)]

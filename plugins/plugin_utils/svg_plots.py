@@ -1,0 +1,132 @@
+"""Small inline SVG charts for the HTML report: no script, no fonts or styles fetched, every text escaped."""
+from __future__ import annotations
+
+import math
+from html import escape
+from typing import List, Optional, Sequence, Tuple
+
+from .report_values import format_number
+
+FONT = 'font-family="sans-serif" font-size="11"'
+SERIES_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+
+
+def _text(x: float, y: float, content: str, anchor: str = "start", extra: str = "") -> str:
+    return '<text x="%.1f" y="%.1f" text-anchor="%s" %s%s>%s</text>' % (
+        x, y, anchor, FONT, extra, escape(content))
+
+
+def _with_unit(value: float, unit: str) -> str:
+    return "%s %s" % (format_number(value), unit) if unit else format_number(value)
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def bar_chart(title: str, labels: Sequence[str], values: Sequence[Optional[float]], unit: str,
+              references: Sequence[Tuple[str, Optional[float]]] = (),
+              markers: Sequence[Sequence[Tuple[str, Optional[float]]]] = (),
+              width: int = 560) -> str:
+    """Horizontal bars, one per label; a value that is not a finite number reads "n/a".
+
+    references: (name, value) ticks drawn on every bar (e.g. a datasheet peak);
+    markers[i]: (name, value) ticks drawn on bar i alone (e.g. that GPU's power limit).
+    """
+    ticks = [list(references) + list(markers[index] if index < len(markers) else ())
+               for index in range(len(labels))]
+    label_width, value_width, bar_height, gap, top = 150, 110, 16, 6, 26
+    plot_width = width - label_width - value_width
+    marker_values = [value for row in ticks for _, value in row if _finite(value)]
+    bar_values = [value for value in values if _finite(value)]
+    scale_max = max([0.0] + [abs(v) for v in bar_values] + [abs(v) for v in marker_values]) or 1.0
+    height = top + len(labels) * (bar_height + gap) + 8
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">'
+             % (width, height, width, height),
+             "<title>%s</title>" % escape(title),
+             _text(0, 14, title, extra=' font-weight="bold"')]
+    for index, label in enumerate(labels):
+        y = top + index * (bar_height + gap)
+        parts.append(_text(label_width - 6, y + bar_height - 4, str(label), anchor="end"))
+        value = values[index] if index < len(values) else None
+        if _finite(value):
+            bar = plot_width * abs(value) / scale_max
+            parts.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="#4c78a8"><title>%s</title></rect>'
+                         % (label_width, y, bar, bar_height, escape("%s: %s" % (label, _with_unit(value, unit)))))
+            parts.append(_text(label_width + plot_width + 6, y + bar_height - 4, _with_unit(value, unit)))
+        else:
+            parts.append(_text(label_width + plot_width + 6, y + bar_height - 4, "n/a", extra=' fill="#b00"'))
+        for name, marker in ticks[index]:
+            if not _finite(marker):
+                continue
+            x = label_width + plot_width * abs(marker) / scale_max
+            parts.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#d62728" stroke-width="2">'
+                         "<title>%s</title></line>"
+                         % (x, y - 2, x, y + bar_height + 2, escape("%s: %s" % (name, _with_unit(marker, unit)))))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _ticks(low: float, high: float, log: bool) -> List[float]:
+    if log:
+        return [10.0 ** exponent for exponent in range(math.floor(low), math.ceil(high) + 1)]
+    step = (high - low) / 4 or 1.0
+    return [low + step * index for index in range(5)]
+
+
+def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, float]]]], x_unit: str, y_unit: str,
+               log_x: bool = False, marker_x: Optional[float] = None, marker_label: str = "",
+               width: int = 560, height: int = 300) -> str:
+    """Lines of (x, y) points, one per named series; log_x for sweeps over sizes; marker_x draws a vertical line."""
+    left, right, top, bottom = 60, 140, 26, 36
+    plot_w, plot_h = width - left - right, height - top - bottom
+    points = [[(x, y) for x, y in pts if _finite(x) and _finite(y) and (x > 0 or not log_x)] for _, pts in series]
+    xs = [x for pts in points for x, _ in pts] + ([marker_x] if _finite(marker_x) and (marker_x > 0 or not log_x) else [])
+    ys = [y for pts in points for _, y in pts]
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">'
+             % (width, height, width, height),
+             "<title>%s</title>" % escape(title),
+             _text(0, 14, title, extra=' font-weight="bold"')]
+    if not xs or not ys:
+        parts.append(_text(left, top + 20, "no data to plot"))
+        parts.append("</svg>")
+        return "".join(parts)
+
+    def to_axis(x: float) -> float:
+        return math.log10(x) if log_x else x
+
+    x_low, x_high = min(map(to_axis, xs)), max(map(to_axis, xs))
+    y_low, y_high = min(0.0, min(ys)), max(ys)
+    x_span, y_span = (x_high - x_low) or 1.0, (y_high - y_low) or 1.0
+
+    def px(x: float) -> float:
+        return left + plot_w * (to_axis(x) - x_low) / x_span
+
+    def py(y: float) -> float:
+        return top + plot_h - plot_h * (y - y_low) / y_span
+
+    parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>' % (left, top, plot_w, plot_h))
+    for tick in _ticks(y_low, y_high, False):
+        parts.append(_text(left - 4, py(tick) + 4, format_number(tick), anchor="end"))
+    for tick in _ticks(x_low, x_high, log_x):
+        if log_x and not (x_low <= math.log10(tick) <= x_high):
+            continue
+        parts.append(_text(px(tick), top + plot_h + 14, format_number(tick), anchor="middle"))
+    parts.append(_text(left + plot_w / 2, height - 4, x_unit, anchor="middle"))
+    parts.append(_text(4, top - 4, y_unit))
+    for index, ((name, _), pts) in enumerate(zip(series, points)):
+        colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
+        if pts:
+            path = " ".join("%.1f,%.1f" % (px(x), py(y)) for x, y in sorted(pts))
+            parts.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>'
+                         % (colour, path, escape(str(name))))
+        legend_y = top + 12 + index * 14
+        parts.append('<rect x="%d" y="%d" width="10" height="3" fill="%s"/>' % (left + plot_w + 8, legend_y - 4, colour))
+        parts.append(_text(left + plot_w + 22, legend_y, str(name)))
+    if _finite(marker_x) and (marker_x > 0 or not log_x):
+        x = px(marker_x)
+        parts.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#d62728" stroke-dasharray="4 3"/>'
+                     % (x, top, x, top + plot_h))
+        parts.append(_text(x + 3, top + 10, marker_label or _with_unit(marker_x, x_unit), extra=' fill="#d62728"'))
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,42 @@
+from plugins.plugin_utils.report_values import flatten, format_number, format_value, unavailable_fields, unit_for
+
+
+def test_units_come_from_field_name_suffixes():
+    assert format_value("power_draw_w", 123.4) == "123.4 W"
+    assert format_value("memory_total_mib", 143771) == "143771 MiB"
+    assert format_value("temperature_c", 31) == "31 °C"
+    assert format_value("d2d_gbps", 396.4) == "396.4 GB/s"
+    assert format_value("bf16_tflops", 795.25) == "795.25 TFLOP/s"
+    assert format_value("utilisation_pct", 88) == "88%"
+    assert format_value("latency_us", 2.5) == "2.5 µs"
+    assert unit_for("gen_max") == "" and unit_for("_s") == ""
+
+
+def test_unavailable_reads_as_its_reason_and_other_kinds_read_plainly():
+    assert format_value("draw_w", {"unavailable": "NVML: Not Supported"}) == "unavailable: NVML: Not Supported"
+    assert format_value("persistence_mode", True) == "yes"
+    assert format_value("sm_mhz", [1980, 1755]) == "1980 MHz, 1755 MHz"
+    assert format_value("draw_w", "n/a") == "n/a"
+
+
+def test_numbers_keep_six_significant_digits_without_exponent():
+    assert format_number(0.1 + 0.2) == "0.3"
+    assert format_number(1234567.89) == "1234568"
+    assert format_number(3.0) == "3"
+    assert format_number(float("nan")) == "NaN"
+
+
+def test_flatten_reaches_every_leaf_with_its_path_and_unit():
+    rows = flatten({"gpus": [{"power": {"draw_w": 70.5}, "links": []}], "clocks_mhz": [1, 2],
+                    "xid": {"unavailable": "dmesg: permission denied"}})
+    by_path = {row.path: row for row in rows}
+    assert by_path["gpus[0].power.draw_w"].unit == "W" and by_path["gpus[0].power.draw_w"].value == "70.5"
+    assert by_path["gpus[0].links"].value == "(empty)"
+    assert by_path["clocks_mhz[1]"].unit == "MHz"
+    assert by_path["xid"].unavailable == "dmesg: permission denied"
+    assert [row.section for row in rows] == ["gpus", "gpus", "clocks_mhz", "clocks_mhz", "xid"]
+
+
+def test_unavailable_fields_lists_paths_inside_lists():
+    data = {"gpus": [{"mig": {"unavailable": "not supported"}}, {"mig": "disabled"}], "cgroup": {"unavailable": "v2"}}
+    assert unavailable_fields(data) == [("gpus[0].mig", "not supported"), ("cgroup", "v2")]

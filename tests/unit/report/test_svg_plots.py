@@ -1,0 +1,20 @@
+import math
+import xml.etree.ElementTree as ElementTree
+
+from plugins.plugin_utils.svg_plots import bar_chart, line_chart
+
+
+def test_bar_chart_is_well_formed_escaped_and_shows_units():
+    svg = bar_chart("<script>alert(1)</script>", ["GPU 0", "a&b"], [73.5, None], "W",
+                    references=[("datasheet", 700)], markers=[[("limit", 650)], []])
+    ElementTree.fromstring(svg)
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+    assert "73.5 W" in svg and "n/a" in svg and "limit: 650 W" in svg and "datasheet: 700 W" in svg
+
+
+def test_line_chart_handles_log_x_markers_and_bad_points():
+    svg = line_chart("bandwidth sweep", [("copy <ce>", [(4, 100.0), (4096, 3900.0), (0, 5.0), (64, math.nan)]),
+                                         ("empty", [])], "MiB", "GB/s", log_x=True, marker_x=256, marker_label="plateau")
+    ElementTree.fromstring(svg)
+    assert "copy &lt;ce&gt;" in svg and "plateau" in svg and "<polyline" in svg
+    assert "no data to plot" in line_chart("t", [("s", [])], "B", "s")
