@@ -137,7 +137,7 @@ class ActionModule(ActionBase):
                 return failure_envelope(name, host, "error", "the probe module could not be started on the host: %s"
                                         % _module_failure_text(job), started=started), None
             job_started = True
-            finished = self._wait_for_job(name, host, job, args)
+            finished = self._wait_for_job(name, host, job, args, task_vars)
         finally:
             if not job_started:
                 self._remove_tmp_path(tmpdir)
@@ -163,7 +163,7 @@ class ActionModule(ActionBase):
         self._remove_tmp_path(self._connection._shell.tmpdir)
         return status
 
-    def _wait_for_job(self, name, host, job, args):
+    def _wait_for_job(self, name, host, job, args, task_vars):
         """Poll the async job until it ends; print a line now and then so the person sees it is alive."""
         begun = time.monotonic()
         deadline = begun + args["timeout"] + ASYNC_MARGIN_S + 30

@@ -159,6 +159,10 @@ def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], Probe
     if args.out:
         write_json_atomically(args.out, envelope)
     else:
-        json.dump(envelope, sys.stdout, indent=2, sort_keys=True, default=str)
-        sys.stdout.write("\n")
+        try:
+            json.dump(envelope, sys.stdout, indent=2, sort_keys=True, default=str)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head` closed the pipe; keep Python's exit-time flush from failing too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -1,0 +1,83 @@
+"""Runs the health probe for real on this machine and checks its envelope against the schema."""
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+PROBE = os.path.join(ROOT, "probes", "health.py")
+SCHEMA = os.path.join(ROOT, "schemas", "health.schema.json")
+H200_FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "health_h200x2.json")
+
+
+def _schema():
+    with open(SCHEMA, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return schema
+
+
+def test_schema_header():
+    schema = _schema()
+    assert schema["$id"] == "health.schema.json"
+    assert schema["title"]
+    assert schema["$defs"]["unavailable"] == {
+        "type": "object", "required": ["unavailable"],
+        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+
+
+def test_probe_runs_here_and_matches_schema(tmp_path):
+    out = tmp_path / "health.json"
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps({"cuda_init_timeout_s": 60}))
+    completed = subprocess.run([sys.executable, PROBE, "--params", str(params), "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, check=False)
+    assert completed.returncode == 0, completed.stderr.decode()
+    envelope = json.loads(out.read_text())
+    assert envelope["probe"] == "health"
+    jsonschema.validate(envelope["data"], _schema())
+    platform = envelope["data"]["platform"]
+    assert platform["hostname"] and platform["kernel_release"] == os.uname().release
+    assert isinstance(platform["memory_total_mib"], int) and platform["memory_total_mib"] > 0
+    assert envelope["data"]["errors"] == []
+    if importlib.util.find_spec("pynvml") is None or shutil.which("nvidia-smi") is None:
+        assert envelope["status"] == "unavailable"
+        assert re.search(r"nvidia-ml-py|NVML|driver|no GPU", envelope["reason"])
+        assert set(envelope["data"]["gpus"]) == {"unavailable"}
+    for key in ("driver_version", "torch_version"):
+        assert not isinstance(envelope["environment"].get(key), dict)
+
+
+def test_schema_rejects_garbage():
+    schema = _schema()
+    with open(H200_FIXTURE, encoding="utf-8") as handle:
+        data = json.load(handle)["data"]
+    data["gpus"][0]["memory"]["total_mib"] = "lots"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)
+    data["gpus"][0]["memory"]["total_mib"] = 143771
+    data["gpus"][0]["power"]["draw_w"] = {"unavailable": ""}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)
+    data["gpus"][0]["power"]["draw_w"] = 84.2
+    data["surprise"] = 1
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)
+
+
+def test_real_h200_output_matches_schema():
+    with open(H200_FIXTURE, encoding="utf-8") as handle:
+        envelope = json.load(handle)
+    data = envelope["data"]
+    jsonschema.validate(data, _schema())
+    assert envelope["status"] == "ok"
+    assert [gpu["name"] for gpu in data["gpus"]] == ["NVIDIA H200", "NVIDIA H200"]
+    assert data["gpus"][0]["retired_pages"] == {"unavailable": "not supported by this GPU (NVML: Not Supported)"}
+    assert data["topology"]["pairs"][0]["link_class"] == "NV18"
+    assert data["device_nodes"]["mismatches"] == []
