@@ -65,8 +65,9 @@ class ActionModule(ActionBase):
             return result
 
         if self._task.check_mode:
-            result.update(changed=False, skipped=True, status="skipped",
-                          msg="check mode: probe %s was not run on %s and nothing was written" % (name, host))
+            message = "check mode: probe %s was not run on %s and nothing was written" % (name, host)
+            display.display("  " + message)
+            result.update(changed=False, skipped=True, status="skipped", msg=message)
             return result
 
         unreachable = False

@@ -1,0 +1,186 @@
+"""The real `ansible-playbook validate.yml` against real hosts: the local machine, and hosts that fail."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+from jsonschema import Draft202012Validator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
+ANSIBLE_GALAXY = os.path.join(BIN, "ansible-galaxy")
+SCHEMAS = os.path.join(ROOT, "schemas")
+
+
+def run_playbook(results_dir, *extra, cwd=ROOT, playbook="validate.yml", env=None):
+    argv = [ANSIBLE_PLAYBOOK, playbook, "-e", "gpufleet_results_dir=%s" % results_dir] + list(extra)
+    completed = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
+    return completed.returncode, completed.stdout + completed.stderr
+
+
+def only_run_dir(results_dir):
+    runs = [entry for entry in os.listdir(results_dir) if entry != "latest"]
+    assert len(runs) == 1, runs
+    return os.path.join(results_dir, runs[0])
+
+
+def load_schema(name):
+    with open(os.path.join(SCHEMAS, name)) as handle:
+        return json.load(handle)
+
+
+def assert_schema_valid(envelope):
+    """Validated here independently of the action plugin's own check."""
+    Draft202012Validator(load_schema("envelope.schema.json")).validate(envelope)
+    if envelope["status"] in ("ok", "partial") or (envelope["status"] == "unavailable" and envelope["data"]):
+        Draft202012Validator(load_schema(envelope["probe"] + ".schema.json")).validate(envelope["data"])
+
+
+def every_result_file(run_dir):
+    for folder, _subfolders, files in os.walk(run_dir):
+        for name in files:
+            if name.endswith(".json"):
+                yield os.path.join(folder, name)
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    code, output = run_playbook(results)
+    return code, output, results
+
+
+def test_validate_localhost_writes_schema_valid_results(local_run):
+    code, output, results = local_run
+    assert code == 0, output
+    run_dir = only_run_dir(results)
+    files = list(every_result_file(run_dir))
+    assert [os.path.relpath(path, run_dir) for path in files] == ["localhost/health.json"]
+    for path in files:
+        with open(path) as handle:
+            envelope = json.load(handle)
+        assert_schema_valid(envelope)
+    with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
+        health = json.load(handle)
+    assert health["host"] == "localhost"
+    assert health["run_id"] == os.path.basename(run_dir)
+    assert health["data"]["platform"]["hostname"] == socket.gethostname()
+    assert os.path.realpath(health["command"][0]) == os.path.realpath(sys.executable)
+    assert health["status"] in ("ok", "partial", "unavailable")
+    if health["status"] != "ok":
+        assert health["reason"]
+    assert os.readlink(os.path.join(results, "latest")) == os.path.basename(run_dir)
+
+
+def test_validate_localhost_renders_the_dossier_and_the_index(local_run):
+    code, output, results = local_run
+    run_dir = only_run_dir(results)
+    with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
+        health = json.load(handle)
+    with open(os.path.join(run_dir, "localhost", "dossier.html")) as handle:
+        dossier = handle.read()
+    with open(os.path.join(run_dir, "localhost", "dossier.md")) as handle:
+        dossier_md = handle.read()
+    with open(os.path.join(run_dir, "index.html")) as handle:
+        index = handle.read()
+    assert health["data"]["platform"]["kernel_release"] in dossier
+    assert health["data"]["platform"]["kernel_release"] in dossier_md
+    if health["reason"]:
+        assert health["reason"].split(":")[0] in dossier
+    assert 'href="localhost/dossier.html"' in index
+    assert "fleet index: %s" % os.path.join(run_dir, "index.html") in output
+
+
+def test_check_mode_runs_nothing_and_says_so(tmp_path):
+    code, output = run_playbook(tmp_path, "--check")
+    assert code == 0, output
+    assert "check mode: probe health was not run on localhost" in output
+    assert not list(every_result_file(tmp_path))
+
+
+def test_a_missing_interpreter_is_recorded_and_the_run_goes_on(tmp_path):
+    missing = str(tmp_path / "nowhere" / "python3")
+    code, output = run_playbook(tmp_path / "results", "-e", "gpufleet_python=%s" % missing)
+    assert code == 0, output
+    run_dir = only_run_dir(tmp_path / "results")
+    with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
+        health = json.load(handle)
+    assert_schema_valid(health)
+    assert health["status"] == "error"
+    assert missing in health["reason"] and "gpufleet_python" in health["reason"]
+    with open(os.path.join(run_dir, "index.md")) as handle:
+        assert "error" in handle.read()
+
+
+def _closed_local_port():
+    with socket.socket() as probe_socket:
+        probe_socket.bind(("127.0.0.1", 0))
+        return probe_socket.getsockname()[1]
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the ssh client")
+def test_an_unreachable_host_is_reported_and_the_others_are_validated(tmp_path):
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(
+        "all:\n"
+        "  hosts:\n"
+        "    localhost:\n"
+        "      ansible_connection: local\n"
+        "      ansible_python_interpreter: %s\n"
+        "    ghost:\n"
+        "      ansible_host: 127.0.0.1\n"
+        "      ansible_port: %d\n"
+        "      ansible_connection: ssh\n"
+        "      ansible_ssh_common_args: -o ConnectTimeout=5\n" % (sys.executable, _closed_local_port()))
+    code, output = run_playbook(tmp_path / "results", "-i", str(inventory))
+    run_dir = only_run_dir(tmp_path / "results")
+    with open(os.path.join(run_dir, "ghost", "health.json")) as handle:
+        ghost = json.load(handle)
+    assert_schema_valid(ghost)
+    assert ghost["status"] == "unreachable"
+    assert "could not be reached" in ghost["reason"]
+    with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
+        assert json.load(handle)["status"] in ("ok", "partial", "unavailable")
+    with open(os.path.join(run_dir, "index.md")) as handle:
+        index = handle.read()
+    assert "ghost" in index and "unreachable" in index
+    assert "ghost: unreachable" in output
+
+
+def test_an_unknown_profile_is_refused_before_anything_runs(tmp_path):
+    code, output = run_playbook(tmp_path, "-e", "gpufleet_profile=bogus")
+    assert code != 0
+    assert "bogus" in output and "quick" in output
+    assert not list(every_result_file(tmp_path))
+
+
+def test_the_built_collection_installs_and_runs_the_same_playbook(tmp_path):
+    build = subprocess.run([ANSIBLE_GALAXY, "collection", "build", "--output-path", str(tmp_path), ROOT],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stdout + build.stderr
+    tarball = tmp_path / "gpufleet-validation-0.1.0.tar.gz"
+    assert tarball.exists()
+    install = subprocess.run([ANSIBLE_GALAXY, "collection", "install", "-p", str(tmp_path / "collections"),
+                              str(tarball)], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert install.returncode == 0, install.stdout + install.stderr
+    installed = tmp_path / "collections" / "ansible_collections" / "gpufleet" / "validation"
+    assert (installed / "probes" / "health.py").exists()
+    assert not (installed / "collections").exists()
+    (tmp_path / "ansible.cfg").write_text("[defaults]\n")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"),
+               ANSIBLE_CONFIG=str(tmp_path / "ansible.cfg"))
+    code, output = run_playbook(
+        tmp_path / "results", "-i", "localhost,", "-e", "ansible_connection=local",
+        "-e", "ansible_python_interpreter=%s" % sys.executable,
+        playbook="gpufleet.validation.validate", cwd=str(tmp_path), env=env)
+    assert code == 0, output
+    run_dir = only_run_dir(tmp_path / "results")
+    with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
+        health = json.load(handle)
+    assert_schema_valid(health)
+    assert health["collection_version"] == "0.1.0"
+    assert os.path.exists(os.path.join(run_dir, "localhost", "dossier.html"))
