@@ -57,9 +57,9 @@ class ActionModule(ActionBase):
             if args["timeout"] < 1:
                 raise ValueError("timeout must be at least 1 second, not %d" % args["timeout"])
             result_path = probe_result_path(args["results_dir"], args["run_id"], host, name)
+            archive, archive_sha256 = build_probe_archive(name)
             load_schema("envelope.schema.json")
             load_schema(name + ".schema.json")
-            archive, archive_sha256 = build_probe_archive(name)
         except (ValueError, OSError) as exc:
             result.update(failed=True, msg="gpufleet.validation.probe: %s" % exc)
             return result
