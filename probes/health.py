@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """health probe: is this host's GPU stack sound? Driver, GPUs, topology, device nodes, CUDA init, XIDs."""
 from __future__ import annotations
 

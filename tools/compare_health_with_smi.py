@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Compare the health probe's health.json with `nvidia-smi -q -x` (and `nvidia-smi topo -m`) from the same run.
 
 A developer tool: on a GPU machine, save in one go
@@ -495,7 +494,7 @@ def compare_memory_used(gpu: Dict[str, Any], xml_gpu: ET.Element) -> Row:
             with_reserved = SmiValue(smi.path, "%s MiB" % _format_number(used + reserved))
             status_reserved, hint_reserved = compare_memory(health, with_reserved)
             shown = "%s (+ %s MiB reserved = %s MiB)" % (shown, _format_number(reserved),
-                                                          _format_number(used + reserved))
+                                                         _format_number(used + reserved))
             if status_reserved in AGREEING:
                 return Row(label, show_health(health, "MiB"), shown, AGREE_TOLERANCE,
                            "health.json counts driver-reserved memory as used (NVML v1 memory info); "
@@ -648,7 +647,7 @@ def compare_clock_event_reasons(gpu: Dict[str, Any], xml_gpu: ET.Element) -> Lis
             break
     else:
         return [Row("clock_event_reasons", show_health(names), "missing (tried %s)" % ", ".join(
-            "`%s`" % section for section, _ in REASON_SECTIONS), XML_MISSING,
+            "`%s`" % section for section, unused_prefix in REASON_SECTIONS), XML_MISSING,
             "no clocks-event reasons section in the XML")]
     rows = []
     for child in element:
@@ -744,7 +743,7 @@ def compare_system(data: Dict[str, Any], root: ET.Element) -> List[Row]:
 
 
 def match_gpus(gpus: List[Any], xml_gpus: List[ET.Element]) -> List[Tuple[Optional[Dict[str, Any]],
-                                                                           Optional[ET.Element], str]]:
+                                                                          Optional[ET.Element], str]]:
     """Pair health.json GPUs with XML <gpu> elements: by UUID, then PCI bus id, then position."""
     pairs: List[Tuple[Optional[Dict[str, Any]], Optional[ET.Element], str]] = []
     left = [gpu for gpu in gpus if isinstance(gpu, dict)]
@@ -918,10 +917,10 @@ def build_report(envelope: Dict[str, Any], root: ET.Element, topo_text: Optional
     topo_rows, topo_notes = compare_topology(data, topo_text)
     sections.append(("Topology", topo_rows, topo_notes))
 
-    all_rows = [(title, row) for title, rows, _ in sections for row in rows]
+    all_rows = [(title, row) for title, rows, unused_notes in sections for row in rows]
     differences = [(title, row) for title, row in all_rows if not row.agrees]
     counts: Dict[str, int] = {}
-    for _, row in all_rows:
+    for unused_title, row in all_rows:
         counts[row.status] = counts.get(row.status, 0) + 1
 
     lines = ["# health.json vs nvidia-smi", ""]

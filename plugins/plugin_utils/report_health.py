@@ -262,7 +262,8 @@ def platform_facts(data: Any) -> List[Tuple[str, Cell]]:
              ("NVML version", (software, "nvml_version")), ("kernel module version", (software, "kernel_module_version")),
              ("hostname", ("platform", "hostname")),
              ("kernel", ("platform", "kernel_release")), ("OS", ("platform", "os_release", "PRETTY_NAME")),
-             ("CPU", ("platform", "cpu", "model") if isinstance(dig(data, "platform", "cpu"), dict) else ("platform", "cpu_model")), ("kernel command line", ("platform", "cmdline"))]
+             ("CPU", ("platform", "cpu", "model") if isinstance(dig(data, "platform", "cpu"), dict) else ("platform", "cpu_model")),
+             ("kernel command line", ("platform", "cmdline"))]
     rows = [(label, cell(path[-1], dig(data, *path))) for label, path in facts]
     numa = dig(data, "platform", "numa_nodes")
     rows.append(("NUMA nodes", cell("numa_nodes", len(numa) if isinstance(numa, list) else numa)))
@@ -301,7 +302,7 @@ def fleet_columns(data: Any) -> Dict[str, str]:
     cuda = cuda_init_summary(dig(data, "cuda_init"))
     cuda_text = {"": "ok", "bad": "failed"}.get(cuda["flag"], cuda["verdict"])
     if cuda["flag"] == "bad":
-        _, why = first(data, ("cuda_init", "reason"), ("cuda_init", "error"))
+        unused_field, why = first(data, ("cuda_init", "reason"), ("cuda_init", "error"))
         cuda_text += ": " + format_value("reason", why) if why not in (MISSING, None, "") else ""
     return {"gpus": gpu_text, "driver": driver.text if not driver.note else driver.note,
             "cuda_init": cuda_text, "cuda_flag": cuda["flag"]}

@@ -213,7 +213,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
         outputs.append((os.path.join(host_path, "dossier.md"), render_host_dossier_markdown(host, run)))
     outputs.append((os.path.join(run.run_dir, "index.html"), render_fleet_index_html(run)))
     outputs.append((os.path.join(run.run_dir, "index.md"), render_fleet_index_markdown(run)))
-    for path, _ in outputs:
+    for path, unused_text in outputs:
         if not _inside(run.run_dir, path):
             raise ValueError("refusing to write %s: it resolves outside the run directory %s" % (path, run.run_dir))
     for path, text in outputs:

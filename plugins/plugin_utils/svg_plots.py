@@ -34,10 +34,10 @@ def bar_chart(title: str, labels: Sequence[str], values: Sequence[Optional[float
     markers[i]: (name, value) ticks drawn on bar i alone (e.g. that GPU's power limit).
     """
     ticks = [list(references) + list(markers[index] if index < len(markers) else ())
-               for index in range(len(labels))]
+             for index in range(len(labels))]
     label_width, value_width, bar_height, gap, top = 150, 110, 16, 6, 26
     plot_width = width - label_width - value_width
-    marker_values = [value for row in ticks for _, value in row if _finite(value)]
+    marker_values = [value for row in ticks for unused_name, value in row if _finite(value)]
     bar_values = [value for value in values if _finite(value)]
     scale_max = max([0.0] + [abs(v) for v in bar_values] + [abs(v) for v in marker_values]) or 1.0
     height = top + len(labels) * (bar_height + gap) + 8
@@ -50,9 +50,9 @@ def bar_chart(title: str, labels: Sequence[str], values: Sequence[Optional[float
         parts.append(_text(label_width - 6, y + bar_height - 4, str(label), anchor="end"))
         value = values[index] if index < len(values) else None
         if _finite(value):
-            bar = plot_width * abs(value) / scale_max
+            bar_length = plot_width * abs(value) / scale_max
             parts.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="#4c78a8"><title>%s</title></rect>'
-                         % (label_width, y, bar, bar_height, escape("%s: %s" % (label, _with_unit(value, unit)))))
+                         % (label_width, y, bar_length, bar_height, escape("%s: %s" % (label, _with_unit(value, unit)))))
             parts.append(_text(label_width + plot_width + 6, y + bar_height - 4, _with_unit(value, unit)))
         else:
             parts.append(_text(label_width + plot_width + 6, y + bar_height - 4, "n/a", extra=' fill="#b00"'))
@@ -80,9 +80,9 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
     """Lines of (x, y) points, one per named series; log_x for sweeps over sizes; marker_x draws a vertical line."""
     left, right, top, bottom = 60, 140, 26, 36
     plot_w, plot_h = width - left - right, height - top - bottom
-    points = [[(x, y) for x, y in pts if _finite(x) and _finite(y) and (x > 0 or not log_x)] for _, pts in series]
-    xs = [x for pts in points for x, _ in pts] + ([marker_x] if _finite(marker_x) and (marker_x > 0 or not log_x) else [])
-    ys = [y for pts in points for _, y in pts]
+    points = [[(x, y) for x, y in pts if _finite(x) and _finite(y) and (x > 0 or not log_x)] for unused_name, pts in series]
+    xs = [x for pts in points for x, unused_y in pts] + ([marker_x] if _finite(marker_x) and (marker_x > 0 or not log_x) else [])
+    ys = [y for pts in points for unused_x, y in pts]
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">'
              % (width, height, width, height),
              "<title>%s</title>" % escape(title),
@@ -96,7 +96,7 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
         return math.log10(x) if log_x else x
 
     x_low, x_high = min(map(to_axis, xs)), max(map(to_axis, xs))
-    y_low, y_high = min(0.0, min(ys)), max(ys)
+    y_low, y_high = min([0.0] + ys), max(ys)
     x_span, y_span = (x_high - x_low) or 1.0, (y_high - y_low) or 1.0
 
     def px(x: float) -> float:
@@ -114,7 +114,7 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
         parts.append(_text(px(tick), top + plot_h + 14, format_number(tick), anchor="middle"))
     parts.append(_text(left + plot_w / 2, height - 4, x_unit, anchor="middle"))
     parts.append(_text(4, top - 4, y_unit))
-    for index, ((name, _), pts) in enumerate(zip(series, points)):
+    for index, ((name, unused_values), pts) in enumerate(zip(series, points)):
         colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
         if pts:
             path = " ".join("%.1f,%.1f" % (px(x), py(y)) for x, y in sorted(pts))

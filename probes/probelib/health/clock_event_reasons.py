@@ -27,7 +27,7 @@ SLOWDOWN_REASONS = frozenset({
 def decode_clock_event_reasons(mask: int) -> List[str]:
     names = [name for bit, name in CLOCK_EVENT_REASON_BITS if mask & bit]
     known = 0
-    for bit, _ in CLOCK_EVENT_REASON_BITS:
+    for bit, unused_name in CLOCK_EVENT_REASON_BITS:
         known |= bit
     unknown = mask & ~known
     position = 0

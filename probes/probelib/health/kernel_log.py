@@ -68,7 +68,7 @@ def line_time(line: str) -> Optional[str]:
 
 def kmsg_record_to_line(record: str, boot_time: Optional[float]) -> str:
     """'6,1234,5678901,-;text' (microseconds since boot) -> '<ISO time> text'."""
-    header, _, text = record.partition(";")
+    header, unused_separator, text = record.partition(";")
     fields = header.split(",")
     text = text.split("\n", 1)[0]
     if len(fields) >= 3 and fields[2].isdigit():

@@ -163,8 +163,8 @@ def read_power(reader: NvmlReader, handle: Any) -> Dict[str, Any]:
 
 
 def read_temperature(reader: NvmlReader, handle: Any) -> Dict[str, Any]:
-    current, _ = reader.first_value(["nvmlDeviceGetTemperatureV", "nvmlDeviceGetTemperature"],
-                                    handle, TEMPERATURE_GPU)
+    current, unused_function = reader.first_value(["nvmlDeviceGetTemperatureV", "nvmlDeviceGetTemperature"],
+                                                  handle, TEMPERATURE_GPU)
     return {
         "gpu_c": current,
         "slowdown_threshold_c": reader.value("nvmlDeviceGetTemperatureThreshold", handle, THRESHOLD_SLOWDOWN),

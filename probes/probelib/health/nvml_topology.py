@@ -142,4 +142,3 @@ def _smi_numa(smi: Dict[str, Any], index: int) -> Any:
             value = gpu.get("numa_affinity", "")
             return int(value) if value.isdigit() else unavailable("nvidia-smi gives NUMA affinity %r" % value)
     return unavailable("GPU%d is not a row of nvidia-smi topo -m" % index)
-

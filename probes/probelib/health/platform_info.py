@@ -77,7 +77,7 @@ def read_cpu(proc_root: str) -> Dict[str, Any]:
     logical = 0
     sockets = set()
     for line in read_text(os.path.join(proc_root, "cpuinfo"), 8 << 20).splitlines():
-        key, _, value = line.partition(":")
+        key, unused_separator, value = line.partition(":")
         key = key.strip()
         if key == "processor":
             logical += 1
@@ -177,7 +177,7 @@ def _root_filesystem_type(proc_root: str) -> Optional[str]:
         return None
     root_type = None
     for line in text.splitlines():
-        before, _, after = line.partition(" - ")
+        before, unused_separator, after = line.partition(" - ")
         fields = before.split()
         if len(fields) >= 5 and fields[4] == "/" and after:
             root_type = after.split()[0]
@@ -187,7 +187,7 @@ def _root_filesystem_type(proc_root: str) -> Optional[str]:
 def parse_iommu_cmdline(cmdline: str) -> Dict[str, str]:
     found = {}
     for token in cmdline.split():
-        key, _, value = token.partition("=")
+        key, unused_separator, value = token.partition("=")
         if key in IOMMU_CMDLINE_KEYS:
             found[key] = value
     return found

@@ -33,7 +33,7 @@ def collect_software(context: HealthContext) -> Dict[str, Any]:
         return software
     reader = nvml.reader
     software["driver_version"] = reader.value("nvmlSystemGetDriverVersion")
-    cuda_version, _ = reader.first_value(
+    cuda_version, unused_function = reader.first_value(
         ["nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"], convert=format_cuda_version)
     software["cuda_driver_version"] = cuda_version
     software["nvml_version"] = reader.value("nvmlSystemGetNVMLVersion")

@@ -106,7 +106,7 @@ def test_a_raising_section_makes_the_probe_partial(tmp_path, monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(health, "REGISTRY", [("platform", broken)] + health.REGISTRY[1:])
-    session = NvmlSession().open(importer=lambda: fake_pynvml.FakeModule())
+    session = NvmlSession().open(importer=fake_pynvml.FakeModule)
     roots = SystemRoots(proc=str(tmp_path), sys=str(tmp_path), dev=str(tmp_path), etc=str(tmp_path),
                         root=str(tmp_path), var_log=str(tmp_path))
     result = health.collect(dict(health.DEFAULTS, cuda_init=False), roots=roots, nvml=session)

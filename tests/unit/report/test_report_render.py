@@ -190,9 +190,9 @@ def test_health_data_of_unexpected_shape_still_renders(fleet):
 def test_atomic_rendering_creates_files_only_under_the_run_directory(fleet, tmp_path):
     from plugins.plugin_utils.atomic_write import write_text_atomically
 
-    before = {path for path in tmp_path.rglob("*")}
+    before = set(tmp_path.rglob("*"))
     render_run(str(fleet.run_dir), fleet.expected, fleet.groups, write_text_atomically)
-    created = {path for path in tmp_path.rglob("*")} - before
+    created = set(tmp_path.rglob("*")) - before
     assert created and all(fleet.run_dir in path.parents for path in created)
     assert (fleet.run_dir / "gpu-e01" / "dossier.html").is_file()
     assert not [path for path in created if path.name.startswith(".tmp-")]

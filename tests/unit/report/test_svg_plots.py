@@ -1,5 +1,5 @@
 import math
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 from plugins.plugin_utils.svg_plots import bar_chart, line_chart
 

@@ -20,266 +20,266 @@ def _load_tool():
 tool = _load_tool()
 
 GPU_XML = """
-	<gpu id="00000000:00:{device:02X}.0">
-		<product_name>NVIDIA H200</product_name>
-		<product_brand>NVIDIA</product_brand>
-		<product_architecture>Hopper</product_architecture>
-		<display_attached>No</display_attached>
-		<display_active>Disabled</display_active>
-		<persistence_mode>Enabled</persistence_mode>
-		<addressing_mode>None</addressing_mode>
-		<mig_mode>
-			<current_mig>Disabled</current_mig>
-			<pending_mig>Disabled</pending_mig>
-		</mig_mode>
-		<mig_devices>
-			None
-		</mig_devices>
-		<accounting_mode>Disabled</accounting_mode>
-		<accounting_mode_buffer_size>4000</accounting_mode_buffer_size>
-		<driver_model>
-			<current_dm>N/A</current_dm>
-			<pending_dm>N/A</pending_dm>
-		</driver_model>
-		<serial>{serial}</serial>
-		<uuid>{uuid}</uuid>
-		<minor_number>{index}</minor_number>
-		<vbios_version>96.00.A5.00.1A</vbios_version>
-		<multigpu_board>No</multigpu_board>
-		<board_id>0x{device:x}00</board_id>
-		<board_part_number>692-2G520-0282-000</board_part_number>
-		<gpu_part_number>2335-885-A1</gpu_part_number>
-		<gpu_fru_part_number>N/A</gpu_fru_part_number>
-		<inforom_version>
-			<img_version>G520.0282.02.02</img_version>
-			<oem_object>2.1</oem_object>
-			<ecc_object>7.16</ecc_object>
-			<pwr_object>N/A</pwr_object>
-		</inforom_version>
-		<gpu_operation_mode>
-			<current_gom>N/A</current_gom>
-			<pending_gom>N/A</pending_gom>
-		</gpu_operation_mode>
-		<c2c_mode>N/A</c2c_mode>
-		<gpu_virtualization_mode>
-			<virtualization_mode>Pass-Through</virtualization_mode>
-			<host_vgpu_mode>N/A</host_vgpu_mode>
-			<vgpu_heterogeneous_mode>N/A</vgpu_heterogeneous_mode>
-		</gpu_virtualization_mode>
-		<gpu_reset_status>
-			<reset_required>No</reset_required>
-			<drain_and_reset_recommended>No</drain_and_reset_recommended>
-		</gpu_reset_status>
-		<gsp_firmware_version>580.159.04</gsp_firmware_version>
-		<pci>
-			<pci_bus>00</pci_bus>
-			<pci_device>{device:02X}</pci_device>
-			<pci_domain>0000</pci_domain>
-			<pci_base_class>3</pci_base_class>
-			<pci_sub_class>2</pci_sub_class>
-			<pci_device_id>233510DE</pci_device_id>
-			<pci_bus_id>00000000:00:{device:02X}.0</pci_bus_id>
-			<pci_sub_system_id>18BF10DE</pci_sub_system_id>
-			<pci_gpu_link_info>
-				<pcie_gen>
-					<max_link_gen>5</max_link_gen>
-					<current_link_gen>5</current_link_gen>
-					<device_current_link_gen>5</device_current_link_gen>
-					<max_device_link_gen>5</max_device_link_gen>
-					<max_host_link_gen>5</max_host_link_gen>
-				</pcie_gen>
-				<link_widths>
-					<max_link_width>16x</max_link_width>
-					<current_link_width>16x</current_link_width>
-				</link_widths>
-			</pci_gpu_link_info>
-			<pci_bridge_chip>
-				<bridge_chip_type>N/A</bridge_chip_type>
-				<bridge_chip_fw>N/A</bridge_chip_fw>
-			</pci_bridge_chip>
-			<replay_counter>0</replay_counter>
-			<replay_rollover_counter>0</replay_rollover_counter>
-			<tx_util>0 KB/s</tx_util>
-			<rx_util>0 KB/s</rx_util>
-			<atomic_caps_outbound>N/A</atomic_caps_outbound>
-			<atomic_caps_inbound>N/A</atomic_caps_inbound>
-		</pci>
-		<fan_speed>N/A</fan_speed>
-		<performance_state>P0</performance_state>
-		<clocks_event_reasons>
-			<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>
-			<clocks_event_reason_applications_clocks_setting>Not Active</clocks_event_reason_applications_clocks_setting>
-			<clocks_event_reason_sw_power_cap>Not Active</clocks_event_reason_sw_power_cap>
-			<clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>
-			<clocks_event_reason_hw_thermal_slowdown>Not Active</clocks_event_reason_hw_thermal_slowdown>
-			<clocks_event_reason_hw_power_brake_slowdown>Not Active</clocks_event_reason_hw_power_brake_slowdown>
-			<clocks_event_reason_sync_boost>Not Active</clocks_event_reason_sync_boost>
-			<clocks_event_reason_sw_thermal_slowdown>Not Active</clocks_event_reason_sw_thermal_slowdown>
-			<clocks_event_reason_display_clocks_setting>Not Active</clocks_event_reason_display_clocks_setting>
-		</clocks_event_reasons>
-		<sparse_operation_mode>N/A</sparse_operation_mode>
-		<fb_memory_usage>
-			<total>143771 MiB</total>
-			<reserved>615 MiB</reserved>
-			<used>1 MiB</used>
-			<free>143155 MiB</free>
-		</fb_memory_usage>
-		<bar1_memory_usage>
-			<total>262144 MiB</total>
-			<used>1 MiB</used>
-			<free>262143 MiB</free>
-		</bar1_memory_usage>
-		<cc_protected_memory_usage>
-			<total>0 MiB</total>
-			<used>0 MiB</used>
-			<free>0 MiB</free>
-		</cc_protected_memory_usage>
-		<compute_mode>Default</compute_mode>
-		<utilization>
-			<gpu_util>0 %</gpu_util>
-			<memory_util>0 %</memory_util>
-			<encoder_util>0 %</encoder_util>
-			<decoder_util>0 %</decoder_util>
-			<jpeg_util>0 %</jpeg_util>
-			<ofa_util>0 %</ofa_util>
-		</utilization>
-		<ecc_mode>
-			<current_ecc>Enabled</current_ecc>
-			<pending_ecc>Enabled</pending_ecc>
-		</ecc_mode>
-		<ecc_errors>
-			<volatile>
-				<sram_correctable>0</sram_correctable>
-				<sram_uncorrectable_parity>0</sram_uncorrectable_parity>
-				<sram_uncorrectable_secded>0</sram_uncorrectable_secded>
-				<dram_correctable>0</dram_correctable>
-				<dram_uncorrectable>0</dram_uncorrectable>
-			</volatile>
-			<aggregate>
-				<sram_correctable>0</sram_correctable>
-				<sram_uncorrectable_parity>0</sram_uncorrectable_parity>
-				<sram_uncorrectable_secded>0</sram_uncorrectable_secded>
-				<dram_correctable>0</dram_correctable>
-				<dram_uncorrectable>0</dram_uncorrectable>
-				<sram_threshold_exceeded>No</sram_threshold_exceeded>
-			</aggregate>
-			<aggregate_uncorrectable_sram_sources>
-				<sram_l2>0</sram_l2>
-				<sram_sm>0</sram_sm>
-				<sram_microcontroller>0</sram_microcontroller>
-				<sram_pcie>0</sram_pcie>
-				<sram_other>0</sram_other>
-			</aggregate_uncorrectable_sram_sources>
-		</ecc_errors>
-		<retired_pages>
-			<multiple_single_bit_retirement>
-				<retired_count>N/A</retired_count>
-				<retired_pagelist>N/A</retired_pagelist>
-			</multiple_single_bit_retirement>
-			<double_bit_retirement>
-				<retired_count>N/A</retired_count>
-				<retired_pagelist>N/A</retired_pagelist>
-			</double_bit_retirement>
-			<pending_blacklist>N/A</pending_blacklist>
-			<pending_retirement>N/A</pending_retirement>
-		</retired_pages>
-		<remapped_rows>
-			<remapped_row_corr>0</remapped_row_corr>
-			<remapped_row_unc>0</remapped_row_unc>
-			<remapped_row_pending>No</remapped_row_pending>
-			<remapped_row_failure>No</remapped_row_failure>
-			<row_remapper_histogram>
-				<row_remapper_histogram_max>2560 bank(s)</row_remapper_histogram_max>
-				<row_remapper_histogram_high>0 bank(s)</row_remapper_histogram_high>
-				<row_remapper_histogram_partial>0 bank(s)</row_remapper_histogram_partial>
-				<row_remapper_histogram_low>0 bank(s)</row_remapper_histogram_low>
-				<row_remapper_histogram_none>0 bank(s)</row_remapper_histogram_none>
-			</row_remapper_histogram>
-		</remapped_rows>
-		<temperature>
-			<gpu_temp>{temp} C</gpu_temp>
-			<gpu_temp_tlimit>{tlimit} C</gpu_temp_tlimit>
-			<gpu_temp_max_tlimit_threshold>-8 C</gpu_temp_max_tlimit_threshold>
-			<gpu_temp_slow_tlimit_threshold>-2 C</gpu_temp_slow_tlimit_threshold>
-			<gpu_temp_max_gpu_tlimit_threshold>0 C</gpu_temp_max_gpu_tlimit_threshold>
-			<gpu_target_temperature>N/A</gpu_target_temperature>
-			<memory_temp>{memtemp} C</memory_temp>
-			<gpu_temp_max_mem_tlimit_threshold>N/A</gpu_temp_max_mem_tlimit_threshold>
-		</temperature>
-		<supported_gpu_target_temp>
-			<gpu_target_temp_min>N/A</gpu_target_temp_min>
-			<gpu_target_temp_max>N/A</gpu_target_temp_max>
-		</supported_gpu_target_temp>
-		<gpu_power_readings>
-			<power_state>P0</power_state>
-			<average_power_draw>{power} W</average_power_draw>
-			<instant_power_draw>{power} W</instant_power_draw>
-			<current_power_limit>700.00 W</current_power_limit>
-			<requested_power_limit>700.00 W</requested_power_limit>
-			<default_power_limit>700.00 W</default_power_limit>
-			<min_power_limit>200.00 W</min_power_limit>
-			<max_power_limit>700.00 W</max_power_limit>
-		</gpu_power_readings>
-		<gpu_memory_power_readings>
-			<average_power_draw>N/A</average_power_draw>
-			<instant_power_draw>N/A</instant_power_draw>
-		</gpu_memory_power_readings>
-		<module_power_readings>
-			<power_state>P0</power_state>
-			<average_power_draw>N/A</average_power_draw>
-			<instant_power_draw>N/A</instant_power_draw>
-			<current_power_limit>N/A</current_power_limit>
-			<requested_power_limit>N/A</requested_power_limit>
-			<default_power_limit>N/A</default_power_limit>
-			<min_power_limit>N/A</min_power_limit>
-			<max_power_limit>N/A</max_power_limit>
-		</module_power_readings>
-		<power_smoothing>N/A</power_smoothing>
-		<clocks>
-			<graphics_clock>{clock} MHz</graphics_clock>
-			<sm_clock>{clock} MHz</sm_clock>
-			<mem_clock>3201 MHz</mem_clock>
-			<video_clock>765 MHz</video_clock>
-		</clocks>
-		<applications_clocks>
-			<graphics_clock>1980 MHz</graphics_clock>
-			<mem_clock>3201 MHz</mem_clock>
-		</applications_clocks>
-		<default_applications_clocks>
-			<graphics_clock>1980 MHz</graphics_clock>
-			<mem_clock>3201 MHz</mem_clock>
-		</default_applications_clocks>
-		<deferred_clocks>
-			<mem_clock>N/A</mem_clock>
-		</deferred_clocks>
-		<max_clocks>
-			<graphics_clock>1980 MHz</graphics_clock>
-			<sm_clock>1980 MHz</sm_clock>
-			<mem_clock>3201 MHz</mem_clock>
-			<video_clock>1545 MHz</video_clock>
-		</max_clocks>
-		<max_customer_boost_clocks>
-			<graphics_clock>1980 MHz</graphics_clock>
-		</max_customer_boost_clocks>
-		<clock_policy>
-			<auto_boost>N/A</auto_boost>
-			<auto_boost_default>N/A</auto_boost_default>
-		</clock_policy>
-		<voltage>
-			<graphics_volt>670.000 mV</graphics_volt>
-		</voltage>
-		<fabric>
-			<state>Completed</state>
-			<status>Success</status>
-		</fabric>
-		<processes>
-		</processes>
-		<accounted_processes>
-		</accounted_processes>
-		<capabilities>
-			<egm>disabled</egm>
-		</capabilities>
-	</gpu>
+\t<gpu id="00000000:00:{device:02X}.0">
+\t\t<product_name>NVIDIA H200</product_name>
+\t\t<product_brand>NVIDIA</product_brand>
+\t\t<product_architecture>Hopper</product_architecture>
+\t\t<display_attached>No</display_attached>
+\t\t<display_active>Disabled</display_active>
+\t\t<persistence_mode>Enabled</persistence_mode>
+\t\t<addressing_mode>None</addressing_mode>
+\t\t<mig_mode>
+\t\t\t<current_mig>Disabled</current_mig>
+\t\t\t<pending_mig>Disabled</pending_mig>
+\t\t</mig_mode>
+\t\t<mig_devices>
+\t\t\tNone
+\t\t</mig_devices>
+\t\t<accounting_mode>Disabled</accounting_mode>
+\t\t<accounting_mode_buffer_size>4000</accounting_mode_buffer_size>
+\t\t<driver_model>
+\t\t\t<current_dm>N/A</current_dm>
+\t\t\t<pending_dm>N/A</pending_dm>
+\t\t</driver_model>
+\t\t<serial>{serial}</serial>
+\t\t<uuid>{uuid}</uuid>
+\t\t<minor_number>{index}</minor_number>
+\t\t<vbios_version>96.00.A5.00.1A</vbios_version>
+\t\t<multigpu_board>No</multigpu_board>
+\t\t<board_id>0x{device:x}00</board_id>
+\t\t<board_part_number>692-2G520-0282-000</board_part_number>
+\t\t<gpu_part_number>2335-885-A1</gpu_part_number>
+\t\t<gpu_fru_part_number>N/A</gpu_fru_part_number>
+\t\t<inforom_version>
+\t\t\t<img_version>G520.0282.02.02</img_version>
+\t\t\t<oem_object>2.1</oem_object>
+\t\t\t<ecc_object>7.16</ecc_object>
+\t\t\t<pwr_object>N/A</pwr_object>
+\t\t</inforom_version>
+\t\t<gpu_operation_mode>
+\t\t\t<current_gom>N/A</current_gom>
+\t\t\t<pending_gom>N/A</pending_gom>
+\t\t</gpu_operation_mode>
+\t\t<c2c_mode>N/A</c2c_mode>
+\t\t<gpu_virtualization_mode>
+\t\t\t<virtualization_mode>Pass-Through</virtualization_mode>
+\t\t\t<host_vgpu_mode>N/A</host_vgpu_mode>
+\t\t\t<vgpu_heterogeneous_mode>N/A</vgpu_heterogeneous_mode>
+\t\t</gpu_virtualization_mode>
+\t\t<gpu_reset_status>
+\t\t\t<reset_required>No</reset_required>
+\t\t\t<drain_and_reset_recommended>No</drain_and_reset_recommended>
+\t\t</gpu_reset_status>
+\t\t<gsp_firmware_version>580.159.04</gsp_firmware_version>
+\t\t<pci>
+\t\t\t<pci_bus>00</pci_bus>
+\t\t\t<pci_device>{device:02X}</pci_device>
+\t\t\t<pci_domain>0000</pci_domain>
+\t\t\t<pci_base_class>3</pci_base_class>
+\t\t\t<pci_sub_class>2</pci_sub_class>
+\t\t\t<pci_device_id>233510DE</pci_device_id>
+\t\t\t<pci_bus_id>00000000:00:{device:02X}.0</pci_bus_id>
+\t\t\t<pci_sub_system_id>18BF10DE</pci_sub_system_id>
+\t\t\t<pci_gpu_link_info>
+\t\t\t\t<pcie_gen>
+\t\t\t\t\t<max_link_gen>5</max_link_gen>
+\t\t\t\t\t<current_link_gen>5</current_link_gen>
+\t\t\t\t\t<device_current_link_gen>5</device_current_link_gen>
+\t\t\t\t\t<max_device_link_gen>5</max_device_link_gen>
+\t\t\t\t\t<max_host_link_gen>5</max_host_link_gen>
+\t\t\t\t</pcie_gen>
+\t\t\t\t<link_widths>
+\t\t\t\t\t<max_link_width>16x</max_link_width>
+\t\t\t\t\t<current_link_width>16x</current_link_width>
+\t\t\t\t</link_widths>
+\t\t\t</pci_gpu_link_info>
+\t\t\t<pci_bridge_chip>
+\t\t\t\t<bridge_chip_type>N/A</bridge_chip_type>
+\t\t\t\t<bridge_chip_fw>N/A</bridge_chip_fw>
+\t\t\t</pci_bridge_chip>
+\t\t\t<replay_counter>0</replay_counter>
+\t\t\t<replay_rollover_counter>0</replay_rollover_counter>
+\t\t\t<tx_util>0 KB/s</tx_util>
+\t\t\t<rx_util>0 KB/s</rx_util>
+\t\t\t<atomic_caps_outbound>N/A</atomic_caps_outbound>
+\t\t\t<atomic_caps_inbound>N/A</atomic_caps_inbound>
+\t\t</pci>
+\t\t<fan_speed>N/A</fan_speed>
+\t\t<performance_state>P0</performance_state>
+\t\t<clocks_event_reasons>
+\t\t\t<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>
+\t\t\t<clocks_event_reason_applications_clocks_setting>Not Active</clocks_event_reason_applications_clocks_setting>
+\t\t\t<clocks_event_reason_sw_power_cap>Not Active</clocks_event_reason_sw_power_cap>
+\t\t\t<clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>
+\t\t\t<clocks_event_reason_hw_thermal_slowdown>Not Active</clocks_event_reason_hw_thermal_slowdown>
+\t\t\t<clocks_event_reason_hw_power_brake_slowdown>Not Active</clocks_event_reason_hw_power_brake_slowdown>
+\t\t\t<clocks_event_reason_sync_boost>Not Active</clocks_event_reason_sync_boost>
+\t\t\t<clocks_event_reason_sw_thermal_slowdown>Not Active</clocks_event_reason_sw_thermal_slowdown>
+\t\t\t<clocks_event_reason_display_clocks_setting>Not Active</clocks_event_reason_display_clocks_setting>
+\t\t</clocks_event_reasons>
+\t\t<sparse_operation_mode>N/A</sparse_operation_mode>
+\t\t<fb_memory_usage>
+\t\t\t<total>143771 MiB</total>
+\t\t\t<reserved>615 MiB</reserved>
+\t\t\t<used>1 MiB</used>
+\t\t\t<free>143155 MiB</free>
+\t\t</fb_memory_usage>
+\t\t<bar1_memory_usage>
+\t\t\t<total>262144 MiB</total>
+\t\t\t<used>1 MiB</used>
+\t\t\t<free>262143 MiB</free>
+\t\t</bar1_memory_usage>
+\t\t<cc_protected_memory_usage>
+\t\t\t<total>0 MiB</total>
+\t\t\t<used>0 MiB</used>
+\t\t\t<free>0 MiB</free>
+\t\t</cc_protected_memory_usage>
+\t\t<compute_mode>Default</compute_mode>
+\t\t<utilization>
+\t\t\t<gpu_util>0 %</gpu_util>
+\t\t\t<memory_util>0 %</memory_util>
+\t\t\t<encoder_util>0 %</encoder_util>
+\t\t\t<decoder_util>0 %</decoder_util>
+\t\t\t<jpeg_util>0 %</jpeg_util>
+\t\t\t<ofa_util>0 %</ofa_util>
+\t\t</utilization>
+\t\t<ecc_mode>
+\t\t\t<current_ecc>Enabled</current_ecc>
+\t\t\t<pending_ecc>Enabled</pending_ecc>
+\t\t</ecc_mode>
+\t\t<ecc_errors>
+\t\t\t<volatile>
+\t\t\t\t<sram_correctable>0</sram_correctable>
+\t\t\t\t<sram_uncorrectable_parity>0</sram_uncorrectable_parity>
+\t\t\t\t<sram_uncorrectable_secded>0</sram_uncorrectable_secded>
+\t\t\t\t<dram_correctable>0</dram_correctable>
+\t\t\t\t<dram_uncorrectable>0</dram_uncorrectable>
+\t\t\t</volatile>
+\t\t\t<aggregate>
+\t\t\t\t<sram_correctable>0</sram_correctable>
+\t\t\t\t<sram_uncorrectable_parity>0</sram_uncorrectable_parity>
+\t\t\t\t<sram_uncorrectable_secded>0</sram_uncorrectable_secded>
+\t\t\t\t<dram_correctable>0</dram_correctable>
+\t\t\t\t<dram_uncorrectable>0</dram_uncorrectable>
+\t\t\t\t<sram_threshold_exceeded>No</sram_threshold_exceeded>
+\t\t\t</aggregate>
+\t\t\t<aggregate_uncorrectable_sram_sources>
+\t\t\t\t<sram_l2>0</sram_l2>
+\t\t\t\t<sram_sm>0</sram_sm>
+\t\t\t\t<sram_microcontroller>0</sram_microcontroller>
+\t\t\t\t<sram_pcie>0</sram_pcie>
+\t\t\t\t<sram_other>0</sram_other>
+\t\t\t</aggregate_uncorrectable_sram_sources>
+\t\t</ecc_errors>
+\t\t<retired_pages>
+\t\t\t<multiple_single_bit_retirement>
+\t\t\t\t<retired_count>N/A</retired_count>
+\t\t\t\t<retired_pagelist>N/A</retired_pagelist>
+\t\t\t</multiple_single_bit_retirement>
+\t\t\t<double_bit_retirement>
+\t\t\t\t<retired_count>N/A</retired_count>
+\t\t\t\t<retired_pagelist>N/A</retired_pagelist>
+\t\t\t</double_bit_retirement>
+\t\t\t<pending_blacklist>N/A</pending_blacklist>
+\t\t\t<pending_retirement>N/A</pending_retirement>
+\t\t</retired_pages>
+\t\t<remapped_rows>
+\t\t\t<remapped_row_corr>0</remapped_row_corr>
+\t\t\t<remapped_row_unc>0</remapped_row_unc>
+\t\t\t<remapped_row_pending>No</remapped_row_pending>
+\t\t\t<remapped_row_failure>No</remapped_row_failure>
+\t\t\t<row_remapper_histogram>
+\t\t\t\t<row_remapper_histogram_max>2560 bank(s)</row_remapper_histogram_max>
+\t\t\t\t<row_remapper_histogram_high>0 bank(s)</row_remapper_histogram_high>
+\t\t\t\t<row_remapper_histogram_partial>0 bank(s)</row_remapper_histogram_partial>
+\t\t\t\t<row_remapper_histogram_low>0 bank(s)</row_remapper_histogram_low>
+\t\t\t\t<row_remapper_histogram_none>0 bank(s)</row_remapper_histogram_none>
+\t\t\t</row_remapper_histogram>
+\t\t</remapped_rows>
+\t\t<temperature>
+\t\t\t<gpu_temp>{temp} C</gpu_temp>
+\t\t\t<gpu_temp_tlimit>{tlimit} C</gpu_temp_tlimit>
+\t\t\t<gpu_temp_max_tlimit_threshold>-8 C</gpu_temp_max_tlimit_threshold>
+\t\t\t<gpu_temp_slow_tlimit_threshold>-2 C</gpu_temp_slow_tlimit_threshold>
+\t\t\t<gpu_temp_max_gpu_tlimit_threshold>0 C</gpu_temp_max_gpu_tlimit_threshold>
+\t\t\t<gpu_target_temperature>N/A</gpu_target_temperature>
+\t\t\t<memory_temp>{memtemp} C</memory_temp>
+\t\t\t<gpu_temp_max_mem_tlimit_threshold>N/A</gpu_temp_max_mem_tlimit_threshold>
+\t\t</temperature>
+\t\t<supported_gpu_target_temp>
+\t\t\t<gpu_target_temp_min>N/A</gpu_target_temp_min>
+\t\t\t<gpu_target_temp_max>N/A</gpu_target_temp_max>
+\t\t</supported_gpu_target_temp>
+\t\t<gpu_power_readings>
+\t\t\t<power_state>P0</power_state>
+\t\t\t<average_power_draw>{power} W</average_power_draw>
+\t\t\t<instant_power_draw>{power} W</instant_power_draw>
+\t\t\t<current_power_limit>700.00 W</current_power_limit>
+\t\t\t<requested_power_limit>700.00 W</requested_power_limit>
+\t\t\t<default_power_limit>700.00 W</default_power_limit>
+\t\t\t<min_power_limit>200.00 W</min_power_limit>
+\t\t\t<max_power_limit>700.00 W</max_power_limit>
+\t\t</gpu_power_readings>
+\t\t<gpu_memory_power_readings>
+\t\t\t<average_power_draw>N/A</average_power_draw>
+\t\t\t<instant_power_draw>N/A</instant_power_draw>
+\t\t</gpu_memory_power_readings>
+\t\t<module_power_readings>
+\t\t\t<power_state>P0</power_state>
+\t\t\t<average_power_draw>N/A</average_power_draw>
+\t\t\t<instant_power_draw>N/A</instant_power_draw>
+\t\t\t<current_power_limit>N/A</current_power_limit>
+\t\t\t<requested_power_limit>N/A</requested_power_limit>
+\t\t\t<default_power_limit>N/A</default_power_limit>
+\t\t\t<min_power_limit>N/A</min_power_limit>
+\t\t\t<max_power_limit>N/A</max_power_limit>
+\t\t</module_power_readings>
+\t\t<power_smoothing>N/A</power_smoothing>
+\t\t<clocks>
+\t\t\t<graphics_clock>{clock} MHz</graphics_clock>
+\t\t\t<sm_clock>{clock} MHz</sm_clock>
+\t\t\t<mem_clock>3201 MHz</mem_clock>
+\t\t\t<video_clock>765 MHz</video_clock>
+\t\t</clocks>
+\t\t<applications_clocks>
+\t\t\t<graphics_clock>1980 MHz</graphics_clock>
+\t\t\t<mem_clock>3201 MHz</mem_clock>
+\t\t</applications_clocks>
+\t\t<default_applications_clocks>
+\t\t\t<graphics_clock>1980 MHz</graphics_clock>
+\t\t\t<mem_clock>3201 MHz</mem_clock>
+\t\t</default_applications_clocks>
+\t\t<deferred_clocks>
+\t\t\t<mem_clock>N/A</mem_clock>
+\t\t</deferred_clocks>
+\t\t<max_clocks>
+\t\t\t<graphics_clock>1980 MHz</graphics_clock>
+\t\t\t<sm_clock>1980 MHz</sm_clock>
+\t\t\t<mem_clock>3201 MHz</mem_clock>
+\t\t\t<video_clock>1545 MHz</video_clock>
+\t\t</max_clocks>
+\t\t<max_customer_boost_clocks>
+\t\t\t<graphics_clock>1980 MHz</graphics_clock>
+\t\t</max_customer_boost_clocks>
+\t\t<clock_policy>
+\t\t\t<auto_boost>N/A</auto_boost>
+\t\t\t<auto_boost_default>N/A</auto_boost_default>
+\t\t</clock_policy>
+\t\t<voltage>
+\t\t\t<graphics_volt>670.000 mV</graphics_volt>
+\t\t</voltage>
+\t\t<fabric>
+\t\t\t<state>Completed</state>
+\t\t\t<status>Success</status>
+\t\t</fabric>
+\t\t<processes>
+\t\t</processes>
+\t\t<accounted_processes>
+\t\t</accounted_processes>
+\t\t<capabilities>
+\t\t\t<egm>disabled</egm>
+\t\t</capabilities>
+\t</gpu>
 """
 
 GPUS = [
@@ -292,10 +292,10 @@ GPUS = [
 SMI_XML = """<?xml version="1.0" ?>
 <!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v13.dtd">
 <nvidia_smi_log>
-	<timestamp>Tue Jun 10 09:14:02 2025</timestamp>
-	<driver_version>580.159.04</driver_version>
-	<cuda_version>13.0</cuda_version>
-	<attached_gpus>2</attached_gpus>
+\t<timestamp>Tue Jun 10 09:14:02 2025</timestamp>
+\t<driver_version>580.159.04</driver_version>
+\t<cuda_version>13.0</cuda_version>
+\t<attached_gpus>2</attached_gpus>
 """ + "".join(GPU_XML.format(**gpu) for gpu in GPUS) + "</nvidia_smi_log>\n"
 
 TOPO = ("\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
@@ -364,7 +364,7 @@ def rows_of(health, xml=SMI_XML, topo=TOPO):
     root = tool.parse_smi_xml(xml)
     data = health["data"]
     result = {}
-    for gpu, xml_gpu, _ in tool.match_gpus(data["gpus"], root.findall("gpu")):
+    for gpu, xml_gpu, unused_method in tool.match_gpus(data["gpus"], root.findall("gpu")):
         for row in tool.compare_gpu(gpu, xml_gpu):
             result[(gpu["index"], row.field)] = row
     for row in tool.compare_system(data, root):
@@ -564,7 +564,7 @@ def test_real_probe_fixture_runs_against_the_xml():
     with open(fixture) as handle:
         health = json.load(handle)
     report, differences = report_for(copy.deepcopy(health))
-    fields = {row.field for _, row in differences}
+    fields = {row.field for unused_title, row in differences}
     assert "uuid" in fields  # the fixture's uuids are anonymised, so the GPUs pair up by PCI bus id
     assert "name" not in fields and "vbios_version" not in fields and "pci.bus_id" not in fields
     assert "## GPU 0 (" in report and "matched by PCI bus id" in report
