@@ -4,7 +4,6 @@
 """Find the probe, transfer it, run the module asynchronously with progress, validate, store."""
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -14,21 +13,14 @@ from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import failure_envelope, utc_now_iso
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import (
-    write_json_atomically,
-    write_text_atomically,
-)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import build_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import (
     check_probe_name,
     probe_result_path,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import (
-    SchemaToolMissing,
-    envelope_problems,
-    load_schema,
-)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import store_result
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import SchemaToolMissing, load_schema
 
 display = Display()
 
@@ -83,18 +75,10 @@ class ActionModule(ActionBase):
 
         envelope.update(run_id=args["run_id"], collection_version=collection_version(), probe_sha256=archive_sha256)
         try:
-            problems = envelope_problems(envelope)
+            envelope = store_result(result_path, envelope, raw_output)
         except SchemaToolMissing as exc:
             result.update(failed=True, msg=str(exc))
             return result
-        if problems:
-            raw_output = json.dumps(envelope, indent=2, sort_keys=True, default=str)
-            envelope = self._schema_violation_envelope(envelope, problems)
-
-        try:
-            write_json_atomically(result_path, envelope)
-            if raw_output is not None:
-                write_text_atomically(result_path[:-len(".json")] + ".raw", raw_output)
         except OSError as exc:
             result.update(failed=True, envelope=envelope, status=envelope["status"],
                           msg="could not write the result of probe %s for %s to %s: %s; make the results "
@@ -107,16 +91,6 @@ class ActionModule(ActionBase):
         elif envelope["status"] != "ok":
             result["warnings"] = ["probe %s on %s: %s: %s" % (name, host, envelope["status"], envelope["reason"])]
         return result
-
-    def _schema_violation_envelope(self, envelope, problems):
-        reason = ("the probe's result breaks its schema, so it is not trusted; the rejected result is kept "
-                  "beside this file (.raw). Problems: %s" % "; ".join(problems[:5]))
-        broken = failure_envelope(envelope.get("probe"), envelope.get("host"), "error", reason,
-                                  envelope.get("command"), envelope.get("started"), envelope.get("duration_s", 0.0),
-                                  data={"schema_problems": problems})
-        for key in ("run_id", "collection_version", "probe_sha256"):
-            broken[key] = envelope[key]
-        return broken
 
     def _run_on_host(self, name, host, args, archive, task_vars):
         started = utc_now_iso()

@@ -42,9 +42,17 @@ def _where(prefix: str, path) -> str:
     return text
 
 
+def _deepest(error):
+    """For "not valid under any of anyOf", the alternative that came closest says what is really wrong."""
+    while error.context:
+        error = max(error.context, key=lambda candidate: len(candidate.absolute_path))
+    return error
+
+
 def schema_problems(document, schema: dict, prefix: str) -> list[str]:
-    errors = sorted(_validator(schema).iter_errors(document), key=lambda error: list(map(str, error.absolute_path)))
-    problems = ["at %s: %s" % (_where(prefix, error.absolute_path), error.message[:300]) for error in errors]
+    errors = [_deepest(error) for error in _validator(schema).iter_errors(document)]
+    errors.sort(key=lambda error: list(map(str, error.absolute_path)))
+    problems = ["at %s: %s" % (_where(prefix, error.absolute_path), error.message[:200]) for error in errors]
     if len(problems) > MAX_PROBLEMS:
         problems = problems[:MAX_PROBLEMS] + ["... and %d more" % (len(problems) - MAX_PROBLEMS)]
     return problems

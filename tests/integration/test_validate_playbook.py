@@ -1,6 +1,7 @@
 """The real `ansible-playbook validate.yml` against real hosts: the local machine, and hosts that fail."""
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -184,3 +185,13 @@ def test_the_built_collection_installs_and_runs_the_same_playbook(tmp_path):
     assert_schema_valid(health)
     assert health["collection_version"] == "0.1.0"
     assert os.path.exists(os.path.join(run_dir, "localhost", "dossier.html"))
+
+
+def test_ansible_doc_shows_the_probe_module_options():
+    completed = subprocess.run([os.path.join(BIN, "ansible-doc"), "gpufleet.validation.probe"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr
+    text = re.sub(r"\x1b\[[0-9;]*m", "", completed.stdout)
+    options = set(re.findall(r"^ {3}(\w+) ", text, re.MULTILINE))
+    assert {"name", "python", "timeout", "params", "results_dir", "run_id", "progress_interval"} <= options
+    assert "Check mode runs nothing" in " ".join(text.split())
