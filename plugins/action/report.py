@@ -53,6 +53,11 @@ class ActionModule(ActionBase):
             reason = "; ".join(host.reasons)
             lines.append("%s: %s%s" % (host.name, host.state, (" - " + reason) if reason else ""))
         lines.append("fleet index: %s" % index_html)
+        unreachable = sorted(name for name, host in hosts.items() if host["state"] == "unreachable")
+        not_ok = ["%s: %s" % (name, host["state"]) for name, host in sorted(hosts.items())
+                  if host["state"] not in ("ok", "unreachable")]
+        if not_ok:
+            result["warnings"] = ["hosts whose probes did not all succeed (see the index): %s" % ", ".join(not_ok)]
         result.update(changed=True, index_html=index_html, index_md=os.path.join(path, "index.md"), hosts=hosts,
-                      summary_lines=lines)
+                      summary_lines=lines, unreachable_hosts=unreachable)
         return result

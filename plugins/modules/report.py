@@ -74,6 +74,11 @@ hosts:
   description: Per host, its state and the paths of its dossier.
   returned: success
   type: dict
+unreachable_hosts:
+  description: Hosts that left no result or could not be reached; the report role fails the play when there are any.
+  returned: success
+  type: list
+  elements: str
 summary_lines:
   description: One line per host (state and reason) followed by where the reports are; for the person at the terminal.
   returned: success

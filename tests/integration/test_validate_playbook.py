@@ -150,6 +150,8 @@ def test_an_unreachable_host_is_reported_and_the_others_are_validated(tmp_path):
         index = handle.read()
     assert "ghost" in index and "unreachable" in index
     assert "ghost: unreachable" in output
+    assert code == 2, output
+    assert "1 host(s) could not be validated because they were not reached: ghost." in output
 
 
 def test_an_unknown_profile_is_refused_before_anything_runs(tmp_path):
