@@ -158,21 +158,12 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
     interpret,
     utc_now_iso,
 )
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import (
     read_tail,
     run_probe_process,
 )
 
-ARGUMENT_SPEC = dict(
-    name=dict(type="str", required=True),
-    python=dict(type="str"),
-    timeout=dict(type="int", default=300),
-    params=dict(type="dict", default={}),
-    results_dir=dict(type="path", default="results"),
-    run_id=dict(type="str", required=True),
-    progress_interval=dict(type="int", default=15),
-    archive=dict(type="path"),
-)
 
 
 def extract_archive(archive, destination):
@@ -222,7 +213,7 @@ def run_module(module):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=PROBE_ARGUMENT_SPEC, supports_check_mode=True)
     run_module(module)
 
 
