@@ -165,7 +165,6 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process 
 )
 
 
-
 def extract_archive(archive, destination):
     """Unpack the probe archive; refuse members that would land outside ``destination``."""
     root = os.path.realpath(destination)
