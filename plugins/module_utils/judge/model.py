@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the judge produces: checks, host verdicts, the fleet judgement. Pure Python, no Ansible, no torch."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional
+
+CHECK_STATUSES = ("pass", "warn", "fail", "skip", "error")
+# A host's verdict; "unreachable" is never a pass.
+VERDICTS = ("fail", "error", "unreachable", "warn", "pass")
+VERDICT_RANK = {"pass": 0, "warn": 1, "unreachable": 2, "error": 3, "fail": 4}
+GATING_VERDICTS = ("fail", "error", "unreachable")
+
+
+@dataclass
+class Check:
+    """One rule held against one host (and one GPU where it applies)."""
+
+    id: str                      # the rule's id, e.g. "health.ecc_volatile_uncorrected"
+    host: str                    # inventory name
+    probe: str                   # the probe whose result it reads ("" for host-level checks)
+    status: str                  # pass | warn | fail | skip | error
+    reason: str                  # a sentence a person can act on, always set
+    gpu_uuid: Optional[str] = None
+    gpu_index: Optional[int] = None
+    value: Any = None            # what was measured (number, text, bool, list) or None
+    unit: str = ""               # unit of value and reference ("" when none)
+    reference: Any = None        # what the value was held against
+    reference_source: str = ""   # where the reference came from: baseline file + source, fleet median, previous run
+    threshold: str = ""          # the rule's threshold in words, e.g. "== 0", ">= 85 % of reference"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class HostVerdict:
+    host: str
+    verdict: str                          # one of VERDICTS
+    reasons: List[str]                    # one sentence per check that is not pass/skip (worst first)
+    checks: List[Check]
+    sku: Optional[str] = None             # baseline id, e.g. "h200-sxm"; None when unknown
+    sku_reason: str = ""                  # how the SKU was identified, or why it is unknown
+    groups: List[str] = field(default_factory=list)
+
+    def to_dict(self) -> Dict[str, Any]:
+        document = asdict(self)
+        document["checks"] = [check.to_dict() for check in self.checks]
+        return document
+
+
+@dataclass
+class FleetJudgement:
+    run_id: str
+    hosts: Dict[str, HostVerdict]
+    # Rules that matched no result anywhere, reported as checks with host "" and status "warn".
+    unmatched_rules: List[Check] = field(default_factory=list)
+    # Per SKU (or "unknown"), per metric id: {"median": x, "mad": y, "count": n, "unit": u}.
+    fleet_statistics: Dict[str, Dict[str, Dict[str, Any]]] = field(default_factory=dict)
+    previous_run_id: Optional[str] = None
+
+    def hosts_worst_first(self) -> List[HostVerdict]:
+        return sorted(self.hosts.values(), key=lambda verdict: (-VERDICT_RANK[verdict.verdict], verdict.host))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "previous_run_id": self.previous_run_id,
+            "hosts": {name: verdict.to_dict() for name, verdict in sorted(self.hosts.items())},
+            "unmatched_rules": [check.to_dict() for check in self.unmatched_rules],
+            "fleet_statistics": self.fleet_statistics,
+        }
+
+
+def worst_verdict(statuses: List[str]) -> str:
+    """The host verdict from its checks' statuses: any fail → fail, else error, else warn, else pass."""
+    for status in ("fail", "error", "warn"):
+        if status in statuses:
+            return status
+    return "pass"
