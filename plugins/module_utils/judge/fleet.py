@@ -1,0 +1,402 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet judgement: every rule on every host, peers compared by SKU, drift against each host's previous run."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
+from .metrics import Metric, probe_metrics
+from .model import Check, FleetJudgement, HostVerdict, worst_verdict
+from .rules import RuleContext, cap_status, effective_rules, rule_list
+from .sku import identify_host, is_unavailable, unknown_group
+from .stats import coefficient_of_variation, mad, median, outlier_test, relative_change
+
+# Every probe's check registry: probe -> {check name -> function}. Later probes add theirs here.
+CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {"health": HEALTH_CHECKS}
+DATA_STATUSES = ("ok", "partial")
+FAILED_STATUSES = ("error", "timeout", "unreachable")
+DEFAULT_SETTINGS: Dict[str, Any] = {
+    "outlier_threshold": 3.5,      # |robust z| above this is an outlier
+    "relative_tolerance": 0.10,    # with MAD 0: a value this far (relative) from the median is an outlier
+    "noise_floor": 0.05,           # a deviation within this fraction of the median is never an outlier
+    "min_peers": 3,                # values needed (the host's own included) before comparing
+    "drift_tolerance": 0.10,       # relative change of a metric since the previous run that counts as drift
+    # per metric id, overriding drift_tolerance: CUDA init took 5.2 to 6.6 s across calls on the same H200 rig
+    # (docs/health.md), and idle temperature follows the room
+    "drift_tolerances": {"health.cuda_init_s": 0.5, "health.temperature_c": 0.2},
+}
+# (check id, path in the health data, words)
+VERSION_FIELDS = (
+    ("drift.driver_version", ("software", "driver_version"), "driver version"),
+    ("drift.cuda_driver_version", ("software", "cuda_driver_version"), "CUDA driver version"),
+    ("drift.kernel_release", ("platform", "kernel_release"), "kernel"),
+    ("drift.torch_version", ("cuda_init", "torch_version"), "torch version"),
+)
+STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
+
+
+def _data(envelope: Any) -> Optional[Dict[str, Any]]:
+    if isinstance(envelope, Mapping) and envelope.get("status") in DATA_STATUSES and isinstance(envelope.get("data"), dict):
+        return envelope["data"]
+    return None
+
+
+def _host_check(check_id: str, host: str, probe: str, status: str, reason: str, **fields: Any) -> Check:
+    return Check(id=check_id, host=host, probe=probe, status=status, reason=reason, **fields)
+
+
+def _expected_gpus(rules: List[Dict[str, Any]], baseline: Optional[Dict[str, Any]]) -> Tuple[Optional[int], str]:
+    for rule in rules:
+        if rule["check"] == "gpu_count" and rule["enabled"] and rule["params"].get("expected") is not None:
+            return rule["params"]["expected"], "rule %s param expected" % rule["id"]
+    if baseline and baseline.get("gpus_per_node"):
+        return baseline["gpus_per_node"], "baselines/%s.yaml gpus_per_node" % baseline["id"]
+    return None, ""
+
+
+def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], rules: List[Dict[str, Any]],
+                    baseline: Optional[Dict[str, Any]], health_data: Optional[Dict[str, Any]]) -> List[Check]:
+    """One check for a probe whose envelope is not ok: error/timeout/unreachable -> error; unavailable -> fail/warn/skip."""
+    status = envelope.get("status")
+    reason = envelope.get("reason") or "no reason given"
+    check_id = "%s.probe_status" % probe
+    if status in FAILED_STATUSES:
+        return [_host_check(check_id, host, probe, "error", "the %s probe ended with status %s: %s" % (probe, status, reason), value=status)]
+    if status == "partial":
+        data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
+        sections = ", ".join("%s (%s)" % (entry.get("section"), entry.get("error")) for entry in data.get("errors") or [])
+        return [_host_check(check_id, host, probe, "warn", "the %s probe is partial: %s%s" % (
+            probe, reason, "; sections that failed: %s" % sections if sections else ""), value=status)]
+    if status == "unavailable":
+        expected, source = _expected_gpus(rules, baseline)
+        nodes = dig(envelope.get("data") or {}, "device_nodes", "gpu_node_count")
+        if expected:
+            return [_host_check(check_id, host, probe, "fail", "the %s probe could not run although this host should have %d GPUs (%s): %s"
+                                % (probe, expected, source, reason), value=status, reference=expected, reference_source=source)]
+        if isinstance(nodes, int) and nodes > 0:
+            return [_host_check(check_id, host, probe, "warn", "the %s probe could not run although the host has %d /dev/nvidiaN "
+                                "device nodes: %s" % (probe, nodes, reason), value=status)]
+        return [_host_check(check_id, host, probe, "skip", "the %s probe could not run here (no GPU expected): %s" % (probe, reason),
+                            value=status)]
+    if status != "ok":
+        return [_host_check(check_id, host, probe, "error", "the %s probe returned an unknown status %r: %s" % (probe, status, reason),
+                            value=status)]
+    if health_data is None and probe == "health":
+        return [_host_check(check_id, host, probe, "error", "the health envelope has no data", value=status)]
+    return []
+
+
+class _RuleTally:
+    """Which rules matched something somewhere, to report the ones that matched nothing."""
+
+    def __init__(self) -> None:
+        self.matched: Dict[str, int] = {}
+        self.probe_ran: Dict[str, int] = {}
+        self.no_function: Dict[str, str] = {}
+        self.rules: Dict[str, Dict[str, Any]] = {}
+        self.empty_hosts: Dict[str, List[str]] = {}
+
+
+def _run_rules(host: str, envelopes: Mapping[str, Any], rules: List[Dict[str, Any]], context: RuleContext,
+               registries: Mapping[str, Mapping[str, Callable[..., List[Check]]]], tally: _RuleTally) -> List[Check]:
+    checks: List[Check] = []
+    for rule in rules:
+        tally.rules.setdefault(rule["id"], rule)
+        if not rule["enabled"]:
+            why = "by this host's rule overrides" if "enabled" in rule["overridden"] else "in the rules"
+            checks.append(_host_check(rule["id"], host, rule["probe"], "skip", "rule disabled %s" % why))
+            tally.matched[rule["id"]] = tally.matched.get(rule["id"], 0) + 1
+            continue
+        data = _data(envelopes.get(rule["probe"]))
+        if data is None:
+            continue
+        tally.probe_ran[rule["id"]] = tally.probe_ran.get(rule["id"], 0) + 1
+        function = registries.get(rule["probe"], {}).get(rule["check"])
+        if function is None:
+            tally.no_function[rule["id"]] = rule["check"]
+            continue
+        context.envelope = envelopes[rule["probe"]]
+        try:
+            found = function(host, data, rule, context)
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            found = [_host_check(rule["id"], host, rule["probe"], "error", "the check %s raised %s: %s (a judge bug; the data is kept)"
+                                 % (rule["check"], type(exc).__name__, exc))]
+        if not found:
+            tally.empty_hosts.setdefault(rule["id"], []).append(host)
+            continue
+        tally.matched[rule["id"]] = tally.matched.get(rule["id"], 0) + 1
+        for check in found:
+            check.id, check.probe = rule["id"], rule["probe"]
+            check.status = cap_status(check.status, rule["severity"])
+            if rule["overridden"] and "override" not in check.reference_source:
+                check.threshold = (check.threshold + " " if check.threshold else "") + "(rule overridden for this host: %s)" % (
+                    ", ".join(rule["overridden"]))
+        checks.extend(found)
+    return checks
+
+
+def _gpu_groups(health_data: Optional[Dict[str, Any]], per_gpu: List[Tuple[Optional[str], str]]) -> Dict[str, str]:
+    groups: Dict[str, str] = {}
+    gpus = (health_data or {}).get("gpus")
+    if not isinstance(gpus, list):
+        return groups
+    for gpu, (sku, unused_sentence) in zip(gpus, per_gpu):
+        name = gpu.get("name") if isinstance(gpu.get("name"), str) else None
+        if isinstance(gpu.get("uuid"), str):
+            groups[gpu["uuid"]] = sku or unknown_group(name)
+    return groups
+
+
+def _host_group(sku: Optional[str], groups: Dict[str, str]) -> str:
+    if sku:
+        return sku
+    names = sorted(set(groups.values()))
+    return names[0] if len(names) == 1 else "unknown"
+
+
+def _gpu_set_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], earlier_run: str) -> List[Check]:
+    now = {gpu["index"]: gpu["uuid"] for gpu in current.get("gpus") or [] if isinstance(gpu.get("uuid"), str)}
+    before = {gpu["index"]: gpu["uuid"] for gpu in earlier.get("gpus") or [] if isinstance(gpu.get("uuid"), str)}
+    if not isinstance(current.get("gpus"), list) or not isinstance(earlier.get("gpus"), list):
+        return [_host_check("drift.gpus", host, "health", "skip", "the GPU list is unavailable in this run or in run %s" % earlier_run)]
+    now_index = {uuid: index for index, uuid in now.items()}
+    before_index = {uuid: index for index, uuid in before.items()}
+    checks = []
+    for index in sorted(set(now) | set(before)):
+        old, new = before.get(index), now.get(index)
+        if old == new:
+            continue
+        fields = {"gpu_index": index, "gpu_uuid": new or old, "value": new, "reference": old, "reference_source": "run %s" % earlier_run}
+        if old and new:
+            if new in before_index:
+                words = "GPU %d was %s in run %s, now %s (which was GPU %d): re-enumerated" % (index, old, earlier_run, new, before_index[new])
+            else:
+                words = "GPU %d was %s in run %s, now %s: swapped" % (index, old, earlier_run, new)
+            checks.append(_host_check("drift.gpus", host, "health", "warn", words + "; confirm the change was intended", **fields))
+        elif old and old not in now_index:
+            checks.append(_host_check("drift.gpus", host, "health", "fail", "GPU %d (%s) was present in run %s and is missing now"
+                                      % (index, old, earlier_run), **fields))
+        elif new and new not in before_index:
+            checks.append(_host_check("drift.gpus", host, "health", "warn", "GPU %d (%s) is new since run %s" % (index, new, earlier_run), **fields))
+    if not checks:
+        checks.append(_host_check("drift.gpus", host, "health", "pass", "the same %d GPUs (by UUID and index) as in run %s"
+                                  % (len(now), earlier_run), value=len(now), reference_source="run %s" % earlier_run))
+    return checks
+
+
+def _version_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], earlier_run: str) -> List[Check]:
+    checks = []
+    for check_id, path, words in VERSION_FIELDS:
+        new, old = dig(current, *path), dig(earlier, *path)
+        if new is MISSING and old is MISSING:
+            continue
+        fields = {"value": None if new is MISSING or is_unavailable(new) else new,
+                  "reference": None if old is MISSING or is_unavailable(old) else old, "reference_source": "run %s" % earlier_run}
+        if fields["value"] is None or fields["reference"] is None:
+            checks.append(_host_check(check_id, host, "health", "skip", "%s not comparable with run %s: unknown in %s" % (
+                words, earlier_run, "this run" if fields["value"] is None else "that run"), **fields))
+        elif new != old:
+            checks.append(_host_check(check_id, host, "health", "warn", "%s changed since run %s: %s -> %s" % (words, earlier_run, old, new),
+                                      threshold="unchanged", **fields))
+        else:
+            checks.append(_host_check(check_id, host, "health", "pass", "%s %s, unchanged since run %s" % (words, new, earlier_run),
+                                      threshold="unchanged", **fields))
+    return checks
+
+
+def _worse(better: str, change: float) -> bool:
+    return better == "none" or (better == "higher" and change < 0) or (better == "lower" and change > 0)
+
+
+def _metric_drift(host: str, probe: str, samples: List[Metric], earlier_samples: List[Metric], earlier_run: str,
+                  settings: Dict[str, Any]) -> List[Check]:
+    before = {(sample.metric_id, sample.gpu_uuid): sample for sample in earlier_samples}
+    checks = []
+    for sample in samples:
+        old = before.get((sample.metric_id, sample.gpu_uuid))
+        if old is None:
+            continue
+        tolerance = settings["drift_tolerances"].get(sample.metric_id, settings["drift_tolerance"])
+        change = relative_change(old.value, sample.value)
+        label = "%s: " % gpu_label({"index": sample.gpu_index, "uuid": sample.gpu_uuid}) if sample.gpu_uuid else ""
+        fields = {"gpu_uuid": sample.gpu_uuid, "gpu_index": sample.gpu_index, "value": sample.value, "unit": sample.unit,
+                  "reference": old.value, "reference_source": "run %s" % earlier_run, "threshold": "change <= %g %%" % (tolerance * 100)}
+        check_id = "drift.%s" % sample.metric_id
+        if change is None:
+            drifted = sample.value != old.value and _worse(sample.better, sample.value - old.value)
+            words = "%s%s %g -> %g %s since run %s" % (label, sample.metric_id, old.value, sample.value, sample.unit, earlier_run)
+        else:
+            drifted = abs(change) > tolerance and _worse(sample.better, change)
+            words = "%s%s %g -> %g %s (%+.1f %%) since run %s" % (
+                label, sample.metric_id, old.value, sample.value, sample.unit, change * 100, earlier_run)
+        checks.append(_host_check(check_id, host, probe, "warn" if drifted else "pass",
+                                  words + ("; beyond the %g %% noise allowance" % (tolerance * 100) if drifted else ""), **fields))
+    return checks
+
+
+def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[str, Any]
+                  ) -> Tuple[Dict[str, List[Check]], Dict[str, Dict[str, Dict[str, Any]]]]:
+    """samples: (host, probe, group, metric). Returns (checks per host, fleet_statistics)."""
+    populations: Dict[Tuple[str, str], List[Tuple[str, str, Metric]]] = {}
+    for host, probe, group, metric in samples:
+        populations.setdefault((group, metric.metric_id), []).append((host, probe, metric))
+    checks: Dict[str, List[Check]] = {}
+    statistics: Dict[str, Dict[str, Dict[str, Any]]] = {}
+    for (group, metric_id), members in sorted(populations.items()):
+        values = [metric.value for unused_host, unused_probe, metric in members]
+        hosts = sorted(set(host for host, unused_probe, unused_metric in members))
+        center, spread = median(values), mad(values)
+        unit = members[0][2].unit
+        statistics.setdefault(group, {})[metric_id] = {"median": center, "mad": spread, "count": len(values), "hosts": len(hosts),
+                                                       "unit": unit, "cv": coefficient_of_variation(values)}
+        reported_short = set()
+        for host, probe, metric in members:
+            result = outlier_test(metric.value, values, settings["outlier_threshold"], settings["relative_tolerance"],
+                                  settings["min_peers"], settings["noise_floor"])
+            check_id = "fleet.%s" % metric_id
+            if result.outlier is None:
+                if host not in reported_short:
+                    reported_short.add(host)
+                    checks.setdefault(host, []).append(_host_check(check_id, host, probe, "skip", "%s not compared across the fleet (group %s): "
+                                                                   "%s" % (metric_id, group, result.reason), unit=unit))
+                continue
+            deviation = metric.value - center
+            flagged = result.outlier and _worse(metric.better, deviation)
+            label = "%s: " % gpu_label({"index": metric.gpu_index, "uuid": metric.gpu_uuid}) if metric.gpu_uuid else ""
+            words = "%s%s %g %s against the fleet median %g %s of %s (MAD %g, %d values from %d hosts): %s" % (
+                label, metric_id, metric.value, unit, center, unit, group, spread, len(values), len(hosts), result.reason)
+            if result.outlier and not flagged:
+                words += " (in the good direction)"
+            checks.setdefault(host, []).append(_host_check(
+                check_id, host, probe, "warn" if flagged else "pass", words, gpu_uuid=metric.gpu_uuid, gpu_index=metric.gpu_index,
+                value=metric.value, unit=unit, reference=center,
+                reference_source="fleet median of %s (MAD %g, count %d)" % (group, spread, len(values)),
+                threshold="|robust z| <= %g" % settings["outlier_threshold"]))
+    return checks, statistics
+
+
+def _unmatched(tally: _RuleTally, reached_hosts: List[str]) -> Tuple[List[Check], Dict[str, List[Check]]]:
+    unmatched: List[Check] = []
+    per_host: Dict[str, List[Check]] = {}
+    for rule_id, rule in sorted(tally.rules.items()):
+        if tally.matched.get(rule_id):
+            for host in tally.empty_hosts.get(rule_id, []):
+                per_host.setdefault(host, []).append(_host_check(rule_id, host, rule["probe"], "skip", "rule %s found nothing to read in "
+                                                                 "this host's %s data (it did on other hosts)" % (rule_id, rule["probe"])))
+            continue
+        if rule_id in tally.no_function:
+            words, status = ("rule %s names the check %r, which no %s check function provides, so it checked nothing"
+                             % (rule_id, rule["check"], rule["probe"]), "warn")
+        elif tally.probe_ran.get(rule_id):
+            words = ("the %s probe gave data on %d host(s) but rule %s (check %s) found no field to read there, so it checked "
+                     "nothing: its check or params match nothing in the data" % (rule["probe"], tally.probe_ran[rule_id], rule_id, rule["check"]))
+            status = "warn"
+        else:
+            words, status = ("the %s probe gave no data on any host (%d reached), so rule %s checked nothing"
+                             % (rule["probe"], len(reached_hosts), rule_id), "skip")
+        unmatched.append(Check(id=rule_id, host="", probe=rule["probe"], status=status, reason=words))
+    return unmatched, per_host
+
+
+def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str, groups: List[str]) -> HostVerdict:
+    statuses = [check.status for check in checks]
+    verdict = worst_verdict(statuses)
+    bad = [check for check in checks if check.status in STATUS_ORDER]
+    bad.sort(key=lambda check: STATUS_ORDER[check.status])
+    reasons = ["%s: %s" % (check.id, check.reason) for check in bad]
+    return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups))
+
+
+def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: List[Dict[str, Any]], rules: Any,
+                previous: Optional[Mapping[str, Mapping[str, Any]]] = None, previous_run_id: Optional[str] = None,
+                settings: Optional[Mapping[str, Any]] = None,
+                registries: Optional[Mapping[str, Mapping[str, Callable[..., List[Check]]]]] = None) -> FleetJudgement:
+    """Judge every host of one run.
+
+    hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
+    baselines: validated baseline documents. rules: the rules document ({"rules": [...]}) or its list.
+    previous: {name: {probe: envelope}}, each host's latest earlier run (its envelopes carry their run_id).
+    settings: overrides of DEFAULT_SETTINGS. registries: overrides of CHECK_REGISTRIES (tests).
+    """
+    options = dict(DEFAULT_SETTINGS)
+    options.update(settings or {})
+    registries = CHECK_REGISTRIES if registries is None else registries
+    by_id = {baseline["id"]: baseline for baseline in baselines}
+    tally = _RuleTally()
+    for rule in rule_list(rules):
+        if isinstance(rule, Mapping) and isinstance(rule.get("id"), str):
+            tally.rules.setdefault(rule["id"], effective_rules([rule])[0][0])
+    host_checks: Dict[str, List[Check]] = {}
+    identities: Dict[str, Tuple[Optional[str], str, List[str]]] = {}
+    samples: List[Tuple[str, str, str, Metric]] = []
+    verdicts: Dict[str, HostVerdict] = {}
+    reached: List[str] = []
+    for name in sorted(hosts):
+        entry = hosts[name]
+        groups = list(entry.get("groups") or [])
+        if not entry.get("reached", True):
+            reason = entry.get("reason") or "no reason given"
+            verdicts[name] = HostVerdict(host=name, verdict="unreachable", reasons=["host.reachable: not reached: %s" % reason],
+                                         checks=[_host_check("host.reachable", name, "", "error", "not reached: %s" % reason)],
+                                         sku=None, sku_reason="the host was not reached", groups=groups)
+            continue
+        reached.append(name)
+        envelopes = entry.get("envelopes") or {}
+        health = envelopes.get("health")
+        health_data = _data(health)
+        if health_data is not None:
+            sku, sku_reason, per_gpu = identify_host(health_data.get("gpus", {"unavailable": "no gpus field"}), baselines)
+        else:
+            sku, per_gpu = None, []
+            sku_reason = ("no health result to identify the SKU from" if health is None else
+                          "the health probe gave no data (%s: %s)" % (health.get("status"), health.get("reason")))
+        baseline = by_id.get(sku) if sku else None
+        context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline)
+        host_rules, problems = effective_rules(rules, entry.get("rule_overrides"))
+        checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
+        if not envelopes:
+            checks.append(_host_check("host.results", name, "", "error", "the host was reached but no probe result came back"))
+        for probe in sorted(envelopes):
+            checks.extend(envelope_checks(name, probe, envelopes[probe], host_rules, baseline, health_data))
+        checks.extend(_run_rules(name, envelopes, host_rules, context, registries, tally))
+        gpu_groups = _gpu_groups(health_data, per_gpu)
+        host_group = _host_group(sku, gpu_groups)
+        current_samples: Dict[str, List[Metric]] = {}
+        for probe in sorted(envelopes):
+            current_samples[probe] = probe_metrics(probe, _data(envelopes[probe]))
+            for metric in current_samples[probe]:
+                group = gpu_groups.get(metric.gpu_uuid, host_group) if metric.gpu_uuid else host_group
+                samples.append((name, probe, group, metric))
+        if previous is not None:
+            checks.extend(_drift(name, envelopes, (previous or {}).get(name) or {}, previous_run_id, current_samples, options))
+        host_checks[name] = checks
+        identities[name] = (sku, sku_reason, groups)
+    fleet_checks, statistics = _fleet_checks(samples, options)
+    unmatched, empty = _unmatched(tally, reached)
+    for name in reached:
+        checks = host_checks[name] + empty.get(name, []) + fleet_checks.get(name, [])
+        sku, sku_reason, groups = identities[name]
+        verdicts[name] = _verdict(name, checks, sku, sku_reason, groups)
+    return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,
+                          previous_run_id=previous_run_id)
+
+
+def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[str, Any], previous_run_id: Optional[str],
+           current_samples: Dict[str, List[Metric]], options: Dict[str, Any]) -> List[Check]:
+    if not earlier_envelopes:
+        return [_host_check("drift.previous_run", host, "", "skip", "no earlier run of this host to compare with")]
+    checks: List[Check] = []
+    current, earlier = _data(envelopes.get("health")), _data(earlier_envelopes.get("health"))
+    if current is not None and earlier is not None:
+        earlier_run = earlier_envelopes["health"].get("run_id") or previous_run_id or "the previous run"
+        checks.extend(_gpu_set_drift(host, current, earlier, earlier_run))
+        checks.extend(_version_drift(host, current, earlier, earlier_run))
+    for probe, samples in sorted(current_samples.items()):
+        earlier_data = _data(earlier_envelopes.get(probe))
+        if earlier_data is None or not samples:
+            continue
+        earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
+        checks.extend(_metric_drift(host, probe, samples, probe_metrics(probe, earlier_data), earlier_run, options))
+    return checks

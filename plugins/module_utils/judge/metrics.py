@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Numbers per probe for fleet comparison and drift.
+
+METRICS maps a probe name to a function(data) -> list of Metric(metric_id, gpu_uuid, gpu_index, value, unit, better),
+better being "higher", "lower" or "none" (which direction is good). Later probes (membw, gemm ...) add an entry.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
+
+from .sku import is_unavailable
+
+
+class Metric(NamedTuple):
+    metric_id: str
+    gpu_uuid: Optional[str]
+    gpu_index: Optional[int]
+    value: float
+    unit: str
+    better: str
+
+
+def _number(value: Any) -> Optional[float]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def health_metrics(data: Dict[str, Any]) -> List[Metric]:
+    """Idle power draw (W), temperature (C) and memory used (MiB) per GPU, CUDA init duration (s) per host."""
+    metrics: List[Metric] = []
+    gpus = data.get("gpus")
+    for gpu in gpus if isinstance(gpus, list) else []:
+        uuid = gpu.get("uuid") if isinstance(gpu.get("uuid"), str) else None
+        index = gpu.get("index") if isinstance(gpu.get("index"), int) else None
+        if uuid is None:
+            continue
+        for metric_id, section, key, unit in (
+                ("health.idle_power_w", "power", "draw_w", "W"),
+                ("health.temperature_c", "temperature", "gpu_c", "C"),
+                ("health.memory_used_mib", "memory", "used_mib", "MiB")):
+            part = gpu.get(section)
+            value = _number(part.get(key)) if isinstance(part, dict) and not is_unavailable(part) else None
+            if value is not None:
+                metrics.append(Metric(metric_id, uuid, index, value, unit, "lower"))
+    init = data.get("cuda_init")
+    if isinstance(init, dict) and init.get("ok"):
+        duration = _number(init.get("duration_s"))
+        if duration is not None:
+            metrics.append(Metric("health.cuda_init_s", None, None, duration, "s", "lower"))
+    return metrics
+
+
+METRICS: Dict[str, Callable[[Dict[str, Any]], List[Metric]]] = {
+    "health": health_metrics,
+}
+
+
+def probe_metrics(probe: str, data: Any) -> List[Metric]:
+    """The metrics of one probe's data ([] for a probe without a metrics function or without data)."""
+    function = METRICS.get(probe)
+    if function is None or not isinstance(data, dict):
+        return []
+    return function(data)

@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rules are data: {"rules": [{id, probe, check, severity, params, description}]}.
+
+A rule's "check" names a function in a registry (a dict name -> function); nothing is ever evaluated as code.
+Per-host overrides {rule_id: {"severity": ..., "params": {...}, "enabled": false}} are merged over the defaults.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+SEVERITIES = ("fail", "warn")
+RULE_KEYS = ("id", "probe", "check", "severity", "params", "description", "enabled")
+REQUIRED_RULE_KEYS = ("id", "probe", "check", "severity", "description")
+OVERRIDE_KEYS = ("severity", "params", "enabled")
+RULE_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+STATUS_RANK = {"pass": 0, "skip": 0, "warn": 1, "error": 2, "fail": 3}
+
+
+@dataclass
+class RuleContext:
+    """What a check function may know beyond the probe data."""
+
+    host: str
+    sku: Optional[str] = None
+    sku_reason: str = ""
+    baseline: Optional[Dict[str, Any]] = None      # the host's baseline document, None when the SKU is unknown
+    envelope: Dict[str, Any] = field(default_factory=dict)
+
+    def baseline_source(self, key: str) -> str:
+        if not self.baseline:
+            return ""
+        return "baselines/%s.yaml %s" % (self.baseline.get("id"), key)
+
+
+def rule_list(document: Any) -> List[Dict[str, Any]]:
+    """The rules of a rules document ({"rules": [...]}) or of a plain list."""
+    if isinstance(document, Mapping):
+        return list(document.get("rules") or [])
+    return list(document or [])
+
+
+def rules_problems(document: Any, registries: Optional[Mapping[str, Mapping[str, Callable]]] = None) -> List[str]:
+    """Structural problems of a rules document, as sentences (empty when sound).
+
+    With registries ({probe: {check name: function}}), a check name that no registry knows is a problem too
+    (a probe without a registry is allowed: its rules are reported as unmatched by the judge).
+    """
+    problems: List[str] = []
+    if not isinstance(document, Mapping) or not isinstance(document.get("rules"), list):
+        return ['a rules document is a mapping with a "rules" list']
+    seen = set()
+    for position, rule in enumerate(document["rules"]):
+        where = "rules[%d]" % position
+        if not isinstance(rule, Mapping):
+            problems.append("%s is not a mapping" % where)
+            continue
+        rule_id = rule.get("id")
+        if isinstance(rule_id, str):
+            where = "rule %s" % rule_id
+            if rule_id in seen:
+                problems.append("%s is defined twice" % where)
+            seen.add(rule_id)
+            if not RULE_ID.match(rule_id):
+                problems.append("%s: the id must look like probe.name (lower case, dots, underscores)" % where)
+        for key in REQUIRED_RULE_KEYS:
+            if not isinstance(rule.get(key), str) or not rule.get(key):
+                problems.append("%s: %s is missing or not a non-empty string" % (where, key))
+        for key in sorted(set(rule) - set(RULE_KEYS)):
+            problems.append("%s: unknown key %s (known: %s)" % (where, key, ", ".join(RULE_KEYS)))
+        if rule.get("severity") not in SEVERITIES:
+            problems.append("%s: severity %r is not one of %s" % (where, rule.get("severity"), ", ".join(SEVERITIES)))
+        if "params" in rule and not isinstance(rule["params"], Mapping):
+            problems.append("%s: params must be a mapping" % where)
+        if "enabled" in rule and not isinstance(rule["enabled"], bool):
+            problems.append("%s: enabled must be true or false" % where)
+        probe, check = rule.get("probe"), rule.get("check")
+        if registries is not None and probe in registries and check not in registries[probe]:
+            problems.append("%s: check %r is not a %s check (known: %s)" % (
+                where, check, probe, ", ".join(sorted(registries[probe]))))
+    return problems
+
+
+def normalize_rule(rule: Mapping[str, Any]) -> Dict[str, Any]:
+    normalized = {key: copy.deepcopy(rule.get(key)) for key in RULE_KEYS}
+    normalized["params"] = dict(normalized["params"] or {})
+    normalized["enabled"] = True if rule.get("enabled") is None else bool(rule.get("enabled"))
+    normalized["description"] = normalized["description"] or ""
+    normalized["overridden"] = []
+    return normalized
+
+
+def effective_rules(defaults: Any, overrides: Optional[Mapping[str, Any]] = None) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """The rules for one host: defaults with the host's overrides merged over them.
+
+    Returns (rules, problems). Each rule is a dict with id, probe, check, severity, params, description, enabled,
+    and "overridden" (which of severity/params/enabled the host changed). Problems are sentences: an override
+    naming a rule that does not exist, an unknown param (not among the rule's default params), an unknown
+    key, a severity other than fail/warn. A broken part of an override is ignored, the rest applies.
+    """
+    rules = [normalize_rule(rule) for rule in rule_list(defaults)]
+    by_id = {rule["id"]: rule for rule in rules}
+    problems: List[str] = []
+    if overrides is None:
+        return rules, problems
+    if not isinstance(overrides, Mapping):
+        return rules, ["rule overrides must be a mapping of rule id to {severity, params, enabled}, not %s" % type(overrides).__name__]
+    for rule_id in sorted(overrides, key=str):
+        change = overrides[rule_id]
+        rule = by_id.get(rule_id)
+        if rule is None:
+            problems.append("override for unknown rule %s (no such rule id in the rules; check the spelling)" % rule_id)
+            continue
+        if not isinstance(change, Mapping):
+            problems.append("override for %s must be a mapping with severity, params or enabled" % rule_id)
+            continue
+        for key in sorted(set(change) - set(OVERRIDE_KEYS), key=str):
+            problems.append("override for %s: unknown key %s (known: %s)" % (rule_id, key, ", ".join(OVERRIDE_KEYS)))
+        if "severity" in change:
+            if change["severity"] in SEVERITIES:
+                rule["severity"] = change["severity"]
+                rule["overridden"].append("severity")
+            else:
+                problems.append("override for %s: severity %r is not one of %s" % (rule_id, change["severity"], ", ".join(SEVERITIES)))
+        if "enabled" in change:
+            if isinstance(change["enabled"], bool):
+                rule["enabled"] = change["enabled"]
+                rule["overridden"].append("enabled")
+            else:
+                problems.append("override for %s: enabled must be true or false" % rule_id)
+        params = change.get("params")
+        if params is not None:
+            if not isinstance(params, Mapping):
+                problems.append("override for %s: params must be a mapping" % rule_id)
+                continue
+            for name in sorted(params, key=str):
+                if name not in rule["params"]:
+                    problems.append("override for %s: unknown param %s (the rule takes: %s)" % (
+                        rule_id, name, ", ".join(sorted(rule["params"])) or "no params"))
+                    continue
+                rule["params"][name] = copy.deepcopy(params[name])
+                if "params" not in rule["overridden"]:
+                    rule["overridden"].append("params")
+    return rules, problems
+
+
+def cap_status(status: str, severity: str) -> str:
+    """A rule's severity is the worst status it may give: severity "warn" turns its fails into warns."""
+    if severity == "warn" and status == "fail":
+        return "warn"
+    return status

@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which baseline (SKU) a GPU and a host are: NVML name, PCI device id and memory against each baseline's match block."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+
+def is_unavailable(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"unavailable"}
+
+
+def known(value: Any) -> Any:
+    """The value, or None when it is {"unavailable": ...} or absent."""
+    return None if value is None or is_unavailable(value) else value
+
+
+def gpu_identity(gpu: Dict[str, Any]) -> Tuple[Optional[str], Optional[str], Optional[int]]:
+    """(NVML name, PCI device id in lower case "0x233510de", memory total MiB) of one health gpus[] entry."""
+    name = known(gpu.get("name"))
+    pci = gpu.get("pci") if isinstance(gpu.get("pci"), dict) else {}
+    device_id = known(pci.get("device_id"))
+    memory = known(gpu.get("memory"))
+    total = known(memory.get("total_mib")) if isinstance(memory, dict) else None
+    return (name if isinstance(name, str) else None,
+            device_id.lower() if isinstance(device_id, str) else None,
+            total if isinstance(total, int) else None)
+
+
+def describe_identity(name: Optional[str], device_id: Optional[str], memory_mib: Optional[int]) -> str:
+    return "%s, %s, %s" % (name or "unnamed GPU", device_id or "unknown PCI device id",
+                           "%d MiB" % memory_mib if memory_mib is not None else "unknown memory")
+
+
+def _memory_fits(baseline: Dict[str, Any], memory_mib: Optional[int]) -> Optional[bool]:
+    limits = baseline.get("match", {}).get("memory_mib") or {}
+    if memory_mib is None or not limits:
+        return None
+    low, high = limits.get("min"), limits.get("max")
+    return (low is None or memory_mib >= low) and (high is None or memory_mib <= high)
+
+
+def identify_gpu(gpu: Dict[str, Any], baselines: List[Dict[str, Any]]) -> Tuple[Optional[str], str]:
+    """(baseline id or None, a sentence saying how it matched or why nothing did) for one health gpus[] entry.
+
+    A baseline matches when the NVML name is one of match.names or the PCI device id is one of
+    match.pci_device_ids, and the memory total (when known) lies within match.memory_mib. When several match,
+    the one matching on both name and id wins; a tie is reported as ambiguous.
+    """
+    name, device_id, memory_mib = gpu_identity(gpu)
+    identity = describe_identity(name, device_id, memory_mib)
+    candidates = []
+    for baseline in baselines:
+        match = baseline.get("match", {})
+        by_name = name is not None and name in (match.get("names") or [])
+        ids = [str(entry.get("id", entry) if isinstance(entry, dict) else entry).lower() for entry in match.get("pci_device_ids") or []]
+        by_id = device_id is not None and device_id in ids
+        if not (by_name or by_id):
+            continue
+        fits = _memory_fits(baseline, memory_mib)
+        if fits is False:
+            continue
+        candidates.append((int(by_name) + int(by_id), baseline["id"], by_name, by_id, fits, ids))
+    if not candidates:
+        return None, "no baseline matches %s; add baselines/<sku>.yaml" % identity
+    candidates.sort(key=lambda candidate: -candidate[0])
+    if len(candidates) > 1 and candidates[0][0] == candidates[1][0]:
+        return None, "%s matches several baselines (%s); make their match blocks distinct" % (
+            identity, ", ".join(sorted(candidate[1] for candidate in candidates)))
+    unused_score, sku, by_name, by_id, fits, ids = candidates[0]
+    how = [part for part, used in (("name", by_name), ("PCI device id", by_id), ("memory", fits)) if used]
+    sentence = "%s is %s (matched by %s)" % (identity, sku, " and ".join(how))
+    if by_name and not by_id and device_id is not None and ids:
+        sentence += "; its PCI device id is not among the baseline's (%s)" % ", ".join(ids)
+    return sku, sentence
+
+
+def unknown_group(gpu_name: Optional[str]) -> str:
+    """The fleet-comparison group of a GPU without a baseline: its NVML name."""
+    return "unknown:%s" % (gpu_name or "unnamed GPU")
+
+
+def identify_host(gpus: Any, baselines: List[Dict[str, Any]]) -> Tuple[Optional[str], str, List[Tuple[Optional[str], str]]]:
+    """(host SKU or None, sentence, per-GPU (sku, sentence)) from a health data "gpus" field.
+
+    The host's SKU is its GPUs' SKU; mixed SKUs, unknown GPUs or no GPU list give None and say why.
+    """
+    if is_unavailable(gpus):
+        return None, "no GPU list to identify the SKU from: %s" % gpus["unavailable"], []
+    if not isinstance(gpus, list) or not gpus:
+        return None, "no GPU found, so no SKU", []
+    per_gpu = []
+    for gpu in gpus:
+        if "error" in gpu and "name" not in gpu:
+            per_gpu.append((None, "GPU %s could not be read: %s" % (gpu.get("index"), gpu["error"])))
+        else:
+            per_gpu.append(identify_gpu(gpu, baselines))
+    skus = sorted(set(sku for sku, unused_sentence in per_gpu if sku is not None))
+    unknown = [sentence for sku, sentence in per_gpu if sku is None]
+    if len(skus) == 1 and not unknown:
+        return skus[0], "%d x %s" % (len(gpus), per_gpu[0][1]), per_gpu
+    if not skus:
+        return None, unknown[0] if len(set(unknown)) == 1 else "; ".join(sorted(set(unknown))), per_gpu
+    counts = []
+    for sku in skus:
+        counts.append("%d x %s" % (sum(1 for item in per_gpu if item[0] == sku), sku))
+    if unknown:
+        counts.append("%d unknown (%s)" % (len(unknown), "; ".join(sorted(set(unknown)))))
+    return None, "mixed GPUs on one host: %s" % ", ".join(counts), per_gpu

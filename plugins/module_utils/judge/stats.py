@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Robust statistics for fleet comparison: median, MAD, robust z-score, outlier test, coefficient of variation.
+
+Pure Python (stdlib only). The robust z-score is Iglewicz and Hoaglin's modified z-score,
+0.6745 * (x - median) / MAD, with MAD the (unscaled) median absolute deviation; |z| > 3.5 is their outlier limit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, List, Optional
+
+# 0.6745 is the 0.75 quantile of the standard normal: MAD / 0.6745 estimates the standard deviation.
+MODIFIED_Z_FACTOR = 0.6745
+DEFAULT_OUTLIER_THRESHOLD = 3.5
+DEFAULT_RELATIVE_TOLERANCE = 0.10
+DEFAULT_MIN_COUNT = 3
+
+
+def _numbers(values: Iterable[float]) -> List[float]:
+    numbers = [float(value) for value in values]
+    for number in numbers:
+        if math.isnan(number) or math.isinf(number):
+            raise ValueError("not a finite number: %r" % number)
+    return numbers
+
+
+def median(values: Iterable[float]) -> float:
+    """The middle value (the mean of the two middle values for an even count)."""
+    numbers = sorted(_numbers(values))
+    if not numbers:
+        raise ValueError("median of no values")
+    middle = len(numbers) // 2
+    if len(numbers) % 2:
+        return numbers[middle]
+    return (numbers[middle - 1] + numbers[middle]) / 2.0
+
+
+def mad(values: Iterable[float], center: Optional[float] = None) -> float:
+    """Median absolute deviation from the median (or from center), unscaled."""
+    numbers = _numbers(values)
+    if not numbers:
+        raise ValueError("MAD of no values")
+    middle = median(numbers) if center is None else float(center)
+    return median(abs(number - middle) for number in numbers)
+
+
+def robust_z(value: float, center: float, mad_value: float) -> Optional[float]:
+    """0.6745 * (value - center) / MAD; None when MAD is 0 (the score is undefined)."""
+    if mad_value == 0:
+        return None
+    return MODIFIED_Z_FACTOR * (float(value) - center) / mad_value
+
+
+def coefficient_of_variation(values: Iterable[float]) -> Optional[float]:
+    """Sample standard deviation (n - 1) divided by the mean; None with fewer than 2 values or a zero mean."""
+    numbers = _numbers(values)
+    if len(numbers) < 2:
+        return None
+    mean = sum(numbers) / len(numbers)
+    if mean == 0:
+        return None
+    variance = sum((number - mean) ** 2 for number in numbers) / (len(numbers) - 1)
+    return math.sqrt(variance) / abs(mean)
+
+
+def relative_change(old: float, new: float) -> Optional[float]:
+    """(new - old) / |old|; None when old is 0."""
+    if old == 0:
+        return None
+    return (float(new) - float(old)) / abs(float(old))
+
+
+@dataclass
+class OutlierResult:
+    """The answer of outlier_test: outlier is None when it could not be decided (see reason)."""
+
+    outlier: Optional[bool]
+    value: float
+    median: Optional[float]
+    mad: Optional[float]
+    count: int
+    z: Optional[float]
+    method: str        # "robust_z" | "relative" | "none"
+    reason: str
+
+
+def outlier_test(value: float, population: Iterable[float], threshold: float = DEFAULT_OUTLIER_THRESHOLD,
+                 relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE, min_count: int = DEFAULT_MIN_COUNT,
+                 noise_floor: float = 0.0) -> OutlierResult:
+    """Is value an outlier in population (which includes value itself)?
+
+    |robust z| > threshold is an outlier. With MAD 0 (most peers equal) the robust z is undefined, so a value
+    more than relative_tolerance away from the median (relative to |median|) is one instead. A deviation at
+    or below noise_floor * |median| is never an outlier, whatever its z (tiny spreads make tiny differences
+    look huge). Fewer than min_count values: not decided ("not enough peers").
+    """
+    numbers = _numbers(population)
+    value = float(value)
+    if len(numbers) < min_count:
+        return OutlierResult(None, value, None, None, len(numbers), None, "none",
+                             "not enough peers: %d value(s), at least %d needed" % (len(numbers), min_count))
+    center = median(numbers)
+    spread = mad(numbers, center)
+    deviation = abs(value - center)
+    score = robust_z(value, center, spread)
+    if noise_floor and deviation <= noise_floor * abs(center):
+        return OutlierResult(False, value, center, spread, len(numbers), score, "robust_z" if score is not None else "relative",
+                             "within the noise floor of %g %% of the median" % (noise_floor * 100))
+    if score is not None:
+        outlier = abs(score) > threshold
+        return OutlierResult(outlier, value, center, spread, len(numbers), score, "robust_z",
+                             "robust z %.2f %s %g" % (score, ">" if outlier else "<=", threshold) if outlier
+                             else "robust z %.2f within +-%g" % (score, threshold))
+    if center == 0:
+        outlier = deviation > 0
+        return OutlierResult(outlier, value, center, spread, len(numbers), None, "relative",
+                             "MAD 0 and median 0: %s" % ("differs from every peer's 0" if outlier else "equal to the median"))
+    relative = deviation / abs(center)
+    outlier = relative > relative_tolerance
+    return OutlierResult(outlier, value, center, spread, len(numbers), None, "relative",
+                         "MAD 0, so compared relatively: %.1f %% from the median (tolerance %g %%)"
+                         % (relative * 100, relative_tolerance * 100))

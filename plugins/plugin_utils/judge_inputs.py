@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Load and validate the judge's inputs on the controller: baselines (one YAML per SKU), rules, rule overrides."""
+from __future__ import annotations
+
+import os
+
+import yaml
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import CHECK_REGISTRIES
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.rules import rules_problems
+
+from .probe_archive import collection_root
+from .schema_check import schema_problems
+
+BASELINE_SCHEMA = "baseline.schema.json"
+RULES_SCHEMA = "rules.schema.json"
+OVERRIDES_SCHEMA = "rule_overrides.schema.json"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+    """SafeLoader that refuses a mapping with the same key twice (plain YAML keeps the last one silently)."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = set()
+    for key_node, unused_value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                    "found duplicate key %r" % (key,), key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def default_baselines_dir() -> str:
+    return os.path.join(collection_root(), "baselines")
+
+
+def default_rules_path() -> str:
+    return os.path.join(collection_root(), "rules", "default.yaml")
+
+
+def _schema(file_name: str, schemas_dir: str | None) -> dict:
+    import json  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(schemas_dir or os.path.join(collection_root(), "schemas"), file_name), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def load_yaml(path: str):
+    """Parse one YAML file (duplicate keys are an error); raises ValueError naming the file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.load(handle, Loader=_UniqueKeyLoader)  # nosec B506 - a SafeLoader subclass
+    except OSError as exc:
+        raise ValueError("%s cannot be read: %s" % (path, exc.strerror or exc)) from exc
+    except yaml.YAMLError as exc:
+        raise ValueError("%s is not valid YAML: %s" % (path, " ".join(str(exc).split()))) from exc
+
+
+def load_baselines(directory: str | None = None, schemas_dir: str | None = None) -> tuple[list[dict], list[str]]:
+    """(baselines, problems): every *.yaml / *.yml in directory, each validated against schemas/baseline.schema.json.
+
+    A file that fails to parse or breaks the schema becomes a problem sentence naming the file and the error and
+    is skipped; the others load. Its id must equal its file name (without .yaml) and be unique.
+    """
+    directory = directory or default_baselines_dir()
+    schema = _schema(BASELINE_SCHEMA, schemas_dir)
+    baselines: list[dict] = []
+    problems: list[str] = []
+    try:
+        names = sorted(name for name in os.listdir(directory) if name.endswith((".yaml", ".yml")))
+    except OSError as exc:
+        return [], ["the baselines folder %s cannot be read: %s" % (directory, exc.strerror or exc)]
+    seen: dict[str, str] = {}
+    for name in names:
+        path = os.path.join(directory, name)
+        shown = "baselines/%s" % name
+        try:
+            document = load_yaml(path)
+        except ValueError as exc:
+            problems.append("%s skipped: %s" % (shown, str(exc).replace(path, shown)))
+            continue
+        errors = schema_problems(document, schema, "baseline")
+        if errors:
+            problems.append("%s skipped: it breaks schemas/%s: %s" % (shown, BASELINE_SCHEMA, "; ".join(errors)))
+            continue
+        stem = os.path.splitext(name)[0]
+        if document["id"] != stem:
+            problems.append("%s skipped: its id %r differs from its file name (%s)" % (shown, document["id"], stem))
+            continue
+        if document["id"] in seen:
+            problems.append("%s skipped: id %s is already defined by %s" % (shown, document["id"], seen[document["id"]]))
+            continue
+        limits = document["match"]["memory_mib"]
+        if limits["min"] > limits["max"]:
+            problems.append("%s skipped: match.memory_mib min %d is above max %d" % (shown, limits["min"], limits["max"]))
+            continue
+        seen[document["id"]] = shown
+        baselines.append(document)
+    return baselines, problems
+
+
+def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
+    """The rules document at path (default rules/default.yaml); raises ValueError with a clear message when broken."""
+    path = path or default_rules_path()
+    document = load_yaml(path)
+    errors = schema_problems(document, _schema(RULES_SCHEMA, schemas_dir), "rules")
+    if errors:
+        raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))
+    problems = rules_problems(document, CHECK_REGISTRIES)
+    if problems:
+        raise ValueError("%s: %s" % (path, "; ".join(problems)))
+    return document
+
+
+def validate_overrides(overrides, rules: dict | None = None, schemas_dir: str | None = None) -> list[str]:
+    """Problem sentences of an inventory's rule overrides (empty when sound).
+
+    Checked against schemas/rule_overrides.schema.json and, when rules are given, against them: every rule id must
+    exist and every param must be one the rule declares.
+    """
+    if overrides is None:
+        return []
+    problems = schema_problems(overrides, _schema(OVERRIDES_SCHEMA, schemas_dir), "rule_overrides")
+    if problems or rules is None:
+        return problems
+    by_id = {rule["id"]: rule for rule in rules.get("rules", [])}
+    for rule_id, change in sorted(overrides.items()):
+        rule = by_id.get(rule_id)
+        if rule is None:
+            problems.append("rule_overrides.%s: no such rule (known: %s)" % (rule_id, ", ".join(sorted(by_id))))
+            continue
+        for name in sorted(change.get("params") or {}):
+            if name not in (rule.get("params") or {}):
+                problems.append("rule_overrides.%s.params.%s: the rule has no such param (it takes: %s)" % (
+                    rule_id, name, ", ".join(sorted(rule.get("params") or {})) or "no params"))
+    return problems

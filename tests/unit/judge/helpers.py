@@ -1,0 +1,61 @@
+"""Shared helpers for the judge tests: recorded health results, baselines, rules."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import load_baselines, load_rules
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+FIXTURES = os.path.join(HERE, "fixtures")
+RUN_OK = "20261130T025347Z-985490"
+GPU0 = "GPU-8eb0778b-d464-b2c2-c1ff-53da4ffb64cd"
+GPU1 = "GPU-c2d869be-1bd4-aefd-e552-306f4e15e127"
+# The rig is a 2-GPU slice of an HGX board: its inventory says so.
+RIG_OVERRIDES = {"health.gpu_count": {"params": {"expected": 2}}}
+
+
+def fixture(name: str) -> dict:
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def health_ok() -> dict:
+    return copy.deepcopy(fixture("h200x2_health_ok.json"))
+
+
+def health_unavailable() -> dict:
+    return copy.deepcopy(fixture("h200x2_health_unavailable.json"))
+
+
+def baselines() -> list:
+    loaded, problems = load_baselines(os.path.join(ROOT, "baselines"))
+    assert problems == []
+    return loaded
+
+
+def rules() -> dict:
+    return load_rules(os.path.join(ROOT, "rules", "default.yaml"))
+
+
+def judge_one(envelope: dict, overrides=None, rule_document=None, **kwargs):
+    """Judge one host "rig" with one health envelope; returns its HostVerdict (and the judgement as .judgement)."""
+    hosts = {"rig": {"envelopes": {"health": envelope}, "reached": True, "reason": "", "groups": ["rack1"],
+                     "rule_overrides": RIG_OVERRIDES if overrides is None else overrides}}
+    judgement = judge_fleet("run2", hosts, baselines(), rule_document or rules(), **kwargs)
+    verdict = judgement.hosts["rig"]
+    verdict.judgement = judgement
+    return verdict
+
+
+def checks_of(verdict, check_id: str, gpu_index=None) -> list:
+    return [check for check in verdict.checks if check.id == check_id and (gpu_index is None or check.gpu_index == gpu_index)]
+
+
+def one(verdict, check_id: str, gpu_index=None):
+    found = checks_of(verdict, check_id, gpu_index)
+    assert len(found) == 1, (check_id, gpu_index, [c.to_dict() for c in verdict.checks if c.id == check_id])
+    return found[0]

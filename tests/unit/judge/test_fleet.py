@@ -1,0 +1,170 @@
+"""Fleet-level judgement: peers, drift, unmatched rules, overrides, unreachable hosts."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.rules import effective_rules
+from helpers import GPU1, RIG_OVERRIDES, RUN_OK, baselines, health_ok, judge_one, one, rules
+
+
+def _host(envelope, overrides=None, groups=None):
+    return {"envelopes": {"health": envelope}, "reached": True, "reason": "", "groups": groups or ["rack1"],
+            "rule_overrides": RIG_OVERRIDES if overrides is None else overrides}
+
+
+def _fleet_envelope(number: int, power=(80.4, 80.9), name=None) -> dict:
+    """The recorded H200 result as host n: its own UUIDs, slightly different idle power."""
+    envelope = health_ok()
+    for gpu, draw in zip(envelope["data"]["gpus"], power):
+        gpu["uuid"] = "GPU-%08d-%s" % (number, gpu["uuid"][13:])
+        gpu["power"]["draw_w"] = draw
+        if name:
+            gpu["name"] = name
+            gpu["pci"]["device_id"] = "0x1234abcd"
+    return envelope
+
+
+def test_driver_change_since_previous_run_warns():
+    earlier = health_ok()
+    earlier["data"]["software"]["driver_version"] = "570.133.20"
+    verdict = judge_one(health_ok(), previous={"rig": {"health": earlier}})
+    check = one(verdict, "drift.driver_version")
+    assert check.status == "warn"
+    assert check.reason == "driver version changed since run %s: 570.133.20 -> 580.159.04" % RUN_OK
+    assert (check.value, check.reference) == ("580.159.04", "570.133.20")
+    assert verdict.verdict == "warn"
+
+
+def test_swapped_gpu_at_index_1():
+    earlier = health_ok()
+    earlier["data"]["gpus"][1]["uuid"] = "GPU-aaaaaaaa-0000-0000-0000-000000000001"
+    earlier["run_id"] = "20261101T000000Z-000001"
+    verdict = judge_one(health_ok(), previous={"rig": {"health": earlier}})
+    check = one(verdict, "drift.gpus")
+    assert check.status == "warn" and check.gpu_index == 1
+    assert ("GPU 1 was GPU-aaaaaaaa-0000-0000-0000-000000000001 in run 20261101T000000Z-000001, now %s: swapped" % GPU1) in check.reason
+
+
+def test_missing_gpu_since_previous_run_fails():
+    current = health_ok()
+    del current["data"]["gpus"][1]
+    verdict = judge_one(current, previous={"rig": {"health": health_ok()}}, overrides={"health.gpu_count": {"enabled": False}})
+    check = one(verdict, "drift.gpus")
+    assert check.status == "fail" and "GPU 1 (%s) was present in run %s and is missing now" % (GPU1, RUN_OK) in check.reason
+    assert one(verdict, "health.gpu_count").reason == "rule disabled by this host's rule overrides"
+
+
+def test_idle_power_drift_beyond_noise():
+    current = health_ok()
+    current["data"]["gpus"][0]["power"]["draw_w"] = 120.0
+    check = one(judge_one(current, previous={"rig": {"health": health_ok()}}), "drift.health.idle_power_w", 0)
+    assert check.status == "warn" and check.reference == 80.423 and "+49.2 %" in check.reason
+
+
+def test_fleet_outlier_idling_at_300_w():
+    hosts = {"node%d" % n: _host(_fleet_envelope(n, power=(80.0 + n / 10, 80.5 + n / 10))) for n in range(1, 5)}
+    hosts["node5"] = _host(_fleet_envelope(5, power=(300.0, 80.7)))
+    judgement = judge_fleet("run2", hosts, baselines(), rules())
+    hot = one(judgement.hosts["node5"], "fleet.health.idle_power_w", 0)
+    assert hot.status == "warn" and hot.value == 300.0
+    # sorted: 80.1 80.2 80.3 80.4 80.6 | 80.7 80.7 80.8 80.9 300 -> median 80.65, MAD 0.25, z = 0.6745 * 219.35 / 0.25
+    assert "against the fleet median 80.65 W of h200-sxm (MAD 0.25, 10 values from 5 hosts): robust z 591.81 > 3.5" in hot.reason
+    assert hot.reference == pytest.approx(80.65) and hot.reference_source.startswith("fleet median of h200-sxm")
+    assert one(judgement.hosts["node5"], "fleet.health.idle_power_w", 1).status == "pass"
+    assert judgement.hosts["node5"].verdict == "warn"
+    for name in ("node1", "node2", "node3", "node4"):
+        assert judgement.hosts[name].verdict == "pass", judgement.hosts[name].reasons
+    stats = judgement.fleet_statistics["h200-sxm"]["health.idle_power_w"]
+    assert stats["count"] == 10 and stats["median"] == pytest.approx(80.65) and stats["unit"] == "W" and stats["hosts"] == 5
+    assert judgement.hosts_worst_first()[0].host == "node5"
+
+
+def test_unknown_sku_still_compared_with_peers():
+    name = "NVIDIA H200 Engineering Sample"
+    hosts = {"es%d" % n: _host(_fleet_envelope(n, name=name)) for n in range(1, 4)}
+    hosts["es3"] = _host(_fleet_envelope(3, power=(250.0, 80.9), name=name))
+    judgement = judge_fleet("run2", hosts, baselines(), rules())
+    verdict = judgement.hosts["es3"]
+    assert verdict.sku is None
+    assert verdict.sku_reason == ("no baseline matches NVIDIA H200 Engineering Sample, 0x1234abcd, 143771 MiB; "
+                                  "add baselines/<sku>.yaml")
+    group = "unknown:%s" % name
+    assert group in judgement.fleet_statistics
+    hot = one(verdict, "fleet.health.idle_power_w", 0)
+    assert hot.status == "warn" and group in hot.reason
+    nvlink = one(verdict, "health.nvlink_active", 0)
+    assert nvlink.status == "pass" and "the SKU is unknown, so compared with the GPU's own supported count" in nvlink.reason
+    assert one(judgement.hosts["es1"], "health.gpu_count").status == "pass"   # the override still holds
+
+
+def test_rule_matching_nothing_is_reported():
+    document = copy.deepcopy(rules())
+    document["rules"].append({"id": "health.typo", "probe": "health", "check": "field_equals", "severity": "warn",
+                              "params": {"path": "gpus[].mig_mod.current", "expected": "disabled"}, "description": "a typo"})
+    document["rules"].append({"id": "membw.plateau", "probe": "membw", "check": "plateau", "severity": "fail",
+                              "params": {}, "description": "a probe that did not run"})
+    verdict = judge_one(health_ok(), rule_document=document)
+    unmatched = {check.id: check for check in verdict.judgement.unmatched_rules}
+    assert set(unmatched) == {"health.typo", "membw.plateau"}
+    assert unmatched["health.typo"].status == "warn" and unmatched["health.typo"].host == ""
+    assert "found no field to read" in unmatched["health.typo"].reason
+    assert unmatched["membw.plateau"].status == "skip"
+    assert "the membw probe gave no data on any host" in unmatched["membw.plateau"].reason
+    assert verdict.verdict == "pass"
+
+
+def test_override_turns_fail_into_warn_for_one_host():
+    def thermal(number):
+        envelope = _fleet_envelope(number)
+        envelope["data"]["gpus"][0]["clock_event_reasons"]["names"] = ["hw_thermal_slowdown"]
+        return envelope
+    relaxed = dict(RIG_OVERRIDES)
+    relaxed["health.clock_event_reasons"] = {"severity": "warn"}
+    hosts = {"strict": _host(thermal(1)), "relaxed": _host(thermal(2), overrides=relaxed)}
+    judgement = judge_fleet("run2", hosts, baselines(), rules())
+    assert one(judgement.hosts["strict"], "health.clock_event_reasons", 0).status == "fail"
+    check = one(judgement.hosts["relaxed"], "health.clock_event_reasons", 0)
+    assert check.status == "warn" and "rule overridden for this host: severity" in check.threshold
+    assert (judgement.hosts["strict"].verdict, judgement.hosts["relaxed"].verdict) == ("fail", "warn")
+
+
+def test_override_of_unknown_rule_or_param_is_an_error():
+    overrides = {"health.gpu_count": {"params": {"expected": 2, "expceted": 3}}, "health.nope": {"enabled": False}}
+    verdict = judge_one(health_ok(), overrides=overrides)
+    errors = [check.reason for check in verdict.checks if check.id == "rules.overrides"]
+    assert any("override for unknown rule health.nope" in reason for reason in errors)
+    assert any("override for health.gpu_count: unknown param expceted (the rule takes: expected)" in reason for reason in errors)
+    assert verdict.verdict == "error"
+    assert one(verdict, "health.gpu_count").status == "pass"     # the sound part still applies
+
+
+def test_effective_rules_merges_and_keeps_defaults():
+    merged, problems = effective_rules(rules(), {"health.xid_events": {"params": {"hardware_xids": [79]}, "severity": "warn"}})
+    assert problems == []
+    xid = [rule for rule in merged if rule["id"] == "health.xid_events"][0]
+    assert xid["params"]["hardware_xids"] == [79] and xid["severity"] == "warn" and xid["overridden"] == ["severity", "params"]
+    untouched, unused = effective_rules(rules(), None)
+    assert [rule for rule in untouched if rule["id"] == "health.xid_events"][0]["params"]["hardware_xids"][0] == 48
+    assert unused == []
+
+
+def test_unreachable_host_never_passes():
+    unreachable = {"reached": False, "reason": "ssh: connect to host gone port 22: No route to host", "groups": ["rack2"], "envelopes": {}}
+    hosts = {"rig": _host(health_ok()), "gone": unreachable}
+    judgement = judge_fleet("run2", hosts, baselines(), rules())
+    gone = judgement.hosts["gone"]
+    assert gone.verdict == "unreachable"
+    assert [check.id for check in gone.checks] == ["host.reachable"]
+    assert gone.reasons == ["host.reachable: not reached: ssh: connect to host gone port 22: No route to host"]
+    assert gone.groups == ["rack2"]
+    assert judgement.hosts["rig"].verdict == "pass"
+    assert [verdict.host for verdict in judgement.hosts_worst_first()] == ["gone", "rig"]
+
+
+def test_reached_host_without_results_is_an_error():
+    judgement = judge_fleet("run2", {"empty": {"reached": True, "envelopes": {}}}, baselines(), rules())
+    assert judgement.hosts["empty"].verdict == "error"
+    assert judgement.to_dict()["hosts"]["empty"]["checks"][0]["id"] == "host.results"

@@ -1,0 +1,118 @@
+"""Baselines, rules and overrides as files: schemas, broken files reported while the others load, SKU matching."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import CHECK_REGISTRIES
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.sku import identify_gpu, identify_host
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import (
+    load_baselines, load_rules, load_yaml, validate_overrides)
+from helpers import ROOT, baselines, health_ok, rules
+
+
+def _schema(name):
+    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
+        schema = json.load(handle)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "baselines", "*.yaml"))))
+def test_every_baseline_is_schema_valid(path):
+    errors = list(_schema("baseline.schema.json").iter_errors(load_yaml(path)))
+    assert errors == [], [error.message for error in errors]
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "rules", "*.yaml"))))
+def test_every_rules_file_is_schema_valid_and_names_real_checks(path):
+    document = load_yaml(path)
+    assert list(_schema("rules.schema.json").iter_errors(document)) == []
+    for rule in document["rules"]:
+        assert rule["check"] in CHECK_REGISTRIES[rule["probe"]], rule["id"]
+        assert rule["description"]
+
+
+def test_the_four_baselines_and_their_numbers_have_sources():
+    loaded = {baseline["id"]: baseline for baseline in baselines()}
+    assert sorted(loaded) == ["a100-sxm-80gb", "h100-sxm", "h200-sxm", "rtx-pro-6000-blackwell"]
+    h200 = loaded["h200-sxm"]
+    assert (h200["gpus_per_node"], h200["nvlink_links"]) == (8, 18)
+    assert h200["datasheet"]["hbm_bandwidth"]["value"] == 4800 and h200["datasheet"]["bf16_dense"]["value"] == 989
+    assert h200["known_good"]["nvbandwidth_d2d_write_ce"]["value"] == 396.4
+    assert loaded["a100-sxm-80gb"]["nvlink_links"] == 12 and loaded["rtx-pro-6000-blackwell"]["gpus_per_node"] is None
+    for baseline in loaded.values():
+        for section in ("datasheet", "known_good"):
+            for number in baseline[section].values():
+                assert number["source"]
+
+
+def test_default_rule_ids():
+    ids = [rule["id"] for rule in rules()["rules"]]
+    assert ids == ["health.gpu_count", "health.ecc_enabled", "health.ecc_volatile_uncorrected", "health.retired_pages",
+                   "health.remapped_rows", "health.pcie_link_width", "health.pcie_link_gen", "health.nvlink_active",
+                   "health.clock_event_reasons", "health.persistence_mode", "health.xid_events", "health.device_majors",
+                   "health.device_nodes_present", "health.device_nodes_open", "health.device_node_count", "health.cuda_init",
+                   "health.gpu_processes", "health.mig_disabled"]
+
+
+def test_broken_baselines_are_reported_while_the_others_load(tmp_path):
+    for name in ("h200-sxm.yaml", "h100-sxm.yaml"):
+        shutil.copy(os.path.join(ROOT, "baselines", name), tmp_path / name)
+    (tmp_path / "bad-yaml.yaml").write_text("id: bad-yaml\nmatch: [unclosed\n", encoding="utf-8")
+    with open(os.path.join(ROOT, "baselines", "a100-sxm-80gb.yaml"), encoding="utf-8") as handle:
+        text = handle.read()
+    (tmp_path / "a100-sxm-80gb.yaml").write_text(text.replace("nvlink_links: 12", "nvlink_links: twelve"), encoding="utf-8")
+    (tmp_path / "dup.yaml").write_text("id: dup\nid: dup\n", encoding="utf-8")
+    loaded, problems = load_baselines(str(tmp_path))
+    assert sorted(baseline["id"] for baseline in loaded) == ["h100-sxm", "h200-sxm"]
+    assert len(problems) == 3
+    assert problems[0].startswith("baselines/a100-sxm-80gb.yaml skipped: it breaks schemas/baseline.schema.json: at baseline.nvlink_links:")
+    assert "'twelve' is not of type 'integer'" in problems[0]
+    assert problems[1].startswith("baselines/bad-yaml.yaml skipped: baselines/bad-yaml.yaml is not valid YAML:")
+    assert "found duplicate key 'id'" in problems[2]
+
+
+def test_baseline_id_must_match_its_file_name(tmp_path):
+    shutil.copy(os.path.join(ROOT, "baselines", "h200-sxm.yaml"), tmp_path / "h200.yaml")
+    loaded, problems = load_baselines(str(tmp_path))
+    assert loaded == [] and problems == ["baselines/h200.yaml skipped: its id 'h200-sxm' differs from its file name (h200)"]
+
+
+def test_broken_rules_raise_a_clear_value_error(tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text("rules:\n  - id: health.x\n    probe: health\n    check: exec_python\n    severity: fail\n"
+                    "    description: code is never evaluated\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="rule health.x: check 'exec_python' is not a health check"):
+        load_rules(str(path))
+    path.write_text("rules:\n  - id: health.x\n    probe: health\n    severity: fatal\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="breaks schemas/rules.schema.json"):
+        load_rules(str(path))
+
+
+def test_validate_overrides():
+    document = rules()
+    assert validate_overrides({"health.gpu_count": {"params": {"expected": 2}}}, document) == []
+    problems = validate_overrides({"health.gpu_count": {"params": {"expectd": 2}}, "health.nope": {"enabled": False}}, document)
+    assert problems[0].startswith("rule_overrides.health.gpu_count.params.expectd: the rule has no such param (it takes: expected)")
+    assert problems[1].startswith("rule_overrides.health.nope: no such rule")
+    assert "at rule_overrides.health.gpu_count.severity" in validate_overrides({"health.gpu_count": {"severity": "fatal"}})[0]
+
+
+def test_sku_identification():
+    gpu = health_ok()["data"]["gpus"][0]
+    assert identify_gpu(gpu, baselines())[0] == "h200-sxm"
+    stranger = {"name": "NVIDIA XYZ", "pci": {"device_id": "0x1234ABCD"}, "memory": {"total_mib": 81559}}
+    assert identify_gpu(stranger, baselines()) == (None, "no baseline matches NVIDIA XYZ, 0x1234abcd, 81559 MiB; add baselines/<sku>.yaml")
+    h100 = {"name": "NVIDIA H100 80GB HBM3", "pci": {"device_id": "0x233010de"}, "memory": {"total_mib": 81559}}
+    assert identify_gpu(h100, baselines())[0] == "h100-sxm"
+    # the right name with memory far outside the baseline's range is not that SKU
+    assert identify_gpu({"name": "NVIDIA H200", "memory": {"total_mib": 81559}}, baselines())[0] is None
+    sku, sentence, unused = identify_host([gpu, h100], baselines())
+    assert sku is None and sentence.startswith("mixed GPUs on one host: 1 x h100-sxm, 1 x h200-sxm")
+    assert identify_host({"unavailable": "no NVML"}, baselines())[:2] == (None, "no GPU list to identify the SKU from: no NVML")
