@@ -1,6 +1,8 @@
 """Render a run's dossiers (one per host) and its fleet index, as self-contained HTML and as Markdown."""
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 import shlex
@@ -10,9 +12,13 @@ from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from ..module_utils.judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict
+from .report_exports import fleet_json, junit_xml, prometheus_text, run_timestamp
 from .report_health import fleet_columns, health_view
 from .report_model import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
+from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, measurement_references, metric_cell, metric_columns,
+                              shown_reasons, statistics_rows, verdict_counts, verdict_rank, verdict_view)
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_templates")
 FAILED_STATES = ("unreachable", "error", "timeout")
@@ -70,6 +76,22 @@ def cell_text(cell: Any) -> MarkdownText:
     return MarkdownText("**%s**" % text if cell.flag == "bad" else text)
 
 
+def status_markdown(status: str, flag: str) -> MarkdownText:
+    """A check status or verdict for Markdown: a failure or warning in bold."""
+    return MarkdownText("**%s**" % markdown_escape(status) if flag in ("bad", "warn") else markdown_escape(status))
+
+
+def references_text(rows: Sequence[Mapping[str, Any]]) -> MarkdownText:
+    """The "reference | check |" cells of a measurement row: what the judge held it against, and the verdict."""
+    if not rows:
+        return MarkdownText("— | — |")
+    references = "; ".join("%s (%s)" % (markdown_escape(row["reference"]), markdown_escape(row["reference_source"]))
+                           for row in rows)
+    checks = "; ".join("%s %s (%s)" % (status_markdown(row["status"], row["flag"]), markdown_escape(row["id"]),
+                                       markdown_escape(row["threshold"])) for row in rows)
+    return MarkdownText("%s | %s |" % (references, checks))
+
+
 def _html_finalize(value: Any) -> Any:
     return "" if value is None else value
 
@@ -79,7 +101,7 @@ def _environment(markdown: bool) -> Environment:
                   trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     if markdown:
         environment = Environment(autoescape=False, finalize=markdown_escape, **common)
-        environment.globals["cell_text"] = cell_text
+        environment.globals.update(cell_text=cell_text, flagged=status_markdown, references_text=references_text)
         return environment
     return Environment(autoescape=select_autoescape(["html", "j2"]), finalize=_html_finalize, **common)
 
@@ -137,20 +159,35 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
     }
 
 
-def _host_context(host: HostModel, run: RunModel, markdown: bool) -> Dict[str, Any]:
+def _probe_references(probe: Dict[str, Any], verdict: Optional[HostVerdict]) -> Dict[str, List[Dict[str, Any]]]:
+    if verdict is None:
+        return {}
+    paths = [row.path for unused_section, rows in probe["measurements"] for row in rows]
+    return measurement_references(verdict.checks, probe["name"], paths)
+
+
+def _host_context(host: HostModel, run: RunModel, markdown: bool,
+                  judgement: Optional[FleetJudgement] = None) -> Dict[str, Any]:
     probes = [probe_view(entry, markdown) for entry in host.probes.values()]
     probes.sort(key=lambda probe: (probe["name"] != "health", probe["name"]))
+    verdict = judgement.hosts.get(host.name) if judgement is not None else None
+    for probe in probes:
+        probe["references"] = _probe_references(probe, verdict)
     return {"host": host, "run": run, "probes": probes, "markdown": markdown,
             "index_href": "../index.md" if markdown else "../index.html",
-            "unavailable_total": sum(len(probe["unavailable"]) for probe in probes)}
+            "unavailable_total": sum(len(probe["unavailable"]) for probe in probes),
+            "judged": judgement is not None, "verdict": verdict_view(verdict) if judgement is not None else {},
+            "previous_run_id": judgement.previous_run_id if judgement is not None else None}
 
 
-def render_host_dossier_html(host_model: HostModel, run_model: RunModel) -> str:
-    return HTML.get_template("dossier.html.j2").render(**_host_context(host_model, run_model, markdown=False))
+def render_host_dossier_html(host_model: HostModel, run_model: RunModel, judgement: Optional[FleetJudgement] = None) -> str:
+    context = _host_context(host_model, run_model, markdown=False, judgement=judgement)
+    return HTML.get_template("dossier.html.j2").render(**context)
 
 
-def render_host_dossier_markdown(host_model: HostModel, run_model: RunModel) -> str:
-    context = _host_context(host_model, run_model, markdown=True)
+def render_host_dossier_markdown(host_model: HostModel, run_model: RunModel,
+                                 judgement: Optional[FleetJudgement] = None) -> str:
+    context = _host_context(host_model, run_model, markdown=True, judgement=judgement)
     context["index_link"] = markdown_link("fleet index", context["index_href"])
     for probe in context["probes"]:
         probe["json_link"] = markdown_link(probe["json_file"], probe["json_href"])
@@ -169,7 +206,56 @@ def host_summary(host: HostModel, markdown: bool) -> Dict[str, Any]:
     return summary
 
 
-def _index_context(run: RunModel, markdown: bool) -> Dict[str, Any]:
+def flagged_markdown(text: str, note: str = "", flag: str = "") -> MarkdownText:
+    """A cell for Markdown, which has no colours: the note inline, a warning or failure in bold with its flag."""
+    body = markdown_escape(text) + (" (%s)" % markdown_escape(note) if note else "")
+    return MarkdownText("**%s** (%s)" % (body, "outlier or drift" if flag == "warn" else "failing")
+                        if flag in ("bad", "warn") else body)
+
+
+def _groups_of(host: HostModel, verdict: Optional[HostVerdict]) -> List[str]:
+    return list(host.groups) or (list(verdict.groups) if verdict is not None else [])
+
+
+def _judged_row(host: HostModel, judgement: FleetJudgement, metrics: List[Dict[str, str]], markdown: bool) -> Dict[str, Any]:
+    verdict = judgement.hosts.get(host.name)
+    view = verdict_view(verdict)
+    reasons, more = shown_reasons(view["reasons"])
+    row = dict(host_summary(host, markdown), verdict=view["verdict"], flag=view["flag"], sku=view["sku"],
+               sku_reason=view["sku_reason"], reasons=reasons, more_reasons=more, all_reasons=view["reasons"],
+               groups=_groups_of(host, verdict), drift=drift_notes(verdict),
+               metrics=[metric_cell(judgement, verdict, column["metric"], column["unit"]) if verdict is not None
+                        else {"text": "—", "note": "", "flag": "", "title": ""} for column in metrics])
+    if markdown:
+        row["metric_cells"] = [flagged_markdown(cell["text"], cell["note"], cell["flag"]) for cell in row["metrics"]]
+        row["drift_cell"] = MarkdownText("; ".join(flagged_markdown(note["text"], "", note["flag"]) for note in row["drift"])) \
+            if row["drift"] else "—"
+    return row
+
+
+def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bool) -> Dict[str, Any]:
+    metrics = metric_columns(judgement)
+    rows = [_judged_row(host, judgement, metrics, markdown) for host in run.hosts]
+    rows.sort(key=lambda row: (-verdict_rank(row["verdict"]), row["host"].name))
+    groups: Dict[str, List[Dict[str, Any]]] = {}
+    for row in rows:
+        for group in row["groups"] or ["(no group)"]:
+            groups.setdefault(group, []).append(row)
+    group_rows = [{"name": name, "total": len(members),
+                   "counts": [(verdict, count) for verdict, count in verdict_counts(row["verdict"] for row in members) if count],
+                   "not_pass": [row["host"].name for row in members if row["verdict"] != "pass"]}
+                  for name, members in sorted(groups.items())]
+    unmatched = [{"id": check.id, "probe": check.probe, "status": check.status, "reason": check.reason}
+                 for check in judgement.unmatched_rules]
+    return {"run": run, "judgement": judgement, "rows": rows, "metrics": metrics, "groups": group_rows,
+            "counts": verdict_counts(row["verdict"] for row in rows), "verdict_flag": VERDICT_FLAG,
+            "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
+            "unmatched": unmatched, "statistics": statistics_rows(judgement),
+            "previous_run_id": judgement.previous_run_id,
+            "versions": ", ".join(run.collection_versions()) or "not recorded"}
+
+
+def _index_context(run: RunModel, markdown: bool, previous_run_id: Optional[str] = None) -> Dict[str, Any]:
     rows = [host_summary(host, markdown) for host in run.hosts_worst_first()]
     groups = []
     for name, hosts in run.groups().items():
@@ -181,15 +267,22 @@ def _index_context(run: RunModel, markdown: bool) -> Dict[str, Any]:
                        "not_ok": [host.name for host in hosts if host.state != "ok"]})
     return {"run": run, "rows": rows, "counts": run.counts_by_state(), "groups": groups,
             "failed": [row for row in rows if row["host"].state in FAILED_STATES],
+            "previous_run_id": previous_run_id,
             "versions": ", ".join(run.collection_versions()) or "not recorded"}
 
 
-def render_fleet_index_html(run_model: RunModel) -> str:
-    return HTML.get_template("index.html.j2").render(**_index_context(run_model, markdown=False))
+def render_fleet_index_html(run_model: RunModel, judgement: Optional[FleetJudgement] = None,
+                            previous_run_id: Optional[str] = None) -> str:
+    if judgement is not None:
+        return HTML.get_template("index_judged.html.j2").render(**_judged_index_context(run_model, judgement, markdown=False))
+    return HTML.get_template("index.html.j2").render(**_index_context(run_model, markdown=False, previous_run_id=previous_run_id))
 
 
-def render_fleet_index_markdown(run_model: RunModel) -> str:
-    return MARKDOWN.get_template("index.md.j2").render(**_index_context(run_model, markdown=True))
+def render_fleet_index_markdown(run_model: RunModel, judgement: Optional[FleetJudgement] = None,
+                                previous_run_id: Optional[str] = None) -> str:
+    if judgement is not None:
+        return MARKDOWN.get_template("index_judged.md.j2").render(**_judged_index_context(run_model, judgement, markdown=True))
+    return MARKDOWN.get_template("index.md.j2").render(**_index_context(run_model, markdown=True, previous_run_id=previous_run_id))
 
 
 def _inside(root: str, path: str) -> bool:
@@ -197,22 +290,47 @@ def _inside(root: str, path: str) -> bool:
     return os.path.commonpath([root_real, path_real]) == root_real and path_real != root_real
 
 
+def _export_outputs(run: RunModel, judgement: FleetJudgement) -> List[Tuple[str, str]]:
+    document = fleet_json(judgement, run)
+    return [
+        (os.path.join(run.run_dir, "fleet.json"),
+         json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False) + "\n"),
+        (os.path.join(run.run_dir, "junit.xml"), junit_xml(judgement)),
+        (os.path.join(run.run_dir, "gpufleet.prom"), prometheus_text(judgement, run, run_timestamp(run))),
+    ]
+
+
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
-               write: Callable[[str, str], None]) -> RunModel:
+               write: Callable[[str, str], None], judgement: Optional[FleetJudgement] = None,
+               previous_run_id: Optional[str] = None) -> RunModel:
     """Render every dossier and the fleet index, write(path, text) each, and return the run as loaded.
 
-    Paths: <run_dir>/<host.dir_name>/dossier.html and .md for every host of the returned run, <run_dir>/index.html and .md.
+    Paths: <run_dir>/<host.dir_name>/dossier.html and .md for every host of the returned run, <run_dir>/index.html and .md;
+    with a judgement also <run_dir>/fleet.json, junit.xml and gpufleet.prom. A judged host that has no results on disk
+    is rendered too (as a host without results); previous_run_id, when given, overrides judgement.previous_run_id.
 
     Raises ValueError, before writing anything, if a path would resolve outside run_dir (e.g. a linked host directory).
     """
-    run = load_run(run_dir, expected_hosts, host_groups)
+    expected = list(expected_hosts)
+    groups = dict(host_groups or {})
+    if judgement is not None:
+        if previous_run_id is not None and previous_run_id != judgement.previous_run_id:
+            judgement = dataclasses.replace(judgement, previous_run_id=previous_run_id)
+        known = set(expected)
+        expected += sorted(name for name in judgement.hosts if name not in known)
+        for name, verdict in judgement.hosts.items():
+            if not groups.get(name) and verdict.groups:
+                groups[name] = list(verdict.groups)
+    run = load_run(run_dir, expected, groups)
     outputs = []
     for host in run.hosts:
         host_path = os.path.join(run.run_dir, host.dir_name)
-        outputs.append((os.path.join(host_path, "dossier.html"), render_host_dossier_html(host, run)))
-        outputs.append((os.path.join(host_path, "dossier.md"), render_host_dossier_markdown(host, run)))
-    outputs.append((os.path.join(run.run_dir, "index.html"), render_fleet_index_html(run)))
-    outputs.append((os.path.join(run.run_dir, "index.md"), render_fleet_index_markdown(run)))
+        outputs.append((os.path.join(host_path, "dossier.html"), render_host_dossier_html(host, run, judgement)))
+        outputs.append((os.path.join(host_path, "dossier.md"), render_host_dossier_markdown(host, run, judgement)))
+    outputs.append((os.path.join(run.run_dir, "index.html"), render_fleet_index_html(run, judgement, previous_run_id)))
+    outputs.append((os.path.join(run.run_dir, "index.md"), render_fleet_index_markdown(run, judgement, previous_run_id)))
+    if judgement is not None:
+        outputs.extend(_export_outputs(run, judgement))
     for path, unused_text in outputs:
         if not _inside(run.run_dir, path):
             raise ValueError("refusing to write %s: it resolves outside the run directory %s" % (path, run.run_dir))

@@ -135,3 +135,97 @@ def fleet(tmp_path):
     run.expected = ["gpu-a01", "cpu-b01", "gpu-c01", "gpu-d01", "gpu-e01", EVIL_HOST]
     run.groups = {"gpu-a01": ["rack1"], "cpu-b01": ["rack1"], "gpu-c01": ["rack2"], "gpu-e01": ["rack2"]}
     return run
+
+
+PREVIOUS_RUN_ID = "20261129T020000Z-000001"
+UUID0, UUID1 = H200_DATA["gpus"][0]["uuid"], H200_DATA["gpus"][1]["uuid"]
+MEMBW_STATISTICS = {"median": 4010.0, "mad": 6.0, "count": 3, "unit": "GB/s"}
+
+
+def _checks(host, *specs):
+    from plugins.module_utils.judge.model import Check
+
+    return [Check(host=host, **spec) for spec in specs]
+
+
+def _health_pass(host):
+    return [{"id": "health.cuda_init", "probe": "health", "status": "pass", "reason": "CUDA initialised in a fresh process.",
+             "value": True, "reference": True, "reference_source": "rule", "threshold": "== true"}]
+
+
+def _membw(host, value, status, fleet_status, reason):
+    return [
+        {"id": "membw.plateau_gbps", "probe": "membw", "status": "pass", "value": value, "unit": "GB/s", "reference": 4800,
+         "reference_source": "baselines/h200-sxm.yml: NVIDIA H200 datasheet", "threshold": ">= 70 % of reference",
+         "reason": "the plateau is %s %% of the datasheet peak" % round(100 * value / 4800)},
+        {"id": "fleet.membw.plateau_gbps", "probe": "membw", "status": fleet_status, "value": value, "unit": "GB/s",
+         "reference": 4010.0, "reference_source": "fleet median of 3 h200-sxm hosts", "threshold": "within 3.5 MAD of the median",
+         "reason": reason},
+    ]
+
+
+def build_judgement(evil_host):
+    """Hosts of the fleet fixture, judged by hand: two fail, two error, one unreachable, one warn, two pass."""
+    from plugins.module_utils.judge.model import Check, FleetJudgement, HostVerdict
+
+    def verdict(host, name, checks, reasons, sku="h200-sxm", sku_reason="from the GPU name NVIDIA H200 and 143771 MiB", groups=()):
+        return HostVerdict(host=host, verdict=name, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason,
+                           groups=list(groups))
+
+    a01 = _checks("gpu-a01", *_health_pass("gpu-a01"), *_membw("gpu-a01", 4012.5, "pass", "pass", "within the fleet"),
+                  {"id": "health.volatile_uncorrected_count", "probe": "health", "status": "pass", "gpu_index": 0,
+                   "gpu_uuid": UUID0, "value": 0, "reference": 0, "reference_source": "rule", "threshold": "== 0",
+                   "reason": "no uncorrected ECC error"},
+                  {"id": "health.volatile_uncorrected_count", "probe": "health", "status": "fail", "gpu_index": 1,
+                   "gpu_uuid": UUID1, "value": 2, "reference": 0, "reference_source": "rule", "threshold": "== 0",
+                   "reason": "GPU 1 has 2 volatile uncorrected ECC errors: drain it and run the field diagnostic"},
+                  {"id": "health.pcie_link_width", "probe": "health", "status": "warn", "gpu_index": 1, "gpu_uuid": UUID1,
+                   "value": 8, "reference": 16, "reference_source": "the GPU's maximum", "threshold": "== maximum",
+                   "reason": "GPU 1 runs its PCIe link at x8 of x16: reseat it"})
+    a02 = _checks("gpu-a02", *_health_pass("gpu-a02"),
+                  *_membw("gpu-a02", 3500.0, "pass", "warn", "3500 GB/s is 8.5 MAD below the fleet median 4010 GB/s"),
+                  {"id": "drift.membw.plateau_gbps", "probe": "membw", "status": "warn", "value": 3500.0, "unit": "GB/s",
+                   "reference": 4005.0, "reference_source": "previous run " + PREVIOUS_RUN_ID, "threshold": "within 5 %",
+                   "reason": "the plateau fell 12.6 % since the previous run"})
+    a03 = _checks("gpu-a03", *_health_pass("gpu-a03"), *_membw("gpu-a03", 4010.0, "pass", "pass", "within the fleet"))
+    evil = _checks(evil_host,
+                   {"id": "health.gpu_name", "probe": "health", "status": "fail", "gpu_index": 0, "value": "<img src=x onerror=alert(2)>|pipe",
+                    "reference": "NVIDIA H200", "reference_source": "inventory <expected_sku>", "threshold": "== reference",
+                    "reason": "GPU 0 is named \"<img src=x onerror=alert(2)>|pipe\", not <b>NVIDIA H200</b>"},
+                   {"id": "health.topology", "probe": "health", "status": "skip", "reason": "section topology failed: <script>x</script>"})
+    hosts = {
+        "gpu-a01": verdict("gpu-a01", "fail", a01, [a01[4].reason, a01[5].reason], groups=["rack1"]),
+        "gpu-a02": verdict("gpu-a02", "warn", a02, [a02[2].reason, a02[3].reason], groups=["rack1"]),
+        "gpu-a03": verdict("gpu-a03", "pass", a03, [], groups=["rack1"]),
+        "cpu-b01": verdict("cpu-b01", "pass", _checks("cpu-b01", {
+            "id": "health.cuda_init", "probe": "health", "status": "skip", "reason": "no NVIDIA GPU on this host"}), [],
+            sku=None, sku_reason="no NVIDIA GPU was found: nothing to identify", groups=["rack1"]),
+        "gpu-c01": verdict("gpu-c01", "error", _checks("gpu-c01", {
+            "id": "health.probe_status", "probe": "health", "status": "error",
+            "reason": "the probe raised RuntimeError: CUDA driver initialisation failed"}),
+            ["the probe raised RuntimeError: CUDA driver initialisation failed"], groups=["rack2"]),
+        "gpu-d01": verdict("gpu-d01", "error", [], ["health: result file unreadable"], sku=None, sku_reason="no readable result"),
+        "gpu-e01": verdict("gpu-e01", "unreachable", [], ["ssh: connect to host gpu-e01 port 22: Connection refused"],
+                           sku=None, sku_reason="the host was not reached", groups=["rack2"]),
+        evil_host: verdict(evil_host, "fail", evil, [evil[0].reason]),
+    }
+    unmatched = [Check(id="gemm.fp8_tflops", host="", probe="gemm", status="warn",
+                       reason="rule gemm.fp8_tflops matched no result: no host ran the gemm probe")]
+    return FleetJudgement(run_id=RUN_ID, hosts=hosts, unmatched_rules=unmatched, previous_run_id=PREVIOUS_RUN_ID,
+                          fleet_statistics={"h200-sxm": {"membw.plateau_gbps": dict(MEMBW_STATISTICS)}})
+
+
+@pytest.fixture
+def judged(fleet):
+    """The fleet plus two more H200 hosts with a membw result, and a hand-made judgement of every host."""
+    for host, plateau in (("gpu-a01", 4012.5), ("gpu-a02", 3500.0), ("gpu-a03", 4010.0)):
+        if host != "gpu-a01":
+            fleet.write(host, "health", envelope(host, data=H200_DATA))
+        fleet.write(host, "membw", envelope(host, probe="membw", data={"plateau_gbps": plateau, "cv_pct": 0.8}))
+    fleet.expected = fleet.expected + ["gpu-a02", "gpu-a03"]
+    fleet.groups = dict(fleet.groups, **{"gpu-a02": ["rack1"], "gpu-a03": ["rack1"]})
+    fleet.judgement = build_judgement(fleet.evil_host)
+    fleet.build_judgement = build_judgement
+    fleet.previous_run_id = PREVIOUS_RUN_ID
+    fleet.uuid1 = UUID1
+    return fleet

@@ -1,0 +1,315 @@
+"""Machine-readable outputs of a judged run: fleet.json, JUnit XML, a Prometheus textfile. Pure: stdlib and the judge's model."""
+from __future__ import annotations
+
+import calendar
+import math
+import re
+import time
+import xml.etree.ElementTree as ET
+from datetime import datetime
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..module_utils.judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict
+from .result_paths import host_dir_name
+
+FLEET_SCHEMA_VERSION = "1"
+STATUS_VALUES = {"pass": 0, "warn": 1, "fail": 2, "error": 3, "skip": -1}
+STATUS_SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "fail": 4, "error": 3}
+UNMATCHED_SUITE = "(rules that matched nothing)"
+REACHABLE_CASE = "host.reachable"
+# Characters XML 1.0 cannot hold at all, escaped or not; ElementTree would write them and the file would not parse.
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6}Z)")
+
+
+# ---------------------------------------------------------------- fleet.json
+
+def json_safe(value: Any) -> Any:
+    """value as strict JSON: non-finite floats become "NaN" / "Infinity" / "-Infinity", tuples lists, other objects text."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, dict):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return [json_safe(item) for item in items]
+    return str(value)
+
+
+def counts_by_verdict(judgement: FleetJudgement) -> Dict[str, int]:
+    counts = {verdict: 0 for verdict in VERDICTS}
+    for verdict in judgement.hosts.values():
+        counts[verdict.verdict] = counts.get(verdict.verdict, 0) + 1
+    return counts
+
+
+def _dir_names(run_model: Any) -> Dict[str, str]:
+    return {host.name: host.dir_name for host in getattr(run_model, "hosts", ())}
+
+
+def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
+    """The run's verdicts for machines; shape in schemas/fleet.schema.json. Dossier paths are relative to the run directory."""
+    dir_names = _dir_names(run_model)
+    hosts = {}
+    for name, verdict in sorted(judgement.hosts.items()):
+        dir_name = dir_names.get(name) or host_dir_name(name)
+        hosts[name] = {
+            "verdict": verdict.verdict, "reasons": list(verdict.reasons), "sku": verdict.sku, "sku_reason": verdict.sku_reason,
+            "groups": list(verdict.groups),
+            "dossier": {"html": dir_name + "/dossier.html", "markdown": dir_name + "/dossier.md"},
+            "checks": [json_safe(check.to_dict()) for check in verdict.checks],
+        }
+    counts = counts_by_verdict(judgement)
+    return {
+        "schema_version": FLEET_SCHEMA_VERSION,
+        "run_id": judgement.run_id,
+        "previous_run_id": judgement.previous_run_id,
+        "collection_versions": list(run_model.collection_versions()) if hasattr(run_model, "collection_versions") else [],
+        "counts": counts,
+        "gate": {"passed": not any(counts.get(verdict) for verdict in GATING_VERDICTS),
+                 "gating_verdicts": list(GATING_VERDICTS),
+                 "gating_hosts": sorted(name for name, verdict in judgement.hosts.items() if verdict.verdict in GATING_VERDICTS)},
+        "hosts_worst_first": [verdict.host for verdict in judgement.hosts_worst_first()],
+        "hosts": hosts,
+        "unmatched_rules": [json_safe(check.to_dict()) for check in judgement.unmatched_rules],
+        "fleet_statistics": json_safe(judgement.fleet_statistics),
+        "files": {"index_html": "index.html", "index_markdown": "index.md", "junit": "junit.xml", "prometheus": "gpufleet.prom"},
+    }
+
+
+# ---------------------------------------------------------------- JUnit XML
+
+def xml_text(value: Any) -> str:
+    """Text XML can hold: characters XML 1.0 forbids become U+FFFD (ElementTree escapes the rest)."""
+    return _XML_INVALID.sub("\ufffd", "" if value is None else str(value))
+
+
+def junit_case_name(check: Check) -> str:
+    return check.id + (" gpu%s" % check.gpu_index if check.gpu_index is not None else "")
+
+
+def _details(check: Check) -> str:
+    parts = ["check %s (probe %s): %s" % (check.id, check.probe or "none", check.status), check.reason]
+    if check.gpu_uuid or check.gpu_index is not None:
+        parts.append("GPU %s %s" % ("" if check.gpu_index is None else check.gpu_index, check.gpu_uuid or ""))
+    if check.value is not None:
+        parts.append("value: %s %s" % (check.value, check.unit))
+    if check.reference is not None:
+        parts.append("reference: %s %s (%s)" % (check.reference, check.unit, check.reference_source or "source not given"))
+    if check.threshold:
+        parts.append("threshold: %s" % check.threshold)
+    return "\n".join(part.rstrip() for part in parts)
+
+
+def _testcase(suite: ET.Element, classname: str, name: str) -> ET.Element:
+    return ET.SubElement(suite, "testcase", {"classname": xml_text(classname), "name": xml_text(name), "time": "0"})
+
+
+def _add_check(suite: ET.Element, classname: str, check: Check) -> str:
+    """The check as a testcase; returns the JUnit outcome it counts as: passed, failures, errors or skipped."""
+    case = _testcase(suite, classname, junit_case_name(check))
+    if check.status == "fail":
+        ET.SubElement(case, "failure", {"message": xml_text(check.reason), "type": "fail"}).text = xml_text(_details(check))
+        return "failures"
+    if check.status == "skip":
+        ET.SubElement(case, "skipped", {"message": xml_text(check.reason)})
+        return "skipped"
+    if check.status == "warn":
+        properties = ET.SubElement(case, "properties")
+        ET.SubElement(properties, "property", {"name": "status", "value": "warn"})
+        ET.SubElement(case, "system-out").text = xml_text("WARN: " + _details(check))
+        return "passed"
+    if check.status == "pass":
+        return "passed"
+    # error, and any status the model does not know
+    ET.SubElement(case, "error", {"message": xml_text(check.reason), "type": xml_text(check.status)}).text = \
+        xml_text(_details(check))
+    return "errors"
+
+
+def _suite(parent: ET.Element, name: str, properties: List[Tuple[str, str]]) -> ET.Element:
+    suite = ET.SubElement(parent, "testsuite", {"name": xml_text(name)})
+    if properties:
+        holder = ET.SubElement(suite, "properties")
+        for key, value in properties:
+            ET.SubElement(holder, "property", {"name": key, "value": xml_text(value)})
+    return suite
+
+
+def _host_suite(parent: ET.Element, verdict: HostVerdict) -> Dict[str, int]:
+    suite = _suite(parent, verdict.host, [("verdict", verdict.verdict), ("sku", verdict.sku or "unknown"),
+                                          ("sku_reason", verdict.sku_reason), ("groups", ", ".join(verdict.groups))])
+    classname = "gpufleet." + verdict.host
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    outcomes = []
+    if verdict.verdict == "unreachable" and not any(check.id == REACHABLE_CASE for check in verdict.checks):
+        case = _testcase(suite, classname, REACHABLE_CASE)
+        reason = "; ".join(verdict.reasons) or "the host could not be reached"
+        ET.SubElement(case, "error", {"message": xml_text(reason), "type": "unreachable"}).text = xml_text(reason)
+        outcomes.append("errors")
+    outcomes.extend(_add_check(suite, classname, check) for check in verdict.checks)
+    if verdict.verdict in GATING_VERDICTS and not any(outcome in ("failures", "errors") for outcome in outcomes):
+        # The judge failed the host without a failing check: the suite must still fail.
+        case = _testcase(suite, classname, "host.verdict")
+        reason = "; ".join(verdict.reasons) or "the judge's verdict is %s" % verdict.verdict
+        tag = "failure" if verdict.verdict == "fail" else "error"
+        ET.SubElement(case, tag, {"message": xml_text(reason), "type": verdict.verdict}).text = xml_text(reason)
+        outcomes.append("failures" if tag == "failure" else "errors")
+    for outcome in outcomes:
+        totals["tests"] += 1
+        if outcome != "passed":
+            totals[outcome] += 1
+    _set_totals(suite, totals)
+    return totals
+
+
+def _set_totals(element: ET.Element, totals: Dict[str, int]) -> None:
+    for key in ("tests", "failures", "errors", "skipped"):
+        element.set(key, str(totals[key]))
+    element.set("time", "0")
+
+
+def junit_xml(judgement: FleetJudgement) -> str:
+    """One <testsuite> per host (hosts by name), one <testcase> per check; totals on every suite and on <testsuites>."""
+    root = ET.Element("testsuites", {"name": xml_text("gpufleet.validation run %s" % judgement.run_id)})
+    grand = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for unused_name, verdict in sorted(judgement.hosts.items()):
+        for key, count in _host_suite(root, verdict).items():
+            grand[key] += count
+    if judgement.unmatched_rules:
+        suite = _suite(root, UNMATCHED_SUITE, [])
+        totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for check in judgement.unmatched_rules:
+            outcome = _add_check(suite, "gpufleet.rules", check)
+            totals["tests"] += 1
+            if outcome != "passed":
+                totals[outcome] += 1
+        _set_totals(suite, totals)
+        for key, count in totals.items():
+            grand[key] += count
+    _set_totals(root, grand)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ---------------------------------------------------------------- Prometheus textfile
+
+def label_value(value: Any) -> str:
+    """A label value escaped per the text exposition format: backslash, double quote and line feed."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _help_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def sample_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    number = float(value)
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "+Inf" if number > 0 else "-Inf"
+    return repr(number)
+
+
+def _sample(name: str, labels: List[Tuple[str, Any]], value: Any) -> str:
+    if not labels:
+        return "%s %s" % (name, sample_value(value))
+    text = ",".join('%s="%s"' % (key, label_value(item)) for key, item in labels)
+    return "%s{%s} %s" % (name, text, sample_value(value))
+
+
+def _family(lines: List[str], name: str, help_text: str, samples: List[str]) -> None:
+    lines.append("# HELP %s %s" % (name, _help_text(help_text)))
+    lines.append("# TYPE %s gauge" % name)
+    lines.extend(samples)
+
+
+def _gpu_label(check: Check) -> str:
+    return "" if check.gpu_index is None else str(check.gpu_index)
+
+
+def _checks_by_series(judgement: FleetJudgement) -> Dict[Tuple[str, str, str], Check]:
+    """One check per (host, check id, gpu), the most severe where several share those labels (the exposition allows one)."""
+    chosen: Dict[Tuple[str, str, str], Check] = {}
+    for name, verdict in sorted(judgement.hosts.items()):
+        for check in verdict.checks:
+            key = (name, check.id, _gpu_label(check))
+            held = chosen.get(key)
+            if held is None or STATUS_SEVERITY.get(check.status, 3) > STATUS_SEVERITY.get(held.status, 3):
+                chosen[key] = check
+    return chosen
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def prometheus_text(judgement: FleetJudgement, run_model: Any, timestamp_s: float) -> str:
+    """node_exporter textfile collector format: every family a gauge, HELP and TYPE first, no sample timestamps."""
+    lines: List[str] = []
+    versions = list(run_model.collection_versions()) if hasattr(run_model, "collection_versions") else []
+    _family(lines, "gpufleet_run_info", "The run these metrics come from (always 1).",
+            [_sample("gpufleet_run_info", [("run_id", judgement.run_id), ("previous_run_id", judgement.previous_run_id or ""),
+                                           ("collection_version", ",".join(versions))], 1)])
+    _family(lines, "gpufleet_run_timestamp_seconds", "When the run started, in seconds since the Unix epoch.",
+            [_sample("gpufleet_run_timestamp_seconds", [], float(timestamp_s))])
+    counts = counts_by_verdict(judgement)
+    _family(lines, "gpufleet_hosts", "Hosts by verdict in this run.",
+            [_sample("gpufleet_hosts", [("verdict", verdict)], counts.get(verdict, 0)) for verdict in VERDICTS])
+    verdict_samples = []
+    for name, verdict in sorted(judgement.hosts.items()):
+        for candidate in VERDICTS:
+            verdict_samples.append(_sample("gpufleet_host_verdict", [("host", name), ("verdict", candidate)],
+                                           1 if verdict.verdict == candidate else 0))
+    _family(lines, "gpufleet_host_verdict", "The host's verdict: 1 for its verdict, 0 for the others.", verdict_samples)
+    series = _checks_by_series(judgement)
+    _family(lines, "gpufleet_check_status", "Check status: 0 pass, 1 warn, 2 fail, 3 error, -1 skip.",
+            [_sample("gpufleet_check_status", [("host", host), ("check", check_id), ("gpu", gpu)],
+                     STATUS_VALUES.get(check.status, 3)) for (host, check_id, gpu), check in sorted(series.items())])
+    _family(lines, "gpufleet_check_value", "The value a check measured, in the unit of its unit label.",
+            [_sample("gpufleet_check_value", [("host", host), ("check", check_id), ("gpu", gpu), ("unit", check.unit)],
+                     check.value) for (host, check_id, gpu), check in sorted(series.items()) if _is_number(check.value)])
+    _family(lines, "gpufleet_unmatched_rules", "Rules that matched no result anywhere in the run.",
+            [_sample("gpufleet_unmatched_rules", [], len(judgement.unmatched_rules))])
+    return "\n".join(lines) + "\n"
+
+
+def run_timestamp(run_model: Any, default: Optional[float] = None) -> float:
+    """When the run started: from a run id that begins YYYYMMDDTHHMMSSZ, else the earliest probe start, else now."""
+    match = _RUN_ID_TIME.match(str(getattr(run_model, "run_id", "")))
+    if match:
+        try:
+            return float(calendar.timegm(time.strptime(match.group(1), "%Y%m%dT%H%M%SZ")))
+        except ValueError:
+            pass
+    starts = []
+    for host in getattr(run_model, "hosts", ()):
+        for entry in host.probes.values():
+            started = entry.envelope.get("started") if isinstance(entry.envelope, dict) else None
+            parsed = _iso_seconds(started)
+            if parsed is not None:
+                starts.append(parsed)
+    if starts:
+        return min(starts)
+    return time.time() if default is None else default
+
+
+def _iso_seconds(text: Any) -> Optional[float]:
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.timestamp() if moment.tzinfo is not None else None

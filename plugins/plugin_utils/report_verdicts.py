@@ -1,0 +1,214 @@
+"""What the report shows of the judge's output: a host's verdict and checks, and the fleet's metric columns.
+
+Pure Python (the judge's model and the report's value formatting); no Jinja, no Ansible.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..module_utils.judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
+from .report_values import format_number, format_value
+
+NOT_JUDGED = "not judged"
+NOT_JUDGED_REASON = "the judge gave no verdict for this host (its results were found, but it was not judged)"
+# A host the judge did not see is as bad as an error: nobody vouched for it.
+VERDICT_ORDER = {verdict: VERDICT_RANK[verdict] for verdict in VERDICTS}
+VERDICT_ORDER[NOT_JUDGED] = VERDICT_RANK["error"]
+# Checks worst first; a skip says something was not checked, so it comes before a pass.
+STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2, "skip": 3, "pass": 4}
+STATUS_FLAG = {"fail": "bad", "error": "bad", "warn": "warn", "skip": "na", "pass": ""}
+VERDICT_FLAG = {"fail": "bad", "error": "bad", "unreachable": "bad", NOT_JUDGED: "bad", "warn": "warn", "pass": ""}
+FLEET_PREFIX = "fleet."
+DRIFT_PREFIX = "drift."
+INDEX_REASONS = 5
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def value_text(value: Any, unit: str) -> str:
+    """A check's value or reference with its unit; "—" when there is none."""
+    if value is None:
+        return "—"
+    text = format_number(value) if is_number(value) else format_value(None, value)
+    if not unit:
+        return text
+    return text + unit if unit == "%" else "%s %s" % (text, unit)
+
+
+def gpu_text(check: Check) -> str:
+    if check.gpu_index is None and not check.gpu_uuid:
+        return "—"
+    index = "GPU %s" % check.gpu_index if check.gpu_index is not None else "GPU"
+    return "%s (%s)" % (index, check.gpu_uuid) if check.gpu_uuid else index
+
+
+def check_sort_key(check: Check) -> Tuple[int, str, int, str]:
+    return (STATUS_ORDER.get(check.status, 1), check.id,
+            check.gpu_index if check.gpu_index is not None else -1, check.gpu_uuid or "")
+
+
+def check_row(check: Check) -> Dict[str, Any]:
+    return {
+        "status": check.status, "flag": STATUS_FLAG.get(check.status, "bad"), "id": check.id, "probe": check.probe,
+        "gpu": gpu_text(check), "value": value_text(check.value, check.unit),
+        "reference": value_text(check.reference, check.unit), "reference_source": check.reference_source or "—",
+        "threshold": check.threshold or "—", "reason": check.reason,
+    }
+
+
+def status_counts(checks: Iterable[Check]) -> List[Tuple[str, int]]:
+    counts: Dict[str, int] = {}
+    for check in checks:
+        counts[check.status] = counts.get(check.status, 0) + 1
+    return sorted(counts.items(), key=lambda item: STATUS_ORDER.get(item[0], 1))
+
+
+def verdict_view(verdict: Optional[HostVerdict]) -> Dict[str, Any]:
+    """The dossier's first section: verdict, reasons, SKU (or why it is unknown), every check worst first."""
+    if verdict is None:
+        return {"verdict": NOT_JUDGED, "flag": VERDICT_FLAG[NOT_JUDGED], "reasons": [NOT_JUDGED_REASON],
+                "sku": "unknown", "sku_reason": "not judged", "checks": [], "status_counts": []}
+    checks = sorted(verdict.checks, key=check_sort_key)
+    return {
+        "verdict": verdict.verdict, "flag": VERDICT_FLAG.get(verdict.verdict, "bad"), "reasons": list(verdict.reasons),
+        "sku": verdict.sku or "unknown", "sku_reason": verdict.sku_reason or ("" if verdict.sku else "no reason given"),
+        "checks": [check_row(check) for check in checks], "status_counts": status_counts(checks),
+    }
+
+
+def _leaf_key(path: str) -> str:
+    return re.sub(r"(\[\d+\])+$", "", path).rsplit(".", 1)[-1]
+
+
+def measurement_references(checks: Sequence[Check], probe: str, paths: Sequence[str]) -> Dict[str, List[Dict[str, Any]]]:
+    """Check rows by the JSON path of the measurement they judged, for the "every measurement" table.
+
+    A check that names its path (an attribute `path`) pairs with that row. Otherwise the last part of its id must
+    name exactly one leaf of the probe's data (under gpus[<its GPU index>] when it has one); else it stays unpaired
+    and shows only in the checks table.
+    """
+    paired: Dict[str, List[Dict[str, Any]]] = {}
+    known = set(paths)
+    for check in sorted(checks, key=check_sort_key):
+        if check.probe != probe or check.id.startswith((FLEET_PREFIX, DRIFT_PREFIX)):
+            continue
+        path = getattr(check, "path", None)
+        if not (isinstance(path, str) and path in known):
+            leaf = check.id.rsplit(".", 1)[-1]
+            prefix = "gpus[%d]" % check.gpu_index if check.gpu_index is not None else ""
+            candidates = [candidate for candidate in paths if _leaf_key(candidate) == leaf and candidate.startswith(prefix)]
+            if len(candidates) != 1:
+                continue
+            path = candidates[0]
+        paired.setdefault(path, []).append(check_row(check))
+    return paired
+
+
+def verdict_rank(verdict: str) -> int:
+    return VERDICT_ORDER.get(verdict, VERDICT_ORDER[NOT_JUDGED])
+
+
+def verdict_counts(verdicts: Iterable[str]) -> List[Tuple[str, int]]:
+    """(verdict, count), worst first, every verdict of the model (zero included) and "not judged" when present."""
+    counts = {verdict: 0 for verdict in VERDICTS}
+    for verdict in verdicts:
+        counts[verdict] = counts.get(verdict, 0) + 1
+    if not counts.get(NOT_JUDGED):
+        counts.pop(NOT_JUDGED, None)
+    return sorted(counts.items(), key=lambda item: -verdict_rank(item[0]))
+
+
+def metric_of(check_id: str) -> Tuple[str, str]:
+    """("fleet" | "drift" | "", metric id): fleet.<metric> and drift.<metric> checks compare the metric <metric>."""
+    for kind, prefix in (("fleet", FLEET_PREFIX), ("drift", DRIFT_PREFIX)):
+        if check_id.startswith(prefix):
+            return kind, check_id[len(prefix):]
+    return "", check_id
+
+
+def metric_columns(judgement: FleetJudgement) -> List[Dict[str, str]]:
+    """Every numeric metric the judge compared across hosts: in fleet_statistics, or held by a numeric fleet.* check."""
+    units: Dict[str, str] = {}
+    for metrics in judgement.fleet_statistics.values():
+        for metric, statistics in metrics.items():
+            unit = statistics.get("unit") if isinstance(statistics, dict) else None
+            if not units.get(metric):
+                units[metric] = str(unit or "")
+    for verdict in judgement.hosts.values():
+        for check in verdict.checks:
+            kind, metric = metric_of(check.id)
+            if kind == "fleet" and (is_number(check.value) or is_number(check.reference)) and not units.get(metric):
+                units[metric] = check.unit
+    return [{"metric": metric, "unit": units[metric]} for metric in sorted(units)]
+
+
+def _worst(checks: List[Check]) -> Optional[Check]:
+    """The most severe check that compared something; a skip only when nothing was compared."""
+    return min(checks, key=lambda check: (check.status == "skip", check_sort_key(check))) if checks else None
+
+
+def _median(judgement: FleetJudgement, sku: Optional[str], metric: str, fallback: Optional[Check]) -> Optional[Any]:
+    statistics = judgement.fleet_statistics.get(sku or "unknown", {}).get(metric)
+    if isinstance(statistics, dict) and statistics.get("median") is not None:
+        return statistics["median"]
+    return fallback.reference if fallback is not None else None
+
+
+def metric_cell(judgement: FleetJudgement, verdict: HostVerdict, metric: str, unit: str) -> Dict[str, str]:
+    """A host's value of a metric beside the fleet median; flagged when the host is an outlier or drifted."""
+    by_kind: Dict[str, List[Check]] = {"fleet": [], "drift": [], "": []}
+    for check in verdict.checks:
+        kind, check_metric = metric_of(check.id)
+        if check_metric == metric:
+            by_kind[kind].append(check)
+    fleet, drift = _worst(by_kind["fleet"]), _worst(by_kind["drift"])
+    shown = fleet or _worst(by_kind[""]) or drift
+    median = _median(judgement, verdict.sku, metric, fleet)
+    notes = []
+    if shown is not None and shown.gpu_index is not None:
+        count = len(by_kind["fleet"]) if shown is fleet else 1
+        notes.append("GPU %s%s" % (shown.gpu_index, " (worst of %d)" % count if count > 1 else ""))
+    if median is not None:
+        notes.append("median %s" % value_text(median, unit))
+    if drift is not None and drift.status != "pass":
+        notes.append("drift: %s, previous %s" % (drift.status, value_text(drift.reference, drift.unit)))
+    flags = [STATUS_FLAG.get(check.status, "bad") for check in (fleet, drift) if check is not None]
+    flag = "bad" if "bad" in flags else ("warn" if "warn" in flags else "")
+    reasons = [check.reason for check in (fleet, drift) if check is not None and check.status not in ("pass", "skip")]
+    if shown is not None and shown.status == "skip" and shown.value is None:
+        text = "not compared"
+        reasons.append(shown.reason)
+    else:
+        text = value_text(shown.value, shown.unit or unit) if shown is not None else "—"
+    return {"text": text, "note": "; ".join(notes), "flag": flag, "title": " ".join(reasons)}
+
+
+def drift_notes(verdict: Optional[HostVerdict]) -> List[Dict[str, str]]:
+    """Every drift.* check that did not pass: what changed since the previous run."""
+    if verdict is None:
+        return []
+    return [{"text": "%s%s: %s (previous %s)" % (check.id[len(DRIFT_PREFIX):],
+                                                 " GPU %s" % check.gpu_index if check.gpu_index is not None else "",
+                                                 value_text(check.value, check.unit), value_text(check.reference, check.unit)),
+             "flag": STATUS_FLAG.get(check.status, "bad"), "reason": check.reason}
+            for check in sorted(verdict.checks, key=check_sort_key)
+            if check.id.startswith(DRIFT_PREFIX) and check.status not in ("pass", "skip")]
+
+
+def statistics_rows(judgement: FleetJudgement) -> List[Dict[str, str]]:
+    rows = []
+    for sku, metrics in sorted(judgement.fleet_statistics.items()):
+        for metric, statistics in sorted(metrics.items()):
+            statistics = statistics if isinstance(statistics, dict) else {}
+            unit = str(statistics.get("unit") or "")
+            rows.append({"sku": sku, "metric": metric, "median": value_text(statistics.get("median"), unit),
+                         "mad": value_text(statistics.get("mad"), unit), "count": value_text(statistics.get("count"), "")})
+    return rows
+
+
+def shown_reasons(reasons: Sequence[str], limit: int = INDEX_REASONS) -> Tuple[List[str], int]:
+    """The first reasons for a one-line-per-host index, and how many more the dossier holds."""
+    return list(reasons[:limit]), max(0, len(reasons) - limit)

@@ -1,0 +1,215 @@
+"""fleet.json against its schema, JUnit XML through a real JUnit parser, the Prometheus textfile through prometheus_client."""
+import json
+import math
+import os
+
+import pytest
+from jsonschema import Draft202012Validator
+from junitparser import Error, Failure, JUnitXml, Skipped
+from prometheus_client.parser import text_string_to_metric_families
+
+from plugins.module_utils.judge.model import Check, FleetJudgement, HostVerdict
+from plugins.plugin_utils.report_exports import (
+    fleet_json,
+    junit_xml,
+    label_value,
+    prometheus_text,
+    run_timestamp,
+    junit_case_name,
+)
+from plugins.plugin_utils.report_model import load_run
+from plugins.plugin_utils.report_render import render_run
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+SCHEMA_PATH = os.path.join(REPO_ROOT, "schemas", "fleet.schema.json")
+# host: (tests, failures, errors, skipped)
+EXPECTED_JUNIT = {
+    "gpu-a01": (6, 1, 0, 0), "gpu-a02": (4, 0, 0, 0), "gpu-a03": (3, 0, 0, 0), "cpu-b01": (1, 0, 0, 1),
+    "gpu-c01": (1, 0, 1, 0), "gpu-d01": (1, 0, 1, 0), "gpu-e01": (1, 0, 1, 0),
+}
+
+
+def _written(judged):
+    written = {}
+    render_run(str(judged.run_dir), judged.expected, judged.groups, written.__setitem__, judgement=judged.judgement)
+    root = os.path.realpath(str(judged.run_dir))
+    return {os.path.relpath(path, root): text for path, text in written.items()}
+
+
+def _schema():
+    with open(SCHEMA_PATH, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    Draft202012Validator.check_schema(schema)
+    return schema
+
+
+# ---------------------------------------------------------------- fleet.json
+
+def test_fleet_json_is_valid_against_its_schema_and_complete(judged):
+    written = _written(judged)
+    document = json.loads(written["fleet.json"])
+    errors = sorted(Draft202012Validator(_schema()).iter_errors(document), key=lambda error: list(error.path))
+    assert not errors, [(list(error.path), error.message) for error in errors]
+    judgement = judged.judgement
+    assert document["run_id"] == judgement.run_id and document["previous_run_id"] == judged.previous_run_id
+    assert document["counts"] == {"fail": 2, "error": 2, "unreachable": 1, "warn": 1, "pass": 2}
+    assert document["gate"]["passed"] is False and "gpu-e01" in document["gate"]["gating_hosts"]
+    assert document["hosts_worst_first"][-1] == "gpu-a03"
+    assert set(document["hosts"]) == set(judgement.hosts)
+    for name, verdict in judgement.hosts.items():
+        host = document["hosts"][name]
+        assert host["verdict"] == verdict.verdict and host["reasons"] == verdict.reasons and host["sku"] == verdict.sku
+        assert host["checks"] == [check.to_dict() for check in verdict.checks]
+        for path in host["dossier"].values():
+            assert path in written, path
+    assert document["unmatched_rules"][0]["id"] == "gemm.fp8_tflops"
+    assert document["fleet_statistics"]["h200-sxm"]["membw.plateau_gbps"]["median"] == 4010.0
+
+
+def test_fleet_json_is_strict_json_whatever_the_values(judged):
+    check = Check(id="membw.plateau_gbps", host="gpu-a01", probe="membw", status="error", reason="NaN",
+                  value=float("nan"), reference=(float("inf"), {"a", "b"}), unit="GB/s")
+    judged.judgement.hosts["gpu-a01"].checks.append(check)
+    document = fleet_json(judged.judgement, load_run(str(judged.run_dir), judged.expected, judged.groups))
+    text = json.dumps(document, allow_nan=False)
+    stored = json.loads(text)["hosts"]["gpu-a01"]["checks"][-1]
+    assert stored["value"] == "NaN" and stored["reference"] == ["Infinity", ["a", "b"]]
+    assert not list(Draft202012Validator(_schema()).iter_errors(json.loads(text)))
+
+
+def test_a_document_that_breaks_the_contract_is_caught_by_the_schema(judged):
+    document = json.loads(_written(judged)["fleet.json"])
+    document["hosts"]["gpu-a01"]["verdict"] = "maybe"
+    document["hosts"]["gpu-a02"]["dossier"]["html"] = "../elsewhere/dossier.html"
+    del document["counts"]["pass"]
+    paths = {tuple(error.path) for error in Draft202012Validator(_schema()).iter_errors(document)}
+    assert ("hosts", "gpu-a01", "verdict") in paths and ("hosts", "gpu-a02", "dossier", "html") in paths and ("counts",) in paths
+
+
+# ---------------------------------------------------------------- JUnit
+
+def _suites(text):
+    return {suite.name: suite for suite in JUnitXml.fromstring(text.encode("utf-8"))}
+
+
+def test_junit_has_one_suite_per_host_with_the_right_counts(judged):
+    text = _written(judged)["junit.xml"]
+    suites = _suites(text)
+    expected = dict(EXPECTED_JUNIT, **{judged.evil_host: (2, 1, 0, 1)})
+    assert set(suites) == set(expected) | {"(rules that matched nothing)"}
+    for name, (tests, failures, errors, skipped) in expected.items():
+        suite = suites[name]
+        cases = list(suite)
+        counted = (len(cases), sum(1 for case in cases for result in case.result if isinstance(result, Failure)),
+                   sum(1 for case in cases for result in case.result if isinstance(result, Error)),
+                   sum(1 for case in cases for result in case.result if isinstance(result, Skipped)))
+        assert counted == (tests, failures, errors, skipped), name
+        assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (tests, failures, errors, skipped), name
+        assert all(case.classname == "gpufleet." + name for case in cases)
+    totals = JUnitXml.fromstring(text.encode("utf-8"))
+    assert (totals.tests, totals.failures, totals.errors, totals.skipped) == (20, 2, 3, 2)
+
+
+def test_junit_testcases_name_the_check_and_gpu_and_carry_the_reason(judged):
+    suites = _suites(_written(judged)["junit.xml"])
+    cases = {case.name: case for case in suites["gpu-a01"]}
+    assert set(cases) == {"health.cuda_init", "membw.plateau_gbps", "fleet.membw.plateau_gbps",
+                          "health.volatile_uncorrected_count gpu0", "health.volatile_uncorrected_count gpu1",
+                          "health.pcie_link_width gpu1"}
+    failure = cases["health.volatile_uncorrected_count gpu1"].result[0]
+    assert isinstance(failure, Failure) and failure.message.startswith("GPU 1 has 2 volatile uncorrected ECC errors")
+    assert "threshold: == 0" in failure.text and judged.uuid1 in failure.text
+    warn = cases["health.pcie_link_width gpu1"]
+    assert warn.is_passed and "GPU 1 runs its PCIe link at x8 of x16" in warn.system_out
+    assert 'name="status" value="warn"' in warn.tostring().decode()
+    unreachable = list(suites["gpu-e01"])
+    assert [case.name for case in unreachable] == ["host.reachable"]
+    assert unreachable[0].result[0].message == "ssh: connect to host gpu-e01 port 22: Connection refused"
+    assert [case.name for case in suites["gpu-d01"]] == ["host.verdict"]
+    skipped = list(suites["cpu-b01"])[0].result[0]
+    assert isinstance(skipped, Skipped) and skipped.message == "no NVIDIA GPU on this host"
+    evil = {case.name: case for case in suites[judged.evil_host]}
+    assert evil["health.gpu_name gpu0"].result[0].message.startswith('GPU 0 is named "<img src=x')
+    assert evil["health.gpu_name gpu0"].classname == "gpufleet." + judged.evil_host
+
+
+def test_junit_survives_characters_xml_cannot_hold():
+    judgement = FleetJudgement("r1", {"h\x01": HostVerdict("h\x01", "fail", ["bad\x00byte"], [
+        Check(id="x.y", host="h\x01", probe="x", status="fail", reason="nul \x00 & <tag> \"q\" \x1b[31m")])})
+    suites = _suites(junit_xml(judgement))
+    (suite,) = suites.values()
+    (case,) = list(suite)
+    assert suite.name == "h\ufffd" and case.result[0].message == 'nul \ufffd & <tag> "q" \ufffd[31m'
+    assert junit_case_name(judgement.hosts["h\x01"].checks[0]) == "x.y"
+
+
+# ---------------------------------------------------------------- Prometheus
+
+def _samples(text):
+    families = {family.name: family for family in text_string_to_metric_families(text)}
+    return families, {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+                      for family in families.values() for sample in family.samples}
+
+
+def _key(name, **labels):
+    return name, tuple(sorted(labels.items()))
+
+
+def test_prometheus_text_parses_and_holds_the_verdicts_statuses_and_values(judged):
+    text = _written(judged)["gpufleet.prom"]
+    families, samples = _samples(text)
+    assert set(families) >= {"gpufleet_host_verdict", "gpufleet_check_status", "gpufleet_check_value",
+                             "gpufleet_run_timestamp_seconds", "gpufleet_hosts", "gpufleet_run_info"}
+    assert all(family.type == "gauge" and family.documentation for family in families.values())
+    for name, verdict in judged.judgement.hosts.items():
+        one_hot = [samples[_key("gpufleet_host_verdict", host=name, verdict=candidate)]
+                   for candidate in ("pass", "warn", "fail", "error", "unreachable")]
+        assert sum(one_hot) == 1 and samples[_key("gpufleet_host_verdict", host=name, verdict=verdict.verdict)] == 1
+    assert samples[_key("gpufleet_hosts", verdict="fail")] == 2 and samples[_key("gpufleet_hosts", verdict="pass")] == 2
+    status = "gpufleet_check_status"
+    assert samples[_key(status, host="gpu-a01", check="health.volatile_uncorrected_count", gpu="1")] == 2
+    assert samples[_key(status, host="gpu-a01", check="health.volatile_uncorrected_count", gpu="0")] == 0
+    assert samples[_key(status, host="gpu-a01", check="health.pcie_link_width", gpu="1")] == 1
+    assert samples[_key(status, host="gpu-c01", check="health.probe_status", gpu="")] == 3
+    assert samples[_key(status, host="cpu-b01", check="health.cuda_init", gpu="")] == -1
+    value = "gpufleet_check_value"
+    assert samples[_key(value, host="gpu-a02", check="fleet.membw.plateau_gbps", gpu="", unit="GB/s")] == 3500.0
+    assert samples[_key(value, host="gpu-a01", check="health.volatile_uncorrected_count", gpu="1", unit="")] == 2
+    # text and boolean values are not samples
+    assert not [key for key in samples if key[0] == value and dict(key[1])["check"] in ("health.gpu_name", "health.cuda_init")]
+    assert samples[_key("gpufleet_run_timestamp_seconds")] == run_timestamp(load_run(str(judged.run_dir)))
+    assert samples[_key("gpufleet_run_timestamp_seconds")] == 1796004000.0  # 2026-11-30T02:00:00Z, from the run id
+    evil = [key for key in samples if dict(key[1]).get("host") == judged.evil_host]
+    assert evil, "the hostile host name survives the round trip as a label value"
+
+
+def test_prometheus_label_values_are_escaped():
+    host = 'rack "7" \\ node\nnext'
+    check = Check(id='odd."id"', host=host, probe="membw", status="fail", reason="r", value=float("inf"), unit='G"B\\s',
+                  gpu_index=3)
+    judgement = FleetJudgement("r1", {host: HostVerdict(host, "fail", ["r"], [check])})
+    text = prometheus_text(judgement, None, 1.5)
+    assert 'host="rack \\"7\\" \\\\ node\\nnext"' in text
+    assert label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
+    families, samples = _samples(text)
+    assert samples[_key("gpufleet_check_status", host=host, check='odd."id"', gpu="3")] == 2
+    assert math.isinf(samples[_key("gpufleet_check_value", host=host, check='odd."id"', gpu="3", unit='G"B\\s')])
+    assert samples[_key("gpufleet_run_timestamp_seconds")] == 1.5
+    assert len(text.splitlines()) == len(set(text.splitlines()))
+
+
+def test_prometheus_keeps_one_series_per_label_set():
+    checks = [Check(id="p2p.bandwidth", host="h", probe="p2p", status=status, reason="r", value=value, gpu_index=0)
+              for status, value in (("pass", 1.0), ("fail", 2.0), ("warn", 3.0))]
+    judgement = FleetJudgement("r1", {"h": HostVerdict("h", "fail", ["r"], checks)})
+    families, samples = _samples(prometheus_text(judgement, None, 0))
+    assert len(families["gpufleet_check_status"].samples) == 1
+    assert samples[_key("gpufleet_check_status", host="h", check="p2p.bandwidth", gpu="0")] == 2
+    assert samples[_key("gpufleet_check_value", host="h", check="p2p.bandwidth", gpu="0", unit="")] == 2.0
+
+
+@pytest.mark.parametrize("run_id, expected", [("20261130T025347Z-985490", 1796007227.0), ("manual-run", 1796004000.0)])
+def test_run_timestamp_from_the_run_id_or_the_earliest_probe(judged, tmp_path, run_id, expected):
+    run = load_run(str(judged.run_dir))
+    run.run_id = run_id
+    assert run_timestamp(run) == expected
