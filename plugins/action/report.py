@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Render the dossiers and the fleet index of a run, on the controller."""
+"""Judge a run and render its dossiers, fleet index and exports, on the controller."""
 from __future__ import annotations
 
 import os
@@ -10,8 +10,11 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import write_text_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import validate_overrides
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, judge_run, verdict_lines
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_link import point_latest_at
 
 
@@ -32,32 +35,40 @@ class ActionModule(ActionBase):
             return result
         if self._task.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no report was rendered for run %s" % args["run_id"],
-                          summary_lines=["check mode: nothing rendered"])
+                          summary_lines=["check mode: nothing rendered"], gate_lines=[], unreachable_hosts=[])
             return result
-        host_groups = {host: list(groups or []) for host, groups in (args["host_groups"] or {}).items()}
-        try:
-            os.makedirs(path, exist_ok=True)
-            run = render_run(path, args["expected_hosts"], host_groups, write_text_atomically)
-            point_latest_at(args["results_dir"], args["run_id"])
-        except (OSError, ValueError) as exc:
-            result.update(failed=True, msg="could not render the reports of run %s in %s: %s" % (args["run_id"], path, exc))
+        if not os.path.isdir(path):
+            result.update(failed=True, msg="run %s has no results in %s" % (args["run_id"], path))
             return result
 
-        index_html = os.path.join(path, "index.html")
+        host_groups = {host: list(groups or []) for host, groups in (args["host_groups"] or {}).items()}
+        overrides = {host: dict(value or {}) for host, value in (args["rule_overrides"] or {}).items() if value}
+        warnings = ["rule overrides of %s: %s" % (host, problem)
+                    for host, value in sorted(overrides.items()) for problem in validate_overrides(value)]
+        try:
+            run = load_run(path, args["expected_hosts"], host_groups)
+            judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"])
+            render_run(path, args["expected_hosts"], host_groups, write_text_atomically, judgement=judgement)
+            point_latest_at(args["results_dir"], args["run_id"])
+        except (OSError, ValueError) as exc:
+            result.update(failed=True, msg="could not judge or render run %s in %s: %s" % (args["run_id"], path, exc))
+            return result
+
+        dir_names = {host.name: host.dir_name for host in run.hosts}
         hosts = {}
-        lines = []
-        for host in run.hosts_worst_first():
-            dossier = os.path.join(path, host.dir_name, "dossier.html")
-            hosts[host.name] = {"state": host.state, "reasons": host.reasons, "dossier_html": dossier,
-                                "dossier_md": os.path.join(path, host.dir_name, "dossier.md")}
-            reason = "; ".join(host.reasons)
-            lines.append("%s: %s%s" % (host.name, host.state, (" - " + reason) if reason else ""))
-        lines.append("fleet index: %s" % index_html)
-        unreachable = sorted(name for name, host in hosts.items() if host["state"] == "unreachable")
-        not_ok = ["%s: %s" % (name, host["state"]) for name, host in sorted(hosts.items())
-                  if host["state"] not in ("ok", "unreachable")]
-        if not_ok:
-            result["warnings"] = ["hosts whose probes did not all succeed (see the index): %s" % ", ".join(not_ok)]
-        result.update(changed=True, index_html=index_html, index_md=os.path.join(path, "index.md"), hosts=hosts,
-                      summary_lines=lines, unreachable_hosts=unreachable)
+        for verdict in judgement.hosts_worst_first():
+            host_path = os.path.join(path, dir_names[verdict.host])
+            hosts[verdict.host] = {"verdict": verdict.verdict, "reasons": verdict.reasons, "sku": verdict.sku,
+                                   "dossier_html": os.path.join(host_path, "dossier.html"),
+                                   "dossier_md": os.path.join(host_path, "dossier.md")}
+        lines = verdict_lines(judgement)
+        warnings.extend("%s: %s" % (verdict.host, verdict.verdict) + (" - " + verdict.reasons[0] if verdict.reasons else "")
+                        for verdict in judgement.hosts_worst_first() if verdict.verdict not in ("pass", "unreachable"))
+        files = {name: os.path.join(path, name) for name in ("index.html", "index.md", "fleet.json", "junit.xml", "gpufleet.prom")}
+        lines.append("fleet index: %s" % files["index.html"])
+        if warnings:
+            result["warnings"] = warnings
+        result.update(changed=True, hosts=hosts, summary_lines=lines, gate_lines=gate_lines(judgement),
+                      unreachable_hosts=sorted(name for name, host in hosts.items() if host["verdict"] == "unreachable"),
+                      previous_run_id=judgement.previous_run_id, index_html=files["index.html"], files=files)
         return result

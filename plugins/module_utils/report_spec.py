@@ -9,4 +9,7 @@ REPORT_ARGUMENT_SPEC = dict(
     run_id=dict(type="str", required=True),
     expected_hosts=dict(type="list", elements="str", default=[]),
     host_groups=dict(type="dict", default={}),
+    rule_overrides=dict(type="dict", default={}),
+    baselines_dir=dict(type="path"),
+    rules_file=dict(type="path"),
 )

@@ -8,13 +8,15 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: report
-short_description: Render the dossier of every host and the fleet index of a validation run
+short_description: Judge a validation run and render every host's dossier, the fleet index and the exports
 version_added: "0.1.0"
 description:
-  - Reads the results that M(gpufleet.validation.probe) stored under C(<results_dir>/<run_id>/) and renders, on the
-    controller, a dossier per host (self-contained HTML and Markdown) and the fleet index (HTML and Markdown).
-  - Every value is shown with its unit and every field that could not be read with its reason. Every host of
-    O(expected_hosts) appears, also those that left no result.
+  - Reads the results that M(gpufleet.validation.probe) stored under C(<results_dir>/<run_id>/), judges them and renders,
+    on the controller, a dossier per host (self-contained HTML and Markdown), the fleet index (HTML and Markdown),
+    C(fleet.json), C(junit.xml) (one test case per check per host) and C(gpufleet.prom) (node_exporter textfile format).
+  - The judge holds every result against the rules (C(rules/default.yaml) with each host's overrides), the baseline of
+    the GPU's SKU (C(baselines/)), the fleet median of hosts of the same SKU, and the same host's previous run.
+  - Every host of O(expected_hosts) appears, also those that left no result; such a host is never a pass.
   - Files are written atomically; C(<results_dir>/latest) is pointed at the run.
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
 author:
@@ -41,6 +43,20 @@ options:
       - Inventory groups of each host (its rack, for example), as a mapping of host name to a list of group names.
     type: dict
     default: {}
+  rule_overrides:
+    description:
+      - "Per host, overrides of the default rules: a mapping of host name to C(rule id -> severity, params, enabled)."
+      - The playbook fills it from each host's C(gpufleet_rule_overrides) variable, so groups and hosts can differ.
+    type: dict
+    default: {}
+  baselines_dir:
+    description:
+      - Directory of baseline files (one YAML per GPU SKU). Defaults to the collection's C(baselines/).
+    type: path
+  rules_file:
+    description:
+      - The rules file. Defaults to the collection's C(rules/default.yaml).
+    type: path
 attributes:
   check_mode:
     support: full
@@ -57,11 +73,15 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Render the reports of a run
+- name: Judge and render the reports of a run
   gpufleet.validation.report:
-    results_dir: "{{ playbook_dir }}/results"
+    results_dir: results
     run_id: "{{ gpufleet_run_id }}"
     expected_hosts: "{{ groups['all'] }}"
+    rule_overrides:
+      gpu-a01-n01:
+        health.pcie_link_gen:
+          severity: warn
 """
 
 RETURN = r"""
@@ -70,17 +90,30 @@ index_html:
   returned: success
   type: str
   sample: /srv/validation/results/20261130T020000Z-000042/index.html
-hosts:
-  description: Per host, its state and the paths of its dossier.
+files:
+  description: Paths of the fleet-level outputs (C(index.html), C(index.md), C(fleet.json), C(junit.xml), C(gpufleet.prom)).
   returned: success
   type: dict
-unreachable_hosts:
-  description: Hosts that left no result or could not be reached; the report role fails the play when there are any.
+hosts:
+  description: Per host, its verdict (pass, warn, fail, error, unreachable), its reasons, its SKU and the paths of its dossier.
+  returned: success
+  type: dict
+gate_lines:
+  description: One line per host whose verdict is fail, error or unreachable, with its reasons.
   returned: success
   type: list
   elements: str
+unreachable_hosts:
+  description: Hosts that left no result or could not be reached.
+  returned: success
+  type: list
+  elements: str
+previous_run_id:
+  description: The earlier run most hosts were compared with for drift, if any.
+  returned: success
+  type: str
 summary_lines:
-  description: One line per host (state and reason) followed by where the reports are; for the person at the terminal.
+  description: One line per host (verdict and reasons) followed by where the reports are; for the person at the terminal.
   returned: success
   type: list
   elements: str

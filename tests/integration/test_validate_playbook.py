@@ -9,6 +9,8 @@ import sys
 
 import pytest
 from jsonschema import Draft202012Validator
+from junitparser import JUnitXml
+from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -60,11 +62,11 @@ def test_validate_localhost_writes_schema_valid_results(local_run):
     assert code == 0, output
     run_dir = only_run_dir(results)
     files = list(every_result_file(run_dir))
-    assert [os.path.relpath(path, run_dir) for path in files] == ["localhost/health.json"]
-    for path in files:
-        with open(path) as handle:
-            envelope = json.load(handle)
-        assert_schema_valid(envelope)
+    assert sorted(os.path.relpath(path, run_dir) for path in files) == ["fleet.json", "localhost/health.json"]
+    with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
+        assert_schema_valid(json.load(handle))
+    with open(os.path.join(run_dir, "fleet.json")) as handle:
+        Draft202012Validator(load_schema("fleet.schema.json")).validate(json.load(handle))
     with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
         health = json.load(handle)
     assert health["host"] == "localhost"
@@ -94,6 +96,46 @@ def test_validate_localhost_renders_the_dossier_and_the_index(local_run):
         assert health["reason"].split(":")[0] in dossier
     assert 'href="localhost/dossier.html"' in index
     assert "fleet index: %s" % os.path.join(run_dir, "index.html") in output
+
+
+def test_validate_localhost_judges_and_writes_the_standard_outputs(local_run):
+    code, output, results = local_run
+    run_dir = only_run_dir(results)
+    with open(os.path.join(run_dir, "fleet.json")) as handle:
+        fleet = json.load(handle)
+    verdict = fleet["hosts"]["localhost"]["verdict"]
+    assert verdict in ("pass", "warn", "fail", "error")
+    assert "localhost: %s" % verdict in output
+    suites = JUnitXml.fromfile(os.path.join(run_dir, "junit.xml"))
+    names = [suite.name for suite in suites]
+    assert "localhost" in names
+    families = {family.name: family for family in
+                text_string_to_metric_families(open(os.path.join(run_dir, "gpufleet.prom")).read())}
+    verdict_samples = [sample for sample in families["gpufleet_host_verdict"].samples
+                       if sample.labels.get("host") == "localhost" and sample.value == 1]
+    assert [sample.labels["verdict"] for sample in verdict_samples] == [verdict]
+
+
+def test_acceptance_fails_the_run_and_names_the_failed_host(tmp_path):
+    overrides = json.dumps({"gpufleet_profile": "acceptance",
+                            "gpufleet_rule_overrides": {"health.gpu_count": {"params": {"expected": 8}}}})
+    code, output = run_playbook(tmp_path / "results", "-e", overrides)
+    run_dir = only_run_dir(tmp_path / "results")
+    with open(os.path.join(run_dir, "fleet.json")) as handle:
+        fleet = json.load(handle)
+    if fleet["hosts"]["localhost"]["verdict"] == "pass":
+        pytest.skip("this machine has 8 GPUs")
+    assert code == 2, output
+    assert "acceptance failed for 1 host(s):" in output
+    assert "localhost: fail" in output
+
+
+def test_quick_profile_reports_the_same_failure_and_exits_zero(tmp_path):
+    overrides = json.dumps({"gpufleet_rule_overrides": {"health.gpu_count": {"params": {"expected": 8}}}})
+    code, output = run_playbook(tmp_path / "results", "-e", overrides)
+    assert code == 0, output
+    assert "localhost: fail" in output
+    assert "[WARNING]: localhost: fail" in output
 
 
 def test_check_mode_runs_nothing_and_says_so(tmp_path):

@@ -306,6 +306,12 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
     bad = [check for check in checks if check.status in STATUS_ORDER]
     bad.sort(key=lambda check: STATUS_ORDER[check.status])
     reasons = ["%s: %s" % (check.id, check.reason) for check in bad]
+    if not any(status in ("pass", "warn", "fail", "error") for status in statuses):
+        # Nothing was held against anything: that is not a pass.
+        verdict = "warn"
+        skipped = "; ".join("%s: %s" % (check.id, check.reason) for check in checks[:3])
+        reasons = ["host.nothing_checked: every check was skipped, so nothing on this host was validated%s"
+                   % ((" (" + skipped + ")") if skipped else "")]
     return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups))
 
 

@@ -168,3 +168,27 @@ def test_reached_host_without_results_is_an_error():
     judgement = judge_fleet("run2", {"empty": {"reached": True, "envelopes": {}}}, baselines(), rules())
     assert judgement.hosts["empty"].verdict == "error"
     assert judgement.to_dict()["hosts"]["empty"]["checks"][0]["id"] == "host.results"
+
+
+def test_a_host_where_every_check_was_skipped_is_not_a_pass(tmp_path):
+    """This machine's own health result (no NVIDIA driver here in CI): nothing is checked, so no pass."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import load_baselines, load_rules
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    out = tmp_path / "health.json"
+    subprocess.run([sys.executable, os.path.join(root, "probes", "health.py"), "--out", str(out)], check=True, timeout=300)
+    envelope = json.loads(out.read_text())
+    if envelope["status"] == "ok" or envelope["data"]["device_nodes"].get("gpu_node_count"):
+        pytest.skip("this machine has NVIDIA GPUs or device nodes")
+    baselines, unused_problems = load_baselines()
+    hosts = {"cpu-only": {"envelopes": {"health": envelope}, "reached": True, "reason": "", "groups": [],
+                          "rule_overrides": {}}}
+    verdict = judge_fleet("r1", hosts, baselines, load_rules()).hosts["cpu-only"]
+    assert all(check.status == "skip" for check in verdict.checks)
+    assert verdict.verdict == "warn"
+    assert verdict.reasons[0].startswith("host.nothing_checked: every check was skipped")

@@ -1,0 +1,54 @@
+"""Judge a stored run: its results, the baselines, the rules with each host's overrides, each host's previous run."""
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from ..module_utils.judge.fleet import judge_fleet
+from ..module_utils.judge.model import GATING_VERDICTS, Check, FleetJudgement
+from .judge_inputs import load_baselines, load_rules
+from .previous_run import most_common_run, previous_results
+from .report_model import RunModel
+
+
+def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[str, Dict]:
+    return {
+        host.name: {
+            "envelopes": {probe: entry.envelope for probe, entry in host.probes.items() if entry.envelope},
+            "reached": host.state != "unreachable",
+            "reason": "; ".join(host.reasons),
+            "groups": list(host.groups),
+            "rule_overrides": dict(rule_overrides.get(host.name) or {}),
+        }
+        for host in run.hosts
+    }
+
+
+def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapping],
+              baselines_dir: Optional[str] = None, rules_path: Optional[str] = None) -> FleetJudgement:
+    """Raises ValueError when the rules file is broken; a broken baseline file is reported, not fatal."""
+    baselines, baseline_problems = load_baselines(baselines_dir)
+    rules = load_rules(rules_path)
+    previous, previous_run_ids = previous_results(results_dir, run.run_id, [host.name for host in run.hosts])
+    judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
+                            previous=previous or None, previous_run_id=most_common_run(previous_run_ids))
+    judgement.unmatched_rules.extend(
+        Check(id="baselines.load", host="", probe="", status="error",
+              reason="%s; hosts of that SKU are compared with their peers only" % problem)
+        for problem in baseline_problems)
+    return judgement
+
+
+def gate_lines(judgement: FleetJudgement) -> List[str]:
+    """One line per host that fails the gate, with its reasons."""
+    return ["%s: %s - %s" % (verdict.host, verdict.verdict, "; ".join(verdict.reasons) or "no reason recorded")
+            for verdict in judgement.hosts_worst_first() if verdict.verdict in GATING_VERDICTS]
+
+
+def verdict_lines(judgement: FleetJudgement, limit_reasons: int = 3) -> List[str]:
+    lines = []
+    for verdict in judgement.hosts_worst_first():
+        reasons: Sequence[str] = verdict.reasons[:limit_reasons]
+        more = len(verdict.reasons) - len(reasons)
+        text = "; ".join(reasons) + (" (+%d more)" % more if more > 0 else "")
+        lines.append("%s: %s%s" % (verdict.host, verdict.verdict, (" - " + text) if text else ""))
+    return lines
