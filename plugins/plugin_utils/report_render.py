@@ -219,7 +219,7 @@ def _groups_of(host: HostModel, verdict: Optional[HostVerdict]) -> List[str]:
 
 def _judged_row(host: HostModel, judgement: FleetJudgement, metrics: List[Dict[str, str]], markdown: bool) -> Dict[str, Any]:
     verdict = judgement.hosts.get(host.name)
-    view = verdict_view(verdict)
+    view = verdict_view(verdict, include_checks=False)
     reasons, more = shown_reasons(view["reasons"])
     row = dict(host_summary(host, markdown), verdict=view["verdict"], flag=view["flag"], sku=view["sku"],
                sku_reason=view["sku_reason"], reasons=reasons, more_reasons=more, all_reasons=view["reasons"],
@@ -290,14 +290,21 @@ def _inside(root: str, path: str) -> bool:
     return os.path.commonpath([root_real, path_real]) == root_real and path_real != root_real
 
 
-def _export_outputs(run: RunModel, judgement: FleetJudgement) -> List[Tuple[str, str]]:
+DOSSIER_FILES = ("dossier.html", "dossier.md")
+EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
+
+
+def render_fleet_outputs(run: RunModel, write: Callable[[str, str], None], judgement: Optional[FleetJudgement] = None,
+                         previous_run_id: Optional[str] = None) -> None:
+    """The fleet-level files: index.html and index.md; with a judgement fleet.json, junit.xml and gpufleet.prom."""
+    write(os.path.join(run.run_dir, "index.html"), render_fleet_index_html(run, judgement, previous_run_id))
+    write(os.path.join(run.run_dir, "index.md"), render_fleet_index_markdown(run, judgement, previous_run_id))
+    if judgement is None:
+        return
     document = fleet_json(judgement, run)
-    return [
-        (os.path.join(run.run_dir, "fleet.json"),
-         json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False) + "\n"),
-        (os.path.join(run.run_dir, "junit.xml"), junit_xml(judgement)),
-        (os.path.join(run.run_dir, "gpufleet.prom"), prometheus_text(judgement, run, run_timestamp(run))),
-    ]
+    write(os.path.join(run.run_dir, "fleet.json"), json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False) + "\n")
+    write(os.path.join(run.run_dir, "junit.xml"), junit_xml(judgement))
+    write(os.path.join(run.run_dir, "gpufleet.prom"), prometheus_text(judgement, run, run_timestamp(run)))
 
 
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
@@ -322,18 +329,16 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
             if not groups.get(name) and verdict.groups:
                 groups[name] = list(verdict.groups)
     run = load_run(run_dir, expected, groups)
-    outputs = []
-    for host in run.hosts:
-        host_path = os.path.join(run.run_dir, host.dir_name)
-        outputs.append((os.path.join(host_path, "dossier.html"), render_host_dossier_html(host, run, judgement)))
-        outputs.append((os.path.join(host_path, "dossier.md"), render_host_dossier_markdown(host, run, judgement)))
-    outputs.append((os.path.join(run.run_dir, "index.html"), render_fleet_index_html(run, judgement, previous_run_id)))
-    outputs.append((os.path.join(run.run_dir, "index.md"), render_fleet_index_markdown(run, judgement, previous_run_id)))
+    dossiers = [(host, os.path.join(run.run_dir, host.dir_name)) for host in run.hosts]
+    fleet_paths = [os.path.join(run.run_dir, name) for name in ("index.html", "index.md")]
     if judgement is not None:
-        outputs.extend(_export_outputs(run, judgement))
-    for path, unused_text in outputs:
+        fleet_paths += [os.path.join(run.run_dir, name) for name in EXPORT_FILES]
+    for path in [os.path.join(host_path, name) for unused_host, host_path in dossiers for name in DOSSIER_FILES] + fleet_paths:
         if not _inside(run.run_dir, path):
             raise ValueError("refusing to write %s: it resolves outside the run directory %s" % (path, run.run_dir))
-    for path, text in outputs:
-        write(path, text)
+    # Rendered and written one file at a time, so that a fleet of thousands never holds every dossier in memory.
+    for host, host_path in dossiers:
+        write(os.path.join(host_path, "dossier.html"), render_host_dossier_html(host, run, judgement))
+        write(os.path.join(host_path, "dossier.md"), render_host_dossier_markdown(host, run, judgement))
+    render_fleet_outputs(run, write, judgement, previous_run_id)
     return run

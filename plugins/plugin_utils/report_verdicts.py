@@ -66,12 +66,12 @@ def status_counts(checks: Iterable[Check]) -> List[Tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: STATUS_ORDER.get(item[0], 1))
 
 
-def verdict_view(verdict: Optional[HostVerdict]) -> Dict[str, Any]:
+def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True) -> Dict[str, Any]:
     """The dossier's first section: verdict, reasons, SKU (or why it is unknown), every check worst first."""
     if verdict is None:
         return {"verdict": NOT_JUDGED, "flag": VERDICT_FLAG[NOT_JUDGED], "reasons": [NOT_JUDGED_REASON],
                 "sku": "unknown", "sku_reason": "not judged", "checks": [], "status_counts": []}
-    checks = sorted(verdict.checks, key=check_sort_key)
+    checks = sorted(verdict.checks, key=check_sort_key) if include_checks else []
     return {
         "verdict": verdict.verdict, "flag": VERDICT_FLAG.get(verdict.verdict, "bad"), "reasons": list(verdict.reasons),
         "sku": verdict.sku or "unknown", "sku_reason": verdict.sku_reason or ("" if verdict.sku else "no reason given"),
@@ -79,8 +79,11 @@ def verdict_view(verdict: Optional[HostVerdict]) -> Dict[str, Any]:
     }
 
 
+_TRAILING_INDEXES = re.compile(r"(\[\d+\])+$")
+
+
 def _leaf_key(path: str) -> str:
-    return re.sub(r"(\[\d+\])+$", "", path).rsplit(".", 1)[-1]
+    return _TRAILING_INDEXES.sub("", path).rsplit(".", 1)[-1]
 
 
 def measurement_references(checks: Sequence[Check], probe: str, paths: Sequence[str]) -> Dict[str, List[Dict[str, Any]]]:
@@ -92,6 +95,9 @@ def measurement_references(checks: Sequence[Check], probe: str, paths: Sequence[
     """
     paired: Dict[str, List[Dict[str, Any]]] = {}
     known = set(paths)
+    paths_by_leaf: Dict[str, List[str]] = {}
+    for candidate in paths:
+        paths_by_leaf.setdefault(_leaf_key(candidate), []).append(candidate)
     for check in sorted(checks, key=check_sort_key):
         if check.probe != probe or check.id.startswith((FLEET_PREFIX, DRIFT_PREFIX)):
             continue
@@ -99,7 +105,7 @@ def measurement_references(checks: Sequence[Check], probe: str, paths: Sequence[
         if not (isinstance(path, str) and path in known):
             leaf = check.id.rsplit(".", 1)[-1]
             prefix = "gpus[%d]" % check.gpu_index if check.gpu_index is not None else ""
-            candidates = [candidate for candidate in paths if _leaf_key(candidate) == leaf and candidate.startswith(prefix)]
+            candidates = [candidate for candidate in paths_by_leaf.get(leaf, ()) if candidate.startswith(prefix)]
             if len(candidates) != 1:
                 continue
             path = candidates[0]

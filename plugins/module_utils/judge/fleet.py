@@ -11,7 +11,7 @@ from .metrics import Metric, probe_metrics
 from .model import Check, FleetJudgement, HostVerdict, worst_verdict
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, is_unavailable, unknown_group
-from .stats import coefficient_of_variation, mad, median, outlier_test, relative_change
+from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
 
 # Every probe's check registry: probe -> {check name -> function}. Later probes add theirs here.
 CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {"health": HEALTH_CHECKS}
@@ -248,13 +248,14 @@ def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[st
         values = [metric.value for unused_host, unused_probe, metric in members]
         hosts = sorted(set(host for host, unused_probe, unused_metric in members))
         center, spread = median(values), mad(values)
+        finite_count = len(finite_numbers(values))
         unit = members[0][2].unit
         statistics.setdefault(group, {})[metric_id] = {"median": center, "mad": spread, "count": len(values), "hosts": len(hosts),
                                                        "unit": unit, "cv": coefficient_of_variation(values)}
         reported_short = set()
         for host, probe, metric in members:
-            result = outlier_test(metric.value, values, settings["outlier_threshold"], settings["relative_tolerance"],
-                                  settings["min_peers"], settings["noise_floor"])
+            result = outlier_decision(metric.value, finite_count, center, spread, settings["outlier_threshold"],
+                                      settings["relative_tolerance"], settings["min_peers"], settings["noise_floor"])
             check_id = "fleet.%s" % metric_id
             if result.outlier is None:
                 if host not in reported_short:

@@ -19,7 +19,7 @@ DEFAULT_RELATIVE_TOLERANCE = 0.10
 DEFAULT_MIN_COUNT = 3
 
 
-def _numbers(values: Iterable[float]) -> List[float]:
+def finite_numbers(values: Iterable[float]) -> List[float]:
     numbers = [float(value) for value in values]
     for number in numbers:
         if math.isnan(number) or math.isinf(number):
@@ -29,7 +29,7 @@ def _numbers(values: Iterable[float]) -> List[float]:
 
 def median(values: Iterable[float]) -> float:
     """The middle value (the mean of the two middle values for an even count)."""
-    numbers = sorted(_numbers(values))
+    numbers = sorted(finite_numbers(values))
     if not numbers:
         raise ValueError("median of no values")
     middle = len(numbers) // 2
@@ -40,7 +40,7 @@ def median(values: Iterable[float]) -> float:
 
 def mad(values: Iterable[float], center: Optional[float] = None) -> float:
     """Median absolute deviation from the median (or from center), unscaled."""
-    numbers = _numbers(values)
+    numbers = finite_numbers(values)
     if not numbers:
         raise ValueError("MAD of no values")
     middle = median(numbers) if center is None else float(center)
@@ -56,7 +56,7 @@ def robust_z(value: float, center: float, mad_value: float) -> Optional[float]:
 
 def coefficient_of_variation(values: Iterable[float]) -> Optional[float]:
     """Sample standard deviation (n - 1) divided by the mean; None with fewer than 2 values or a zero mean."""
-    numbers = _numbers(values)
+    numbers = finite_numbers(values)
     if len(numbers) < 2:
         return None
     mean = sum(numbers) / len(numbers)
@@ -97,29 +97,39 @@ def outlier_test(value: float, population: Iterable[float], threshold: float = D
     or below noise_floor * |median| is never an outlier, whatever its z (tiny spreads make tiny differences
     look huge). Fewer than min_count values: not decided ("not enough peers").
     """
-    numbers = _numbers(population)
-    value = float(value)
+    numbers = finite_numbers(population)
     if len(numbers) < min_count:
-        return OutlierResult(None, value, None, None, len(numbers), None, "none",
+        return OutlierResult(None, float(value), None, None, len(numbers), None, "none",
                              "not enough peers: %d value(s), at least %d needed" % (len(numbers), min_count))
     center = median(numbers)
-    spread = mad(numbers, center)
+    return outlier_decision(value, len(numbers), center, mad(numbers, center), threshold, relative_tolerance, min_count,
+                            noise_floor)
+
+
+def outlier_decision(value: float, count: int, center: Optional[float], spread: Optional[float],
+                     threshold: float = DEFAULT_OUTLIER_THRESHOLD, relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE,
+                     min_count: int = DEFAULT_MIN_COUNT, noise_floor: float = 0.0) -> OutlierResult:
+    """outlier_test with the population's count, median and MAD computed once, for testing every member against it."""
+    value = float(value)
+    if count < min_count or center is None:
+        return OutlierResult(None, value, None, None, count, None, "none",
+                             "not enough peers: %d value(s), at least %d needed" % (count, min_count))
     deviation = abs(value - center)
     score = robust_z(value, center, spread)
     if noise_floor and deviation <= noise_floor * abs(center):
-        return OutlierResult(False, value, center, spread, len(numbers), score, "robust_z" if score is not None else "relative",
+        return OutlierResult(False, value, center, spread, count, score, "robust_z" if score is not None else "relative",
                              "within the noise floor of %g %% of the median" % (noise_floor * 100))
     if score is not None:
         outlier = abs(score) > threshold
-        return OutlierResult(outlier, value, center, spread, len(numbers), score, "robust_z",
+        return OutlierResult(outlier, value, center, spread, count, score, "robust_z",
                              "robust z %.2f %s %g" % (score, ">" if outlier else "<=", threshold) if outlier
                              else "robust z %.2f within +-%g" % (score, threshold))
     if center == 0:
         outlier = deviation > 0
-        return OutlierResult(outlier, value, center, spread, len(numbers), None, "relative",
+        return OutlierResult(outlier, value, center, spread, count, None, "relative",
                              "MAD 0 and median 0: %s" % ("differs from every peer's 0" if outlier else "equal to the median"))
     relative = deviation / abs(center)
     outlier = relative > relative_tolerance
-    return OutlierResult(outlier, value, center, spread, len(numbers), None, "relative",
+    return OutlierResult(outlier, value, center, spread, count, None, "relative",
                          "MAD 0, so compared relatively: %.1f %% from the median (tolerance %g %%)"
                          % (relative * 100, relative_tolerance * 100))

@@ -1,4 +1,5 @@
 """The dossiers and the fleet index of a run the judge has judged (hand-made judgements over the fake runs)."""
+import json
 import html
 import os
 import re
@@ -179,7 +180,7 @@ def test_groups_failed_hosts_unmatched_rules_and_statistics_in_the_index(judged)
 def test_previous_run_id_argument_overrides_the_judgements(judged):
     written = render(judged, previous_run_id="20261101T000000Z-1")
     assert "compared with run 20261101T000000Z-1" in written["index.md"]
-    assert '"previous_run_id": "20261101T000000Z-1"' in written["fleet.json"]
+    assert json.loads(written["fleet.json"])["previous_run_id"] == "20261101T000000Z-1"
 
 
 def test_judged_markdown_tables_keep_their_shape_and_hold_no_html(judged):

@@ -1,0 +1,93 @@
+"""Benchmark: judge and render the fleet reports for synthetic fleets (default 1, 100 and 1,000 hosts of 8 GPUs).
+
+    .venv/bin/python benchmarks/fleet_reports.py [--hosts 1 100 1000] [--gpus 8]
+
+Prints a table: the wall time of each step of what the report action does (load the stored results,
+judge, render the fleet outputs: index.html, index.md, fleet.json, junit.xml, gpufleet.prom), the time of
+one host's dossier (rendered for the first --dossiers hosts; the report action renders one per host, so a
+whole run costs hosts x that), and the process's peak memory. The results are written into a temporary
+directory that is removed afterwards. Target: the fleet reports of 1,000 hosts under 10 s on the 2-core CI machine.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "collections"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import write_text_atomically  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (  # noqa: E402
+    render_fleet_outputs,
+    render_host_dossier_html,
+    render_host_dossier_markdown,
+)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run  # noqa: E402
+from synthetic_fleet import rack_of, write_synthetic_run  # noqa: E402
+
+RUN_ID = "20261130T000000Z-000001"
+
+
+def measure(hosts: int, gpus: int, max_dossiers: int) -> dict:
+    results = tempfile.mkdtemp(prefix="gpufleet-bench-")
+    try:
+        names = write_synthetic_run(results, RUN_ID, hosts, gpus)
+        groups = {name: [rack_of(name)] for name in names}
+        run_path = os.path.join(results, RUN_ID)
+        started = time.perf_counter()
+        run = load_run(run_path, names, groups)
+        loaded = time.perf_counter()
+        judgement = judge_run(run, results, {})
+        judged = time.perf_counter()
+        render_fleet_outputs(run, write_text_atomically, judgement)
+        fleet_rendered = time.perf_counter()
+        dossier_hosts = run.hosts[:max_dossiers]
+        for host in dossier_hosts:
+            host_path = os.path.join(run_path, host.dir_name)
+            write_text_atomically(os.path.join(host_path, "dossier.html"), render_host_dossier_html(host, run, judgement))
+            write_text_atomically(os.path.join(host_path, "dossier.md"), render_host_dossier_markdown(host, run, judgement))
+        dossiers_rendered = time.perf_counter()
+        fleet_size = sum(os.path.getsize(os.path.join(run_path, name))
+                         for name in ("index.html", "index.md", "fleet.json", "junit.xml", "gpufleet.prom"))
+        verdicts = {}
+        for verdict in judgement.hosts.values():
+            verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
+        per_dossier = (dossiers_rendered - fleet_rendered) / max(1, len(dossier_hosts))
+        return {"hosts": hosts, "gpus": hosts * gpus, "load_s": loaded - started, "judge_s": judged - loaded,
+                "fleet_s": fleet_rendered - judged, "fleet_total_s": fleet_rendered - started,
+                "dossier_s": per_dossier, "dossiers_measured": len(dossier_hosts),
+                "checks": sum(len(verdict.checks) for verdict in judgement.hosts.values()),
+                "fleet_mib": fleet_size / 2 ** 20, "verdicts": verdicts}
+    finally:
+        shutil.rmtree(results, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, nargs="+", default=[1, 100, 1000])
+    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--dossiers", type=int, default=20, help="dossiers rendered per fleet size to time one (default 20)")
+    args = parser.parse_args()
+    print("| hosts | GPUs | checks | load s | judge s | fleet outputs s | load + judge + fleet s | fleet files MiB "
+          "| one host's dossier (HTML + MD) s | peak RSS MiB | verdicts |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for hosts in args.hosts:
+        row = measure(hosts, args.gpus, args.dossiers)
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        verdicts = ", ".join("%s %d" % item for item in sorted(row["verdicts"].items()))
+        print("| %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %.1f | %.3f (mean of %d) | %.0f | %s |" % (
+            row["hosts"], row["gpus"], row["checks"], row["load_s"], row["judge_s"], row["fleet_s"], row["fleet_total_s"],
+            row["fleet_mib"], row["dossier_s"], row["dossiers_measured"], peak_mib, verdicts))
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
