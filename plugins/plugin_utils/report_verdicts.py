@@ -211,7 +211,8 @@ def statistics_rows(judgement: FleetJudgement) -> List[Dict[str, str]]:
             statistics = statistics if isinstance(statistics, dict) else {}
             unit = str(statistics.get("unit") or "")
             rows.append({"sku": sku, "metric": metric, "median": value_text(statistics.get("median"), unit),
-                         "mad": value_text(statistics.get("mad"), unit), "count": value_text(statistics.get("count"), "")})
+                         "mad": value_text(statistics.get("mad"), unit), "count": value_text(statistics.get("count"), ""),
+                         "hosts": value_text(statistics.get("hosts"), "")})
     return rows
 
 
