@@ -9,6 +9,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from .result_paths import RUN_ID_PATTERN, host_dir_name
 
 _TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
+MEASURED_STATUSES = ("ok", "partial")
 
 
 def _run_order_key(results_dir: str, run_id: str) -> Tuple[int, str]:
@@ -50,12 +51,15 @@ def _reached_envelopes(host_path: str) -> Dict[str, dict]:
             continue
         if isinstance(envelope, dict) and envelope.get("status") != "unreachable":
             envelopes[name[:-len(".json")]] = envelope
+    # Drift needs something measured: a run where every probe failed or was unavailable is passed over.
+    if not any(envelope.get("status") in MEASURED_STATUSES for envelope in envelopes.values()):
+        return {}
     return envelopes
 
 
 def previous_results(results_dir: str, run_id: str, hosts: Iterable[str],
                      max_runs: int = 400) -> Tuple[Dict[str, Dict[str, dict]], Dict[str, str]]:
-    """For each host, the envelopes of the newest earlier run where it was reached, and that run's id.
+    """For each host, the envelopes of the newest earlier run where a probe of it measured something, and its run id.
 
     Looks at no more than ``max_runs`` earlier runs, so that a years-old results directory stays cheap.
     """

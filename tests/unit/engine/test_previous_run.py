@@ -22,11 +22,12 @@ def test_earlier_runs_are_newest_first_and_exclude_the_current_one_and_links(tmp
     assert earlier_runs(str(tmp_path), "20261130T010000Z-3") == ["20261129T010000Z-2", "20261128T010000Z-1"]
 
 
-def test_each_host_gets_its_newest_earlier_run_where_it_was_reached(tmp_path):
+def test_each_host_gets_its_newest_earlier_run_that_measured_something(tmp_path):
     write_result(tmp_path, "20261128T010000Z-1", "node-01")
     write_result(tmp_path, "20261128T010000Z-1", "node-02")
     write_result(tmp_path, "20261129T010000Z-2", "node-01")
     write_result(tmp_path, "20261129T010000Z-2", "node-02", status="unreachable")
+    write_result(tmp_path, "20261129T120000Z-4", "node-02", status="unavailable")
     write_result(tmp_path, "20261130T010000Z-3", "node-01")
     envelopes, run_ids = previous_results(str(tmp_path), "20261130T010000Z-3", ["node-01", "node-02", "node-03"])
     assert run_ids == {"node-01": "20261129T010000Z-2", "node-02": "20261128T010000Z-1"}
