@@ -1,0 +1,1 @@
+"""What the measurement probes share: which devices to measure, timing on them, and a GPU state snapshot."""

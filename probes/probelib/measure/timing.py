@@ -1,0 +1,43 @@
+"""Time an operation on a device: warm-up, then many iterations between CUDA events (or a clock on the CPU)."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, List
+
+
+def time_per_iteration_s(torch: Any, device: Dict[str, Any], operation: Callable[[], Any],
+                         warmup: int, iterations: int) -> float:
+    """Seconds per call of ``operation``, averaged over ``iterations`` calls after ``warmup`` calls.
+
+    On a GPU the calls are queued back to back and timed by CUDA events on the current stream, so the
+    host's launch overhead is hidden except for operations shorter than a launch; on the CPU by perf_counter.
+    """
+    if iterations < 1:
+        raise ValueError("iterations must be at least 1")
+    for unused_call in range(warmup):
+        operation()
+    if device["kind"] == "cuda":
+        with torch.cuda.device(device["index"]):
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for unused_call in range(iterations):
+                operation()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / 1000.0 / iterations
+    started = time.perf_counter()
+    for unused_call in range(iterations):
+        operation()
+    return (time.perf_counter() - started) / iterations
+
+
+def repeat_s(torch: Any, device: Dict[str, Any], operation: Callable[[], Any], warmup: int, iterations: int,
+             repeats: int, between: Callable[[int], Any] = None) -> List[float]:
+    """``repeats`` independent timings; ``between(repeat_index)`` runs before each (e.g. a snapshot)."""
+    timings = []
+    for repeat in range(repeats):
+        if between is not None:
+            between(repeat)
+        timings.append(time_per_iteration_s(torch, device, operation, warmup if repeat == 0 else 1, iterations))
+    return timings
