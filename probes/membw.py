@@ -1,0 +1,132 @@
+"""membw probe: device memory bandwidth from a sweep of device-to-device copies; reports the plateau, not the maximum."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List
+
+from probelib.measure.devices import measured_devices
+from probelib.membw.device_run import DeviceRun
+from probelib.membw.gpu_state import METHOD as SNAPSHOT_METHOD
+from probelib.membw.plan import check_params, resolve_plan
+from probelib.runner import ProbeResult, main
+
+DESCRIPTION = (
+    "Measure device memory bandwidth on every GPU (or on the CPU when there is none) with dst.copy_(src) of random "
+    "data over a sweep of buffer sizes, each bounded by free memory (two buffers plus a safety margin must fit; a size "
+    "that does not is recorded as skipped). Each copy is checked once; the copies are timed with CUDA events after a "
+    "warm-up. Bandwidth counts bytes read + written (2 x buffer per copy), GB = 1e9 bytes. Reports the plateau (the "
+    "longest run of consecutive large sizes within a tolerance of their median), never the maximum, and three "
+    "independent repeats at the largest size that fits with their coefficient of variation and the GPU's state "
+    "(clocks, power, temperature, throttle reasons, other processes) taken during the middle repeat. "
+    "Parameters: quick (bool: only the largest size that fits, shorter timings, no sweep and no plateau); "
+    "device (auto | cuda | cpu); sizes_mib (list of whole MiB; empty = 4,16,64,256,1024,4096 on a GPU, 1,4,16,64,256 "
+    "on the CPU); dtype (float32 | uint8); target_point_ms (about how long one timing runs; quick_target_point_ms "
+    "in quick mode); warmup_iterations; min_iterations / max_iterations (bounds of the copies per timing); repeats "
+    "(timings at the largest size); tolerance_pct and min_plateau_points (the plateau rule); l2_multiple (a plateau "
+    "point's buffer must be at least this many times the last-level cache: the GPU's L2, the CPU's largest cache); "
+    "cv_warn_pct (cv_warn is set above it); safety_margin_mib / safety_margin_pct (memory left free: the larger of "
+    "the two); verify_sample_elements (elements compared after the checked copy)."
+)
+DEFAULTS: Dict[str, Any] = {
+    "quick": False,
+    "device": "auto",
+    "sizes_mib": [],
+    "dtype": "float32",
+    "target_point_ms": 100.0,
+    "quick_target_point_ms": 20.0,
+    "warmup_iterations": 3,
+    "min_iterations": 2,
+    "max_iterations": 20000,
+    "repeats": 3,
+    "tolerance_pct": 3.0,
+    "min_plateau_points": 2,
+    "l2_multiple": 2.0,
+    "cv_warn_pct": 5.0,
+    "safety_margin_mib": 1024.0,
+    "safety_margin_pct": 5.0,
+    "verify_sample_elements": 1048576,
+}
+BYTES_COUNTED = "read + written (2 x buffer size per copy)"
+
+
+def method_of(kind: str) -> Dict[str, Any]:
+    timing = ("CUDA events on the current stream around the back-to-back copies, after a warm-up" if kind == "cuda"
+              else "time.perf_counter around the back-to-back copies, after a warm-up")
+    return {
+        "operation": "dst.copy_(src), both buffers on the measured device, src random (torch.rand / torch.randint)",
+        "bytes_counted": BYTES_COUNTED,
+        "bandwidth_definition": "bandwidth_gbps = 2 x buffer_bytes / time_per_copy_s / 1e9 (GB = 1e9 bytes)",
+        "timing": timing,
+        "verification": "once per size: dst set to differ from src everywhere, one copy, evenly spaced elements compared",
+        "plateau_rule": ("from the largest sizes down, the longest run of consecutive measured sizes (buffer >= "
+                         "l2_multiple x last-level cache) within tolerance_pct of the run's median, at least "
+                         "min_plateau_points points; plateau_gbps is that median"),
+        "gpu_state": SNAPSHOT_METHOD if kind == "cuda" else "not taken: the CPU has no NVML state",
+    }
+
+
+def open_snapshots(devices: List[Dict[str, Any]]) -> Any:
+    if not any(device["kind"] == "cuda" for device in devices):
+        return None
+    try:
+        from probelib.measure.gpu_snapshot import GpuSnapshots
+        return GpuSnapshots()
+    except Exception:  # without NVML the snapshots are unavailable, the measurement still runs
+        return None
+
+
+def snapshot_for(snapshots: Any, device: Dict[str, Any]) -> Any:
+    if device["kind"] != "cuda":
+        return None
+    if snapshots is None:
+        return lambda: {"unavailable": "NVML (nvidia-ml-py) could not be opened by this probe"}
+    return lambda: snapshots.take(device["uuid"])
+
+
+def collect(params: Dict[str, Any]) -> ProbeResult:
+    import torch
+
+    check_params(params)
+    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    devices = measured_devices(torch, params["device"])
+    if not devices:
+        return ProbeResult("unavailable", {"method": method_of("cuda"), "plan": resolve_plan(params, "cuda"),
+                                           "devices": [], "errors": []},
+                           "no CUDA GPU is visible to torch %s and device is 'cuda'" % torch.__version__, environment)
+    kind = devices[0]["kind"]
+    plan = resolve_plan(params, kind)
+    snapshots = open_snapshots(devices)
+    results = []
+    try:
+        for device in devices:
+            results.append(DeviceRun(torch, device, plan, snapshot_for(snapshots, device)).run())
+    finally:
+        if snapshots is not None:
+            snapshots.close()
+    errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
+              for entry in results for problem in entry.get("problems", [])]
+    data = {"method": method_of(kind), "plan": plan, "devices": results, "errors": errors}
+    return ProbeResult(status_of(results), data, reason_of(results), environment)
+
+
+def status_of(results: List[Dict[str, Any]]) -> str:
+    states = [entry["status"] for entry in results]
+    if all(state == "error" for state in states):
+        return "error"
+    return "ok" if all(state == "ok" for state in states) else "partial"
+
+
+def reason_of(results: List[Dict[str, Any]]) -> str:
+    reasons = []
+    for entry in results:
+        if entry["status"] == "ok":
+            continue
+        what = "%s:%d (%s)" % (entry["device"]["kind"], entry["device"]["index"], entry["device"]["name"])
+        details = [entry["error"]["message"]] if entry.get("error") else []
+        details += [problem for problem in entry.get("problems", []) if problem not in details]
+        reasons.append("%s %s: %s" % (what, entry["status"], "; ".join(details)))
+    return "; ".join(reasons)
+
+
+if __name__ == "__main__":
+    sys.exit(main("membw", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))

@@ -1,0 +1,211 @@
+"""Runs the membw probe for real on this machine (the CPU path) and checks its data against the schema;
+then drives one device's run in-process to cover the GPU-shaped fields, a failing size and a failing device."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import jsonschema
+import pytest
+
+import membw
+from probelib.membw import device_run
+from probelib.membw.device_run import DeviceRun
+from probelib.membw.plan import MIB, resolve_plan
+
+torch = pytest.importorskip("torch")
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+PROBE = os.path.join(ROOT, "probes", "membw.py")
+SCHEMA = os.path.join(ROOT, "schemas", "membw.schema.json")
+CPU = {"kind": "cpu", "index": 0, "torch_device": "cpu", "name": "test CPU", "uuid": {"unavailable": "a CPU has no UUID"},
+       "memory_total_mib": 1024, "compute_capability": {"unavailable": "not a GPU"}}
+SNAPSHOT = {
+    "time_unix_s": 1.0, "sm_clock_mhz": 1980, "memory_clock_mhz": 3201, "power_draw_w": 512.5, "temperature_c": 48,
+    "clock_event_reasons": {"mask": 4, "mask_hex": "0x0000000000000004", "names": ["sw_power_cap"],
+                            "slowdown_active": False, "method": "nvmlDeviceGetCurrentClocksEventReasons"},
+    "other_processes": [{"pid": 4242, "name": "python3", "used_memory_mib": 1024.0}],
+}
+
+
+def _schema():
+    with open(SCHEMA, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return schema
+
+
+def _run(tmp_path, params=None):
+    out = tmp_path / "membw.json"
+    argv = [sys.executable, PROBE, "--out", str(out)]
+    if params is not None:
+        (tmp_path / "params.json").write_text(json.dumps(params))
+        argv += ["--params", str(tmp_path / "params.json")]
+    started = time.monotonic()
+    completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr.decode()
+    return json.loads(out.read_text()), time.monotonic() - started
+
+
+def test_schema_header():
+    schema = _schema()
+    assert schema["$id"] == "membw.schema.json"
+    assert schema["$defs"]["unavailable"] == {
+        "type": "object", "required": ["unavailable"],
+        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+
+
+def test_help_works_without_running():
+    completed = subprocess.run([sys.executable, PROBE, "--help"], stdout=subprocess.PIPE, timeout=60, check=True)
+    assert b"plateau" in completed.stdout
+
+
+def test_probe_runs_here_and_matches_schema(tmp_path):
+    envelope, elapsed = _run(tmp_path)
+    assert elapsed < 60  # about 5 s on the idle 2-core controller; slack for other test runs sharing it
+    assert envelope["probe"] == "membw" and envelope["status"] == "ok", envelope["reason"]
+    data = envelope["data"]
+    jsonschema.validate(data, _schema())
+    assert data["method"]["bytes_counted"] == "read + written (2 x buffer size per copy)"
+    assert data["plan"]["name"] == "cpu-default" and data["plan"]["quick"] is False
+    assert data["errors"] == []
+    (entry,) = data["devices"]
+    assert entry["device"]["kind"] == "cpu" and entry["status"] == "ok"
+    measured = [point for point in entry["sweep"] if point["status"] == "measured"]
+    assert [point["size_mib"] for point in entry["sweep"]] == data["plan"]["sizes_mib"]
+    for point in measured:
+        assert point["bandwidth_gbps"] > 0 and point["copy_verified"] is True and point["iterations"] >= 2
+        # the formula as stated: 2 x bytes / time / 1e9
+        assert point["bandwidth_gbps"] == pytest.approx(2 * point["buffer_bytes"] / point["time_per_copy_s"] / 1e9, rel=1e-3)
+    plateau = entry["plateau"]
+    sizes = [point["size_mib"] for point in measured]
+    assert set(plateau["sizes_mib"]) <= set(sizes)
+    if plateau["found"]:
+        assert plateau["plateau_gbps"] > 0 and len(plateau["sizes_mib"]) >= 2
+        assert entry["headline"]["source"] == "plateau"
+    else:
+        assert entry["headline"]["source"] == "largest_size_no_plateau" and entry["headline"]["no_plateau"] is True
+    repeats = entry["repeats"]
+    assert repeats["size_mib"] == max(sizes) and len(repeats["bandwidths_gbps"]) == 3
+    assert min(repeats["bandwidths_gbps"]) <= repeats["median_gbps"] <= max(repeats["bandwidths_gbps"])
+    assert repeats["cv_pct"] >= 0 and repeats["cv_warn"] == (repeats["cv_pct"] > 5.0)
+    assert entry["headline"]["bandwidth_gbps"] > 0
+    assert envelope["environment"]["torch_version"] == torch.__version__
+
+
+def test_quick_measures_only_the_largest_size(tmp_path):
+    envelope, elapsed = _run(tmp_path, {"quick": True})
+    assert elapsed < 45  # about 2 s idle
+    data = envelope["data"]
+    jsonschema.validate(data, _schema())
+    assert envelope["status"] == "ok" and data["plan"]["name"] == "cpu-default-quick"
+    (entry,) = data["devices"]
+    measured = [point for point in entry["sweep"] if point["status"] == "measured"]
+    assert [point["size_mib"] for point in measured] == [256]
+    assert all(point["reason"] for point in entry["sweep"] if point["status"] == "skipped")
+    assert entry["plateau"]["found"] is False
+    assert entry["headline"]["source"] == "quick_largest_size"
+    assert entry["headline"]["bandwidth_gbps"] == entry["repeats"]["median_gbps"] > 0
+
+
+def test_a_size_that_does_not_fit_is_skipped_with_its_reason(tmp_path):
+    envelope, unused_elapsed = _run(tmp_path, {"sizes_mib": [1, 4, 16, 64, 100000000]})
+    jsonschema.validate(envelope["data"], _schema())
+    (entry,) = envelope["data"]["devices"]
+    last = entry["sweep"][-1]
+    assert last["status"] == "skipped" and "exceed" in last["reason"] and last["regime"] == "not measured"
+    assert entry["repeats"]["size_mib"] == 64
+
+
+def test_bad_parameter_is_an_error_envelope(tmp_path):
+    envelope, unused_elapsed = _run(tmp_path, {"repeats": 0})
+    assert envelope["status"] == "error" and "repeats" in envelope["reason"]
+
+
+def _small_plan(**changes):
+    params = dict(membw.DEFAULTS, sizes_mib=[1, 2, 4], target_point_ms=5.0, l2_multiple=0.0)
+    params.update(changes)
+    return resolve_plan(params, "cpu")
+
+
+def _as_gpu_data(entry, plan):
+    """The data a GPU run writes: cuda device identity, GPU method text; the rest as measured."""
+    entry["device"] = {"kind": "cuda", "index": 0, "name": "NVIDIA H200", "uuid": "GPU-0123", "memory_total_mib": 143771,
+                       "compute_capability": "9.0"}
+    gpu_plan = dict(plan, name="gpu-default")
+    return {"method": membw.method_of("cuda"), "plan": gpu_plan, "devices": [entry], "errors": []}
+
+
+def test_gpu_state_during_the_middle_repeat_matches_schema():
+    calls = []
+
+    def take():
+        calls.append(time.time())
+        return dict(SNAPSHOT, time_unix_s=round(time.time(), 3))
+
+    plan = _small_plan()
+    entry = DeviceRun(torch, CPU, plan, take).run()
+    assert entry["status"] == "ok" and len(calls) == 1
+    state = entry["repeats"]["gpu_state"]
+    assert state["taken"] in ("before", "during", "after") and state["snapshot"]["sm_clock_mhz"] == 1980
+    jsonschema.validate(_as_gpu_data(entry, plan), _schema())
+
+
+def test_a_failing_size_is_recorded_and_the_sweep_goes_on(monkeypatch):
+    real = device_run.CopyBuffers
+
+    class Flaky(real):
+        def __init__(self, torch_module, device, size_mib, dtype):
+            if size_mib == 2:
+                raise RuntimeError("CUDA out of memory (simulated)")
+            super().__init__(torch_module, device, size_mib, dtype)
+
+    monkeypatch.setattr(device_run, "CopyBuffers", Flaky)
+    plan = _small_plan(dtype="uint8")
+    entry = DeviceRun(torch, CPU, plan, None).run()
+    assert entry["status"] == "partial"
+    assert [point["status"] for point in entry["sweep"]] == ["measured", "failed", "measured"]
+    assert "simulated" in entry["sweep"][1]["reason"] and "2 MiB failed" in entry["problems"][0]
+    assert entry["repeats"]["size_mib"] == 4
+    data = {"method": membw.method_of("cpu"), "plan": plan, "devices": [entry], "errors": []}
+    jsonschema.validate(data, _schema())
+    assert membw.status_of([entry]) == "partial" and "2 MiB failed" in membw.reason_of([entry])
+
+
+def test_a_failing_device_does_not_stop_the_others(monkeypatch):
+    broken = dict(CPU, index=1, torch_device="no-such-device")
+    plan = _small_plan()
+    entries = [DeviceRun(torch, CPU, plan, None).run(), DeviceRun(torch, broken, plan, None).run()]
+    assert entries[0]["status"] == "ok"
+    assert entries[1]["status"] == "error" and entries[1]["error"]["type"] == "NothingMeasured"
+    assert all(point["status"] == "failed" for point in entries[1]["sweep"])
+    assert membw.status_of(entries) == "partial" and "cpu:1" in membw.reason_of(entries)
+    data = {"method": membw.method_of("cpu"), "plan": plan, "devices": entries, "errors": []}
+    jsonschema.validate(data, _schema())
+
+    def explode(*args):
+        raise RuntimeError("device lost")
+
+    monkeypatch.setattr(device_run, "last_level_cache", explode)
+    lost = DeviceRun(torch, CPU, plan, None).run()
+    assert lost["status"] == "error" and lost["error"] == {"type": "RuntimeError", "message": "device lost"}
+    jsonschema.validate(dict(data, devices=[entries[0], lost]), _schema())
+    assert membw.status_of([lost]) == "error"
+
+
+def test_copy_check_catches_a_copy_that_did_not_happen(monkeypatch):
+    buffers = device_run.CopyBuffers(torch, CPU, 1, "float32")
+    assert buffers.verify(1000) == (True, 1002)  # 262144 elements: 1001 at every 262nd (0 .. 262000), plus the last
+    monkeypatch.setattr(buffers, "copy", lambda: None)
+    assert buffers.verify(1000)[0] is False
+    assert buffers.buffer_bytes == MIB and float(buffers.src.min()) >= 0.0 and float(buffers.src.max()) < 1.0
+
+
+def test_cuda_requested_without_a_gpu_is_unavailable(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    envelope, unused_elapsed = _run(tmp_path, {"device": "cuda"})
+    jsonschema.validate(envelope["data"], _schema())
+    assert envelope["status"] == "unavailable" and "no CUDA GPU" in envelope["reason"]
+    assert envelope["data"]["devices"] == []
