@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
+from .measurement_checks import HOSTBW_CHECKS, MEMBW_CHECKS
 from .metrics import Metric, probe_metrics
 from .model import Check, FleetJudgement, HostVerdict, worst_verdict
 from .rules import RuleContext, cap_status, effective_rules, rule_list
@@ -14,7 +15,11 @@ from .sku import identify_host, is_unavailable, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
 
 # Every probe's check registry: probe -> {check name -> function}. Later probes add theirs here.
-CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {"health": HEALTH_CHECKS}
+CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {
+    "health": HEALTH_CHECKS,
+    "hostbw": HOSTBW_CHECKS,
+    "membw": MEMBW_CHECKS,
+}
 DATA_STATUSES = ("ok", "partial")
 FAILED_STATUSES = ("error", "timeout", "unreachable")
 DEFAULT_SETTINGS: Dict[str, Any] = {

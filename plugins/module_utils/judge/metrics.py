@@ -53,8 +53,38 @@ def health_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
+def hostbw_metrics(data: Dict[str, Any]) -> List[Metric]:
+    """Pinned H2D and D2H GB/s per GPU (the CPU path's host-to-host copy is not a GPU metric)."""
+    metrics: List[Metric] = []
+    devices = data.get("devices")
+    for device in devices if isinstance(devices, list) else []:
+        if not isinstance(device, dict) or device.get("kind") != "cuda" or not isinstance(device.get("uuid"), str):
+            continue
+        for result in device.get("results") or []:
+            value = _number(result.get("median_gbps")) if isinstance(result, dict) else None
+            if value is not None and result.get("host_memory") == "pinned" and result.get("direction") in ("h2d", "d2h"):
+                metrics.append(Metric("hostbw.pinned_%s_gbps" % result["direction"], device["uuid"], device.get("index"),
+                                      value, "GB/s", "higher"))
+    return metrics
+
+
+def membw_metrics(data: Dict[str, Any]) -> List[Metric]:
+    """The headline copy bandwidth (plateau, read + written) per GPU."""
+    metrics: List[Metric] = []
+    devices = data.get("devices")
+    for entry in devices if isinstance(devices, list) else []:
+        device = entry.get("device") if isinstance(entry, dict) and isinstance(entry.get("device"), dict) else {}
+        headline = entry.get("headline") if isinstance(entry, dict) and isinstance(entry.get("headline"), dict) else {}
+        value = _number(headline.get("bandwidth_gbps"))
+        if device.get("kind") == "cuda" and isinstance(device.get("uuid"), str) and value is not None:
+            metrics.append(Metric("membw.bandwidth_gbps", device["uuid"], device.get("index"), value, "GB/s", "higher"))
+    return metrics
+
+
 METRICS: Dict[str, Callable[[Dict[str, Any]], List[Metric]]] = {
+    "membw": membw_metrics,
     "health": health_metrics,
+    "hostbw": hostbw_metrics,
 }
 
 

@@ -1,0 +1,96 @@
+"""membw and hostbw results held against the H200 baseline's known-good values (recorded health + measured shapes)."""
+import copy
+
+import pytest
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.metrics import probe_metrics
+
+from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, health_ok, one, rules
+
+ENVELOPE = {"schema_version": "1", "host": "rig", "status": "ok", "started": "2026-11-30T03:00:00+00:00",
+            "duration_s": 3.0, "command": [], "environment": {}, "reason": ""}
+
+
+def gpu(index, uuid):
+    return {"kind": "cuda", "index": index, "name": "NVIDIA H200", "uuid": uuid, "memory_total_mib": 143771,
+            "compute_capability": "9.0"}
+
+
+def membw(bandwidths, cv_pct=0.4, source="plateau"):
+    devices = [{"device": gpu(index, uuid), "status": "ok", "error": "",
+                "headline": {"bandwidth_gbps": value, "source": source, "sizes_mib": [256, 1024, 4096], "no_plateau": False},
+                "repeats": {"size_mib": 4096, "median_gbps": value, "cv_pct": cv_pct}}
+               for index, (uuid, value) in enumerate(zip((GPU0, GPU1), bandwidths))]
+    return dict(ENVELOPE, probe="membw", data={"devices": devices, "errors": []})
+
+
+def hostbw(h2d, d2h):
+    devices = [dict(gpu(index, uuid), results=[
+        {"direction": "h2d", "host_memory": "pinned", "median_gbps": h2d},
+        {"direction": "d2h", "host_memory": "pinned", "median_gbps": d2h},
+        {"direction": "h2d", "host_memory": "pageable", "median_gbps": 14.0}]) for index, uuid in enumerate((GPU0, GPU1))]
+    return dict(ENVELOPE, probe="hostbw", data={"devices": devices, "errors": []})
+
+
+def judge(**envelopes):
+    envelopes = dict(envelopes, health=health_ok())
+    hosts = {"rig": {"envelopes": envelopes, "reached": True, "reason": "", "groups": [], "rule_overrides": RIG_OVERRIDES}}
+    return judge_fleet("run3", hosts, baselines(), rules()).hosts["rig"]
+
+
+@pytest.mark.parametrize("measured, status", [(4300.0, "pass"), (3850.0, "pass"), (3700.0, "warn"), (3300.0, "fail")])
+def test_membw_plateau_against_babelstream_copy(measured, status):
+    verdict = judge(membw=membw([measured, 4300.0]))
+    check = one(verdict, "membw.bandwidth", 0)
+    assert check.status == status
+    assert check.reference == 4010 and "babelstream_copy" in check.reference_source
+    assert "%.0f %% of the known-good 4010 GB/s" % (100 * measured / 4010) in check.reason
+    assert "%.0f %% of the datasheet's 4800 GB/s" % (100 * measured / 4800) in check.reason
+    assert one(verdict, "membw.bandwidth", 1).status == "pass"
+
+
+def test_membw_noisy_repeats_warn_and_say_to_diagnose():
+    check = one(judge(membw=membw([4300.0, 4300.0], cv_pct=7.5)), "membw.repeat_cv", 0)
+    assert check.status == "warn" and check.value == 7.5
+    assert "diagnose" in check.reason
+
+
+def test_membw_quick_run_is_named_as_such():
+    check = one(judge(membw=membw([4300.0, 4300.0], source="quick_largest_size")), "membw.bandwidth", 0)
+    assert "quick run, no sweep" in check.reason
+
+
+def test_membw_on_the_cpu_path_is_skipped_with_the_reason():
+    envelope = membw([40.0, 40.0])
+    envelope["data"]["devices"] = envelope["data"]["devices"][:1]
+    envelope["data"]["devices"][0]["device"] = {"kind": "cpu", "index": 0, "name": "CPU", "uuid": {"unavailable": "a CPU has no UUID"}}
+    check = one(judge(membw=envelope), "membw.bandwidth")
+    assert check.status == "skip" and "measured on the CPU" in check.reason
+
+
+@pytest.mark.parametrize("h2d, status", [(55.4, "pass"), (50.0, "warn"), (40.0, "fail")])
+def test_hostbw_pinned_against_nvbandwidth(h2d, status):
+    verdict = judge(hostbw=hostbw(h2d, 55.1))
+    check = one(verdict, "hostbw.pinned_h2d", 0)
+    assert check.status == status and check.reference == 55.4
+    assert one(verdict, "hostbw.pinned_d2h", 1).status == "pass"
+
+
+def test_the_measurements_become_fleet_metrics():
+    metrics = probe_metrics("membw", membw([4300.0, 4250.0])["data"]) + probe_metrics("hostbw", hostbw(55.0, 54.0)["data"])
+    assert sorted((metric.metric_id, metric.gpu_index, metric.value) for metric in metrics) == [
+        ("hostbw.pinned_d2h_gbps", 0, 54.0), ("hostbw.pinned_d2h_gbps", 1, 54.0),
+        ("hostbw.pinned_h2d_gbps", 0, 55.0), ("hostbw.pinned_h2d_gbps", 1, 55.0),
+        ("membw.bandwidth_gbps", 0, 4300.0), ("membw.bandwidth_gbps", 1, 4250.0)]
+
+
+def test_an_unknown_sku_is_skipped_and_left_to_its_peers():
+    health = health_ok()
+    for entry in health["data"]["gpus"]:
+        entry["name"] = "NVIDIA H999"
+        entry["pci"]["device_id"] = "0x999910de"
+    hosts = {"rig": {"envelopes": {"health": health, "membw": membw([4300.0, 4300.0])}, "reached": True, "reason": "",
+                     "groups": [], "rule_overrides": copy.deepcopy(RIG_OVERRIDES)}}
+    check = one(judge_fleet("run3", hosts, baselines(), rules()).hosts["rig"], "membw.bandwidth", 0)
+    assert check.status == "skip" and "no known-good value for SKU unknown" in check.reason
