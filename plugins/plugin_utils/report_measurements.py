@@ -1,0 +1,95 @@
+"""Dossier sections of the measurement probes (membw, hostbw, gemm): tables and inline SVG plots."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from .report_health import MISSING, Cell, cell, dig
+from .report_values import is_unavailable
+from .svg_plots import line_chart
+
+
+def _devices(data: Any) -> List[Dict[str, Any]]:
+    devices = dig(data, "devices")
+    return [device for device in devices if isinstance(device, dict)] if isinstance(devices, list) else []
+
+
+def _label(device: Dict[str, Any]) -> str:
+    if device.get("kind") == "cpu":
+        return "CPU"
+    uuid = device.get("uuid")
+    return "GPU %s%s" % (device.get("index"), " (%s)" % uuid[:12] if isinstance(uuid, str) else "")
+
+
+def _number(value: Any) -> Optional[float]:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def table(title: str, columns: List[str], rows: List[List[Cell]], empty: str) -> Dict[str, Any]:
+    return {"title": title, "columns": columns, "rows": rows, "empty": empty}
+
+
+def membw_view(data: Any) -> Dict[str, Any]:
+    headline_rows, sweep_rows, series, plateau_start = [], [], [], None
+    for entry in _devices(data):
+        device = entry.get("device") if isinstance(entry.get("device"), dict) else {}
+        label = _label(device)
+        headline = entry.get("headline") if isinstance(entry.get("headline"), dict) else {}
+        plateau = entry.get("plateau") if isinstance(entry.get("plateau"), dict) else {}
+        repeats = entry.get("repeats") if isinstance(entry.get("repeats"), dict) else {}
+        if entry.get("error"):
+            headline_rows.append([Cell(label), Cell("failed", str(entry["error"]), "bad")] + [Cell("—")] * 4)
+            continue
+        cv = _number(repeats.get("cv_pct"))
+        headline_rows.append([
+            Cell(label), cell("bandwidth_gbps", headline.get("bandwidth_gbps", MISSING)),
+            Cell(str(headline.get("source", "—"))),
+            Cell(", ".join(str(size) for size in plateau.get("sizes_mib") or []) + " MiB" if plateau.get("found") else "none",
+                 "" if plateau.get("found") else str(plateau.get("reason", "")), "" if plateau.get("found") else "warn"),
+            cell("median_gbps", repeats.get("median_gbps", MISSING)),
+            cell("cv_pct", repeats.get("cv_pct", MISSING), "warn" if cv is not None and repeats.get("cv_warn") else ""),
+        ])
+        points = []
+        for point in entry.get("sweep") or []:
+            bandwidth = _number(point.get("bandwidth_gbps"))
+            if bandwidth is not None:
+                points.append((float(point.get("size_mib")), bandwidth))
+            sweep_rows.append([Cell(label), cell("size_mib", point.get("size_mib", MISSING)),
+                               cell("bandwidth_gbps", point.get("bandwidth_gbps", MISSING)),
+                               Cell(str(point.get("regime", "—"))),
+                               cell("copy_verified", point.get("copy_verified", MISSING),
+                                    "bad" if point.get("copy_verified") is False else ""),
+                               cell("time_per_copy_s", point.get("time_per_copy_s", MISSING))])
+        if points:
+            series.append((label, points))
+        if plateau.get("found") and plateau.get("sizes_mib"):
+            plateau_start = min(plateau["sizes_mib"]) if plateau_start is None else min(plateau_start, min(plateau["sizes_mib"]))
+    plots = []
+    if series:
+        plots.append(line_chart("Device copy bandwidth by buffer size (bytes read + written)", series, "buffer MiB", "GB/s",
+                                log_x=True, marker_x=plateau_start, marker_label="plateau" if plateau_start else ""))
+    note = str(dig(data, "method", "bytes_counted")) if dig(data, "method", "bytes_counted") is not MISSING else ""
+    return {"note": "Bytes counted: %s." % note if note else "", "plots": plots, "tables": [
+        table("Headline per device", ["device", "bandwidth", "from", "plateau sizes", "repeats median", "repeats CV"],
+              headline_rows, "no device was measured"),
+        table("Sweep", ["device", "buffer", "bandwidth", "regime", "copy verified", "time per copy"], sweep_rows,
+              "no sweep (quick run or nothing measured)")]}
+
+
+def hostbw_view(data: Any) -> Dict[str, Any]:
+    rows = []
+    for device in _devices(data):
+        label = _label(device)
+        locality = device.get("locality") if isinstance(device.get("locality"), dict) else {}
+        if device.get("error") and not device.get("results"):
+            rows.append([Cell(label), Cell("failed", str(device["error"]), "bad")] + [Cell("—")] * 5)
+            continue
+        for result in device.get("results") or []:
+            rows.append([Cell(label), Cell("%s %s" % (result.get("host_memory", "?"), str(result.get("direction", "?")).upper())),
+                         cell("median_gbps", result.get("median_gbps", {"unavailable": result.get("error", "not measured")})),
+                         cell("cv_pct", result.get("cv_pct", MISSING)),
+                         cell("pct_of_link_raw", result.get("pct_of_link_raw", MISSING)),
+                         cell("ok", dig(result, "data_check", "ok"), "bad" if dig(result, "data_check", "ok") is False else ""),
+                         Cell(str(locality.get("note") or result.get("note") or "—"))])
+    return {"note": str(dig(data, "method", "bandwidth")) if dig(data, "method", "bandwidth") is not MISSING else "", "plots": [],
+            "tables": [table("Host to device and back", ["device", "copy", "bandwidth", "CV", "of the PCIe link", "data checked",
+                                                         "NUMA placement / note"], rows, "nothing was measured")]}

@@ -1,0 +1,154 @@
+"""gemm probe: dense matrix-multiply rate per dtype and shape, each shape placed on its roofline before and after it runs."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List
+
+from probelib.gemm.cases import ShapeError, build_plan
+from probelib.gemm.dtypes import DTYPE_NAMES
+from probelib.gemm.params import GemmParameterError, check_bandwidth, check_dtypes, check_peaks
+from probelib.gemm.records import CONVENTIONS
+from probelib.runner import ParameterError, ProbeResult, main
+
+DESCRIPTION = (
+    "Time dense matrix multiplies C (MxN) = A (MxK) @ B (KxN) on every GPU (else the CPU) per dtype: fp32 (TF32 off), "
+    "tf32, bf16, fp16 (torch.matmul) and fp8_e4m3 (torch._scaled_mm, per-tensor scales, bf16 output; needs compute "
+    "capability 8.9). Shapes: a square sweep (GPU 1024-8192, CPU 256-1024), a large model's projections prefill-like "
+    "(M = 4096, 8192 tokens) and decode-like (M = 1, 8, 32) (Llama-70B: QKV 8192->10240, O 8192->8192, MLP up 8192->28672, "
+    "down 28672->8192; the CPU uses the same proportions at hidden 1024), and shapes awkward for tensor-core tiling "
+    "(8191x8193x8191, 8208^3). TFLOP/s = 2MNK / time, from the median of repeats after a warm-up, random data. "
+    "Roofline: intensity = 2MNK / minimum bytes moved, ridge = peak / bandwidth; every shape is classified memory- or "
+    "compute-bound before it runs and explained after (fraction of min(peak, intensity x bandwidth), tiling, alignment, "
+    "SM fill, launch overhead, clocks). The CPU runs fp32 and bf16 only. "
+    "Parameters: quick (bool: bf16 only, the big square (GPU 8192, CPU 512) and one decode shape); "
+    "dtypes (list among %s; default all); "
+    "shapes (list of {name, m, n, k}: replaces the prefill/decode shapes, and in quick mode the decode shape); "
+    "memory_bandwidth_gbps (the measured memory bandwidth for the ridge, GB/s read + written: one number, or "
+    "{GPU UUID or \"cpu\": number}; default: the probe times a device-to-device copy of up to 1 GiB itself); "
+    "peak_tflops ({dtype: dense peak TFLOP/s} of the GPU SKU, GPUs only; default: a short calibration on the biggest "
+    "square classifies, and the best measured shape is the compute roof afterwards); "
+    "repeats (timed repeats per shape, median reported; default 3); "
+    "repeat_time_s / warmup_time_s (seconds of back-to-back calls per repeat / of warm-up; null: GPU 0.1 / 0.05, CPU "
+    "0.02 / 0.005); fp8_fast_accum (bool, torch._scaled_mm use_fast_accum; default false); "
+    "device (auto | cuda | cpu; default auto)." % ", ".join(DTYPE_NAMES)
+)
+DEFAULTS: Dict[str, Any] = {
+    "quick": False,
+    "dtypes": None,
+    "shapes": None,
+    "memory_bandwidth_gbps": None,
+    "peak_tflops": None,
+    "repeats": 3,
+    "repeat_time_s": None,
+    "warmup_time_s": None,
+    "fp8_fast_accum": False,
+    "device": "auto",
+}
+
+
+def check_params(params: Dict[str, Any]) -> None:
+    try:
+        params["dtypes"] = check_dtypes(params["dtypes"])
+        check_bandwidth(params["memory_bandwidth_gbps"])
+        check_peaks(params["peak_tflops"])
+    except GemmParameterError as exc:
+        raise ParameterError(str(exc)) from exc
+    if not isinstance(params["repeats"], int) or params["repeats"] < 1:
+        raise ParameterError("repeats must be a positive integer")
+    for key in ("repeat_time_s", "warmup_time_s"):
+        value = params[key]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise ParameterError("%s must be a positive number of seconds or null" % key)
+
+
+def collect(params: Dict[str, Any]) -> ProbeResult:
+    # torch is imported here, not at the top: the runner checks that it imports, and --help works without it.
+    import torch
+    from probelib.gemm.sweep import DeviceSweep
+    from probelib.measure.devices import measured_devices
+
+    check_params(params)
+    devices = measured_devices(torch, params["device"])
+    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    if not devices:
+        return ProbeResult("unavailable", {}, "no CUDA GPU is visible to torch %s (device=cuda was asked)" % torch.__version__,
+                           environment)
+    kind = devices[0]["kind"]
+    try:
+        plan = build_plan(kind, bool(params["quick"]), params["dtypes"], params["shapes"])
+    except ShapeError as exc:
+        raise ParameterError(str(exc)) from exc
+    snapshots = None
+    if kind == "cuda":
+        from probelib.measure.gpu_snapshot import GpuSnapshots
+        snapshots = GpuSnapshots()
+    data: Dict[str, Any] = {"plan": plan_record(plan, params), "conventions": dict(CONVENTIONS),
+                            "torch_settings": torch_settings(torch), "devices": [], "errors": []}
+    try:
+        for device in devices:
+            sweep = DeviceSweep(torch, device, plan, params, snapshots.take if snapshots else None)
+            try:
+                data["devices"].append(sweep.run())
+            except Exception as exc:  # one device fails alone
+                sweep.error("device", exc)
+                data["devices"].append(failed_device(device, sweep.errors[-1]["error"]))
+            data["errors"].extend(sweep.errors)
+    finally:
+        if snapshots is not None:
+            snapshots.close()
+    return ProbeResult(status_of(data), data, reason_of(data), environment)
+
+
+def plan_record(plan: Dict[str, Any], params: Dict[str, Any]) -> Dict[str, Any]:
+    return {
+        "name": plan["name"], "quick": plan["quick"], "dtypes": plan["dtypes"],
+        "cases": [case.as_dict() for case in plan["cases"]],
+        "production_shapes_source": plan["production_shapes_source"],
+        "calibration_case": plan["calibration_case"].name,
+        "repeats": params["repeats"],
+        "repeat_time_s": float(params["repeat_time_s"] or plan["repeat_time_s"]),
+        "warmup_time_s": float(params["warmup_time_s"] or plan["warmup_time_s"]),
+        "min_iterations": plan["min_iterations"], "max_iterations": plan["max_iterations"],
+        "fp8_fast_accum": bool(params["fp8_fast_accum"]),
+    }
+
+
+def torch_settings(torch: Any) -> Dict[str, Any]:
+    matmul = torch.backends.cuda.matmul
+    return {
+        "allow_tf32_at_start": bool(matmul.allow_tf32),
+        "allow_bf16_reduced_precision_reduction": bool(matmul.allow_bf16_reduced_precision_reduction),
+        "allow_fp16_reduced_precision_reduction": bool(matmul.allow_fp16_reduced_precision_reduction),
+        "cpu_threads": int(torch.get_num_threads()),
+    }
+
+
+def failed_device(device: Dict[str, Any], error: str) -> Dict[str, Any]:
+    reason = {"unavailable": "the device failed: %s" % error}
+    info = {key: device[key] for key in ("kind", "index", "name", "uuid", "memory_total_mib", "compute_capability")}
+    info["multi_processor_count"] = reason
+    info["l2_cache_bytes"] = reason
+    return {"device": info, "status": "error", "gpu_state_before": reason, "roofline": reason, "dtypes": reason,
+            "results": [], "gpu_state_after": reason}
+
+
+def status_of(data: Dict[str, Any]) -> str:
+    measured = any(isinstance(result.get("measurement"), dict) and "tflops" in result["measurement"]
+                   for device in data["devices"] for result in device["results"])
+    if not measured:
+        return "error"
+    return "partial" if data["errors"] else "ok"
+
+
+def reason_of(data: Dict[str, Any]) -> str:
+    errors: List[Dict[str, Any]] = data["errors"]
+    if not errors:
+        return ""
+    shown = ["device %s%s%s: %s" % (error["device_index"], " " + error["dtype"] if error["dtype"] else "",
+                                    " " + error["case"] if error["case"] else "", error["error"]) for error in errors[:5]]
+    more = len(errors) - len(shown)
+    return "what failed: %s%s" % ("; ".join(shown), " (and %d more)" % more if more > 0 else "")
+
+
+if __name__ == "__main__":
+    sys.exit(main("gemm", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))

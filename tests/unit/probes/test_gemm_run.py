@@ -1,0 +1,126 @@
+"""Runs the gemm probe for real on this machine (the CPU path here) and checks its data against the schema."""
+import json
+import os
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+PROBE = os.path.join(ROOT, "probes", "gemm.py")
+SCHEMA = os.path.join(ROOT, "schemas", "gemm.schema.json")
+PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+
+
+def _schema():
+    with open(SCHEMA, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return schema
+
+
+def _run(tmp_path, params=None):
+    out = tmp_path / "gemm.json"
+    command = [PYTHON if os.path.exists(PYTHON) else sys.executable, PROBE, "--out", str(out)]
+    if params is not None:
+        params_file = tmp_path / "params.json"
+        params_file.write_text(json.dumps(params))
+        command += ["--params", str(params_file)]
+    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, check=False)
+    assert completed.returncode == 0, completed.stderr.decode()
+    return json.loads(out.read_text())
+
+
+def test_schema_header():
+    schema = _schema()
+    assert schema["$id"] == "gemm.schema.json"
+    assert schema["$defs"]["unavailable"] == {
+        "type": "object", "required": ["unavailable"],
+        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+
+
+def test_help_works_without_running():
+    completed = subprocess.run([sys.executable, PROBE, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=60, check=False)
+    assert completed.returncode == 0
+    assert b"memory_bandwidth_gbps" in completed.stdout and b"peak_tflops" in completed.stdout
+
+
+def test_probe_runs_here_and_matches_schema(tmp_path):
+    pytest.importorskip("torch")
+    envelope = _run(tmp_path)
+    assert envelope["probe"] == "gemm" and envelope["status"] == "ok", envelope["reason"]
+    data = envelope["data"]
+    jsonschema.validate(data, _schema())
+    assert envelope["environment"]["torch_version"]
+    assert data["errors"] == []
+    device = data["devices"][0]
+    if device["device"]["kind"] != "cpu":
+        pytest.skip("this machine has a GPU: the CPU assertions below do not apply")
+    assert data["plan"]["name"] == "cpu-full"
+    assert envelope["duration_s"] < 60
+    assert device["dtypes"]["tf32"] == device["dtypes"]["fp16"] == device["dtypes"]["fp8_e4m3"] == {
+        "unavailable": "no tensor cores on the CPU path"}
+    roof = device["roofline"]
+    assert roof["ridge_bandwidth_source"] == "own copy measurement" and roof["bandwidth_gbps"] > 0
+    assert roof["own_copy"]["buffer_bytes"] == 64 * 2 ** 20
+    names = [case["name"] for case in data["plan"]["cases"]]
+    for dtype in ("fp32", "bf16"):
+        entry = device["dtypes"][dtype]
+        assert entry["roof_after_timing"]["peak_source"] == "best measured shape"
+        assert entry["best"]["case"] in names + [data["plan"]["calibration_case"]]
+        results = [result for result in device["results"] if result["dtype"] == dtype]
+        assert [result["name"] for result in results] == names
+        for result in results:
+            measured = result["measurement"]
+            assert measured["tflops"] > 0 and measured["output_finite"] and measured["output_nonzero"]
+            assert len(measured["repeats_tflops"]) == 3
+            assert sorted(measured["repeats_time_per_iteration_us"])[1] == measured["time_per_iteration_us"]
+            assert result["classified_before_timing"]["classification"] in ("memory-bound", "compute-bound")
+            explained = result["explained_after_timing"]
+            assert explained["attainable_tflops"] <= entry["roof_after_timing"]["peak_tflops"]
+            assert explained["explanation"].split(" % of its ")[0].isdigit()
+        best = max(result["measurement"]["tflops"] for result in results)
+        assert entry["roof_after_timing"]["peak_tflops"] >= best
+        decode = next(result for result in results if result["name"] == "decode-mlp-up-m1-n3584-k1024")
+        assert decode["arithmetic_intensity_flop_per_byte"] < 1.01  # M=1: about one FLOP per byte moved
+        assert decode["explained_after_timing"]["classification"] == "memory-bound"
+
+
+def test_quick_with_given_shapes_and_bandwidth(tmp_path):
+    pytest.importorskip("torch")
+    envelope = _run(tmp_path, {"quick": True, "memory_bandwidth_gbps": 20, "repeats": 1,
+                               "shapes": [{"name": "tiny-decode", "m": 4, "n": 512, "k": 256}]})
+    data = envelope["data"]
+    jsonschema.validate(data, _schema())
+    assert data["plan"]["quick"] is True and data["plan"]["dtypes"] == ["bf16"]
+    device = data["devices"][0]
+    assert [result["name"] for result in device["results"]] == [data["plan"]["cases"][0]["name"], "tiny-decode"]
+    assert device["roofline"]["bandwidth_gbps"] == 20 and device["roofline"]["ridge_bandwidth_source"] == \
+        "parameter memory_bandwidth_gbps"
+    assert set(device["dtypes"]) == {"bf16"}
+    assert all(len(result["measurement"]["repeats_tflops"]) == 1 for result in device["results"])
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"dtypes": ["fp64"]}, "unknown dtype"),
+    ({"peak_tflops": {"fp8": 1979}}, "peak_tflops names unknown dtype"),
+    ({"memory_bandwidth_gbps": -5}, "memory_bandwidth_gbps must be"),
+    ({"repeats": 0}, "repeats must be a positive integer"),
+    ({"repeat_time_s": 0}, "repeat_time_s must be a positive number"),
+])
+def test_bad_parameters(params, message):
+    import gemm
+    from probelib.runner import ParameterError
+    values = dict(gemm.DEFAULTS)
+    values.update(params)
+    with pytest.raises(ParameterError, match=message):
+        gemm.check_params(values)
+
+
+def test_bad_shapes_are_an_error_envelope(tmp_path):
+    pytest.importorskip("torch")
+    envelope = _run(tmp_path, {"shapes": [{"name": "x", "m": 0, "n": 1, "k": 1}]})
+    assert envelope["status"] == "error"
+    assert envelope["reason"] == "bad parameters: shapes[0].m must be a positive integer (got 0)"
