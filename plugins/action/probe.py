@@ -15,6 +15,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import build_probe_archive
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_inputs import with_derived_inputs
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import (
     check_probe_name,
     probe_result_path,
@@ -50,6 +51,7 @@ class ActionModule(ActionBase):
                 raise ValueError("timeout must be at least 1 second, not %d" % args["timeout"])
             result_path = probe_result_path(args["results_dir"], args["run_id"], host, name)
             archive, archive_sha256 = build_probe_archive(name)
+            args["params"], input_notes = with_derived_inputs(name, os.path.dirname(result_path), args["params"] or {})
             load_schema("envelope.schema.json")
             load_schema(name + ".schema.json")
         except (ValueError, OSError) as exc:
@@ -74,6 +76,8 @@ class ActionModule(ActionBase):
                 "SSH works (ansible -m ansible.builtin.ping %s)" % (str(exc).strip() or type(exc).__name__, host))
 
         envelope.update(run_id=args["run_id"], collection_version=collection_version(), probe_sha256=archive_sha256)
+        if input_notes:
+            envelope["notes"] = list(envelope.get("notes", [])) + ["parameters derived on the controller: %s" % "; ".join(input_notes)]
         try:
             envelope = store_result(result_path, envelope, raw_output)
         except SchemaToolMissing as exc:

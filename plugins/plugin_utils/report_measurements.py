@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 from .report_health import MISSING, Cell, cell, dig
 from .report_values import is_unavailable
-from .svg_plots import line_chart
+from .svg_plots import line_chart, roofline_chart
 
 
 def _devices(data: Any) -> List[Dict[str, Any]]:
@@ -93,3 +93,47 @@ def hostbw_view(data: Any) -> Dict[str, Any]:
     return {"note": str(dig(data, "method", "bandwidth")) if dig(data, "method", "bandwidth") is not MISSING else "", "plots": [],
             "tables": [table("Host to device and back", ["device", "copy", "bandwidth", "CV", "of the PCIe link", "data checked",
                                                          "NUMA placement / note"], rows, "nothing was measured")]}
+
+
+def gemm_view(data: Any) -> Dict[str, Any]:
+    rows, best_rows, points, roofs = [], [], [], []
+    for entry in _devices(data):
+        device = entry.get("device") if isinstance(entry.get("device"), dict) else {}
+        label = _label(device)
+        if entry.get("error") and not entry.get("results"):
+            best_rows.append([Cell(label), Cell("—"), Cell("failed", str(entry["error"]), "bad"), Cell("—"), Cell("—")])
+            continue
+        rates = entry.get("dtypes") if isinstance(entry.get("dtypes"), dict) else {}
+        for dtype, rate in sorted(rates.items()):
+            if is_unavailable(rate):
+                best_rows.append([Cell(label), Cell(dtype), cell("rate_tflops", rate), Cell("—"), Cell("—")])
+                continue
+            best = rate.get("best") if isinstance(rate.get("best"), dict) else {}
+            roof = rate.get("roof_after_timing") if isinstance(rate.get("roof_after_timing"), dict) else {}
+            best_rows.append([Cell(label), Cell(dtype), cell("rate_tflops", best.get("tflops", MISSING)), Cell(str(best.get("case", "—"))),
+                              Cell("%s (%s)" % (roof.get("peak_tflops", "?"), roof.get("peak_source", "?")))])
+            if entry is _devices(data)[0] and _number(roof.get("peak_tflops")) and _number(roof.get("bandwidth_gbps")):
+                roofs.append((dtype, float(roof["peak_tflops"]), float(roof["bandwidth_gbps"])))
+        for result in entry.get("results") or []:
+            before = result.get("classified_before_timing") if isinstance(result.get("classified_before_timing"), dict) else {}
+            after = result.get("explained_after_timing") if isinstance(result.get("explained_after_timing"), dict) else {}
+            measured = result.get("measurement") if isinstance(result.get("measurement"), dict) else {}
+            tflops = measured.get("tflops", {"unavailable": result.get("error", "not measured")}) if measured else \
+                {"unavailable": str(result.get("error") or result.get("unavailable") or "not measured")}
+            rows.append([Cell(label), Cell(str(result.get("dtype"))), Cell(str(result.get("name"))),
+                         cell("arithmetic_intensity_flop_per_byte", result.get("arithmetic_intensity_flop_per_byte", MISSING)),
+                         Cell(str(before.get("classification", "—"))), cell("rate_tflops", tflops),
+                         cell("fraction_of_bound_pct", after.get("fraction_of_bound_pct", MISSING),
+                              "warn" if after.get("far_below_bound") else ""),
+                         Cell(str(after.get("explanation", "—")))])
+            if entry is _devices(data)[0] and _number(tflops) is not None and _number(result.get("arithmetic_intensity_flop_per_byte")):
+                points.append((str(result.get("dtype")), str(result.get("name")), float(result["arithmetic_intensity_flop_per_byte"]),
+                               float(tflops)))
+    plots = [roofline_chart("Roofline of %s: every measured shape, roofs from the measured bandwidth and the dtype's peak"
+                            % _label((_devices(data)[0].get("device") or {})), roofs, points)] if points else []
+    conventions = dig(data, "conventions")
+    return {"note": " ".join(str(value) for value in conventions.values()) if isinstance(conventions, dict) else "", "plots": plots,
+            "tables": [table("Best rate per dtype", ["device", "dtype", "best", "shape", "compute roof (source)"], best_rows,
+                             "nothing was measured"),
+                       table("Every shape: classified before it ran, explained after", ["device", "dtype", "shape", "FLOP/byte",
+                             "classified before timing", "rate", "of its bound", "explanation"], rows, "no shape was measured")]}

@@ -15,7 +15,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from ..module_utils.judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict
 from .report_exports import fleet_json, junit_xml, prometheus_text, run_timestamp
 from .report_health import fleet_columns, health_view
-from .report_measurements import hostbw_view, membw_view
+from .report_measurements import gemm_view, hostbw_view, membw_view
 from .report_model import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, measurement_references, metric_cell, metric_columns,
@@ -39,6 +39,7 @@ PROBE_SECTIONS: Dict[str, ProbeSection] = {
     "health": ProbeSection("sections/health.html.j2", "sections/health.md.j2", health_view),
     "membw": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", membw_view),
     "hostbw": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", hostbw_view),
+    "gemm": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", gemm_view),
 }
 
 

@@ -130,3 +130,57 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
         parts.append(_text(x + 3, top + 10, marker_label or _with_unit(marker_x, x_unit), extra=' fill="#d62728"'))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def roofline_chart(title: str, roofs: Sequence[Tuple[str, float, float]], points: Sequence[Tuple[str, str, float, float]],
+                   width: int = 620, height: int = 360) -> str:
+    """Log-log roofline. roofs: (label, peak TFLOP/s, bandwidth GB/s); points: (series, label, FLOP/byte, TFLOP/s)."""
+    left, right, top, bottom = 64, 150, 26, 40
+    plot_w, plot_h = width - left - right, height - top - bottom
+    shown = [(series, label, x, y) for series, label, x, y in points if _finite(x) and _finite(y) and x > 0 and y > 0]
+    roofs = [(label, peak, bandwidth) for label, peak, bandwidth in roofs if _finite(peak) and _finite(bandwidth) and peak > 0 and bandwidth > 0]
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">' % (width, height, width, height),
+             "<title>%s</title>" % escape(title), _text(0, 14, title, extra=' font-weight="bold"')]
+    if not shown:
+        parts.append(_text(left, top + 20, "no data to plot"))
+        parts.append("</svg>")
+        return "".join(parts)
+    ridges = [peak * 1e12 / (bandwidth * 1e9) for unused_label, peak, bandwidth in roofs]
+    xs = [x for unused_series, unused_label, x, unused_y in shown] + ridges
+    ys = [y for unused_series, unused_label, unused_x, y in shown] + [peak for unused_label, peak, unused_bandwidth in roofs]
+    x_low, x_high = math.floor(math.log10(min(xs))), math.ceil(math.log10(max(xs)) + 0.01)
+    y_low, y_high = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)) + 0.01)
+
+    def px(x: float) -> float:
+        return left + plot_w * (math.log10(x) - x_low) / ((x_high - x_low) or 1)
+
+    def py(y: float) -> float:
+        return top + plot_h - plot_h * (math.log10(y) - y_low) / ((y_high - y_low) or 1)
+
+    parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>' % (left, top, plot_w, plot_h))
+    for exponent in range(x_low, x_high + 1):
+        parts.append(_text(px(10.0 ** exponent), top + plot_h + 14, format_number(10.0 ** exponent), anchor="middle"))
+    for exponent in range(y_low, y_high + 1):
+        parts.append(_text(left - 4, py(10.0 ** exponent) + 4, format_number(10.0 ** exponent), anchor="end"))
+    parts.append(_text(left + plot_w / 2, height - 4, "arithmetic intensity, FLOP/byte", anchor="middle"))
+    parts.append(_text(4, top - 4, "TFLOP/s"))
+    series_names = sorted({series for series, unused_label, unused_x, unused_y in shown})
+    colours = {name: SERIES_COLOURS[index % len(SERIES_COLOURS)] for index, name in enumerate(series_names)}
+    for label, peak, bandwidth in roofs:
+        ridge = peak * 1e12 / (bandwidth * 1e9)
+        start_x = 10.0 ** x_low
+        start_y = max(start_x * bandwidth * 1e9 / 1e12, 10.0 ** y_low)
+        start_x = start_y * 1e12 / (bandwidth * 1e9)
+        parts.append('<polyline fill="none" stroke="#555" stroke-dasharray="4 3" points="%.1f,%.1f %.1f,%.1f %.1f,%.1f"><title>%s</title></polyline>' % (
+            px(start_x), py(start_y), px(ridge), py(peak), px(10.0 ** x_high), py(peak),
+            escape("%s roof: %s TFLOP/s, %s GB/s, ridge %s FLOP/byte" % (label, format_number(peak), format_number(bandwidth), format_number(ridge)))))
+        parts.append(_text(px(10.0 ** x_high) + 4, py(peak) + 4, "%s %s" % (label, format_number(peak))))
+    for series, label, x, y in shown:
+        parts.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s</title></circle>' % (
+            px(x), py(y), colours[series], escape("%s %s: %s FLOP/byte, %s TFLOP/s" % (series, label, format_number(x), format_number(y)))))
+    for index, name in enumerate(series_names):
+        y = top + 40 + index * 14
+        parts.append('<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>' % (left + plot_w + 10, y - 4, colours[name]))
+        parts.append(_text(left + plot_w + 18, y, name))
+    parts.append("</svg>")
+    return "".join(parts)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
-from .measurement_checks import HOSTBW_CHECKS, MEMBW_CHECKS
+from .measurement_checks import GEMM_CHECKS, HOSTBW_CHECKS, MEMBW_CHECKS
 from .metrics import Metric, probe_metrics
 from .model import Check, FleetJudgement, HostVerdict, worst_verdict
 from .rules import RuleContext, cap_status, effective_rules, rule_list
@@ -19,6 +19,7 @@ CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {
     "health": HEALTH_CHECKS,
     "hostbw": HOSTBW_CHECKS,
     "membw": MEMBW_CHECKS,
+    "gemm": GEMM_CHECKS,
 }
 DATA_STATUSES = ("ok", "partial")
 FAILED_STATUSES = ("error", "timeout", "unreachable")

@@ -123,6 +123,40 @@ MEMBW_CHECKS: Dict[str, Callable[..., List[Check]]] = {
 }
 
 
+# -------------------------------------------------------------------------------------------------- gemm
+
+
+def gemm_best_rate(dtype: str) -> Callable[..., List[Check]]:
+    """The best dense rate of a dtype over the probe's shapes (the "maximum achievable" figure known-good values quote)."""
+    def check(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+        measurements, skipped = [], []
+        for entry in _devices(data):
+            device = _device_of(entry)
+            rates = entry.get("dtypes") if isinstance(entry.get("dtypes"), dict) else {}
+            if entry.get("error") or dtype not in rates:
+                if not entry.get("error") and rates:
+                    continue
+                measurements.append((device, {"unavailable": entry.get("error") or "no %s result" % dtype}, "%s matmul" % dtype))
+                continue
+            rate = rates[dtype]
+            if is_unavailable(rate):
+                gpu = {"index": device.get("index"), "uuid": device.get("uuid") if isinstance(device.get("uuid"), str) else None}
+                skipped.append(make_check(rule, host, "skip", "%s: %s matmul is not offered here: %s"
+                                          % (gpu_label(gpu), dtype, rate["unavailable"]), gpu))
+                continue
+            best = rate.get("best") if isinstance(rate.get("best"), dict) else {}
+            value = best.get("tflops", {"unavailable": "no %s shape was measured" % dtype})
+            measurements.append((device, value, "the best %s matmul (%s)" % (dtype, best.get("case", "?"))))
+        return skipped + judge_against_baseline(host, rule, context, measurements, "TFLOP/s")
+    return check
+
+
+GEMM_CHECKS: Dict[str, Callable[..., List[Check]]] = {
+    "best_bf16": gemm_best_rate("bf16"),
+    "best_fp8": gemm_best_rate("fp8_e4m3"),
+}
+
+
 # ------------------------------------------------------------------------------------------------ hostbw
 
 

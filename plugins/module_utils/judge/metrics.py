@@ -81,8 +81,23 @@ def membw_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
+def gemm_metrics(data: Dict[str, Any]) -> List[Metric]:
+    """The best bf16 dense matmul rate per GPU."""
+    metrics: List[Metric] = []
+    devices = data.get("devices")
+    for entry in devices if isinstance(devices, list) else []:
+        device = entry.get("device") if isinstance(entry, dict) and isinstance(entry.get("device"), dict) else {}
+        rates = entry.get("dtypes") if isinstance(entry, dict) and isinstance(entry.get("dtypes"), dict) else {}
+        bf16 = rates.get("bf16") if isinstance(rates.get("bf16"), dict) else {}
+        value = _number((bf16.get("best") or {}).get("tflops")) if isinstance(bf16.get("best"), dict) else None
+        if device.get("kind") == "cuda" and isinstance(device.get("uuid"), str) and value is not None:
+            metrics.append(Metric("gemm.bf16_tflops", device["uuid"], device.get("index"), value, "TFLOP/s", "higher"))
+    return metrics
+
+
 METRICS: Dict[str, Callable[[Dict[str, Any]], List[Metric]]] = {
     "membw": membw_metrics,
+    "gemm": gemm_metrics,
     "health": health_metrics,
     "hostbw": hostbw_metrics,
 }
