@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence
 from probelib.gemm.roofline import COMPUTE_BOUND
 
 FAR_BELOW_PCT = 60.0
+NEAR_PEAK_PCT = 90.0
 ABOVE_BOUND_PCT = 105.0
 TILE = 128
 LAUNCH_BOUND_S = 20e-6
@@ -92,7 +93,9 @@ def explain(*, kind: str, classification: str, m: int, n: int, k: int, dtype: st
         return ("%.0f %% of its memory bound: it moved at least %.0f GB/s, more than the %.0f GB/s used for the ridge "
                 "(caches serve part of the traffic, or the bandwidth given is low)." % (fraction, drawn_gbps, bandwidth_gbps))
     if fraction >= FAR_BELOW_PCT:
-        return "%.0f %% of its %s bound (%.4g TFLOP/s)." % (fraction, bound, attainable_tflops)
+        # Not far below, but short of the peak: a power or thermal cap is the usual reason, and it is measured.
+        slowdown = slowdown_cause(clock_event_names, sm_clock_mhz) if bound == "compute" and fraction < NEAR_PEAK_PCT else None
+        return "%.0f %% of its %s bound (%.4g TFLOP/s)%s." % (fraction, bound, attainable_tflops, ": " + slowdown if slowdown else "")
     causes: List[str] = []
     launch = launch_cause(time_per_iteration_s)
     if launch:

@@ -82,3 +82,18 @@ def test_far_below_threshold_is_sixty_percent():
     assert gemm_explain.FAR_BELOW_PCT == 60.0
     assert ":" not in _explain(tflops=0.6 * 989.0)
     assert "no tiling" in _explain(tflops=0.59 * 989.0)
+
+
+def test_a_compute_bound_shape_short_of_peak_names_the_power_cap_that_held_its_clock():
+    """As measured on the H200 rig: 668 of 989 TFLOP/s at SM 1485 MHz under sw_power_cap."""
+    from probelib.gemm.explain import explain
+
+    sentence = explain(kind="cuda", classification="compute-bound", m=8192, n=8192, k=8192, dtype="bf16", alignment_elements=8,
+                       input_bytes=2, tflops=668.5, attainable_tflops=989.0, bandwidth_gbps=4274.7, bytes_moved=3 * 8192 * 8192 * 2,
+                       time_per_iteration_s=0.001645, sm_count=132, clock_event_names=["sw_power_cap"], sm_clock_mhz=1485)
+    assert sentence == ("68 % of its compute bound (989 TFLOP/s): the clocks were held down during the run "
+                        "(sw_power_cap, SM clock 1485 MHz).")
+    near_peak = explain(kind="cuda", classification="compute-bound", m=8192, n=8192, k=8192, dtype="bf16", alignment_elements=8,
+                        input_bytes=2, tflops=950.0, attainable_tflops=989.0, bandwidth_gbps=4274.7, bytes_moved=3 * 8192 * 8192 * 2,
+                        time_per_iteration_s=0.00116, sm_count=132, clock_event_names=["sw_power_cap"], sm_clock_mhz=1900)
+    assert near_peak == "96 % of its compute bound (989 TFLOP/s)."
