@@ -62,7 +62,8 @@ def test_validate_localhost_writes_schema_valid_results(local_run):
     assert code == 0, output
     run_dir = only_run_dir(results)
     files = list(every_result_file(run_dir))
-    assert sorted(os.path.relpath(path, run_dir) for path in files) == ["fleet.json", "localhost/health.json"]
+    assert sorted(os.path.relpath(path, run_dir) for path in files) == ["fleet.json", "localhost/health.json",
+                                                                         "localhost/membw.json"]
     with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
         assert_schema_valid(json.load(handle))
     with open(os.path.join(run_dir, "fleet.json")) as handle:
@@ -136,6 +137,28 @@ def test_quick_profile_reports_the_same_failure_and_exits_zero(tmp_path):
     assert code == 0, output
     assert "localhost: fail" in output
     assert "[WARNING]: localhost: fail" in output
+
+
+def test_the_full_profile_runs_every_measurement_probe_on_the_cpu_path(tmp_path):
+    code, output = run_playbook(tmp_path / "results", "-e", "gpufleet_profile=full")
+    assert code == 0, output
+    run_dir = only_run_dir(tmp_path / "results")
+    for probe in ("health", "membw", "gemm", "hostbw"):
+        with open(os.path.join(run_dir, "localhost", probe + ".json")) as handle:
+            envelope = json.load(handle)
+        assert_schema_valid(envelope)
+        if probe != "health":
+            assert envelope["status"] == "ok", envelope["reason"]
+            assert [device.get("kind") or device["device"]["kind"] for device in envelope["data"]["devices"]] == ["cpu"]
+    with open(os.path.join(run_dir, "localhost", "gemm.json")) as handle:
+        gemm = json.load(handle)
+    assert any("memory_bandwidth_gbps from this run's membw result" in note for note in gemm["notes"])
+    with open(os.path.join(run_dir, "localhost", "membw.json")) as handle:
+        membw = json.load(handle)
+    assert membw["data"]["devices"][0]["headline"]["bandwidth_gbps"] > 0
+    with open(os.path.join(run_dir, "localhost", "dossier.html")) as handle:
+        dossier = handle.read()
+    assert "Device copy bandwidth by buffer size" in dossier and "Roofline of CPU" in dossier
 
 
 def test_check_mode_runs_nothing_and_says_so(tmp_path):
