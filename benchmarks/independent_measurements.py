@@ -48,10 +48,11 @@ def matmul_tflops(torch, device, dtype, n=8192):
 def host_copy_gbps(torch, device, direction, size_bytes=2 ** 30):
     host = torch.empty(size_bytes, dtype=torch.uint8, pin_memory=True).random_()
     gpu = torch.empty(size_bytes, dtype=torch.uint8, device=device)
-    if direction == "h2d":
-        operation = lambda: gpu.copy_(host, non_blocking=True)  # noqa: E731
-    else:
-        operation = lambda: host.copy_(gpu, non_blocking=True)  # noqa: E731
+    source, destination = (host, gpu) if direction == "h2d" else (gpu, host)
+
+    def operation():
+        destination.copy_(source, non_blocking=True)
+
     milliseconds = median_of(torch, operation, iterations=10)
     return size_bytes / (milliseconds / 1000) / 1e9
 

@@ -99,8 +99,8 @@ def reason_of(devices: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> st
     """Empty when every copy ran (the envelope requires it for ok); on the CPU the data's note says it was not PCIe."""
     reasons = []
     if errors:
-        reasons.append("failed: %s" % "; ".join("%s %s (%s)" % (error["device"], error["what"], error["error"])
-                                                 for error in errors))
+        described = ["%s %s (%s)" % (error["device"], error["what"], error["error"]) for error in errors]
+        reasons.append("failed: %s" % "; ".join(described))
     return "; ".join(reasons)
 
 

@@ -62,7 +62,7 @@ def membw_view(data: Any) -> Dict[str, Any]:
         if points:
             series.append((label, points))
         if plateau.get("found") and plateau.get("sizes_mib"):
-            plateau_start = min(plateau["sizes_mib"]) if plateau_start is None else min(plateau_start, min(plateau["sizes_mib"]))
+            plateau_start = min(plateau["sizes_mib"] + ([plateau_start] if plateau_start is not None else []))
     plots = []
     if series:
         plots.append(line_chart("Device copy bandwidth by buffer size (bytes read + written)", series, "buffer MiB", "GB/s",

@@ -95,4 +95,3 @@ def iterations_for(target_s: float, per_iteration_s: float, min_iterations: int,
 def bandwidth_gbps(buffer_bytes: int, seconds_per_copy: float) -> float:
     """GB/s (1e9 bytes) counting the bytes read plus the bytes written: 2 x the buffer per copy."""
     return 2.0 * buffer_bytes / seconds_per_copy / 1e9
-
