@@ -1,5 +1,7 @@
 """membw and hostbw results held against the H200 baseline's known-good values (recorded health + measured shapes)."""
 import copy
+import json
+import os
 
 import pytest
 
@@ -94,3 +96,34 @@ def test_an_unknown_sku_is_skipped_and_left_to_its_peers():
                      "groups": [], "rule_overrides": copy.deepcopy(RIG_OVERRIDES)}}
     check = one(judge_fleet("run3", hosts, baselines(), rules()).hosts["rig"], "membw.bandwidth", 0)
     assert check.status == "skip" and "no known-good value for SKU unknown" in check.reason
+
+
+RIG_RUN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
+                       "docs", "examples", "h200x2", "20261130T035514Z-509823", "localhost")
+
+
+def rig_result(probe):
+    with open(os.path.join(RIG_RUN, probe + ".json")) as handle:
+        return json.load(handle)
+
+
+def test_the_rigs_recorded_gemm_warns_below_known_good_and_says_how_far():
+    verdict = judge(gemm=rig_result("gemm"))
+    bf16 = one(verdict, "gemm.bf16", 0)
+    assert bf16.status == "warn" and bf16.reference == 795
+    assert "89 % of the known-good 795 TFLOP/s (71 % of the datasheet's 989 TFLOP/s)" in bf16.reason
+    assert one(verdict, "gemm.fp8", 1).status == "warn"
+
+
+def test_fp8_missing_on_an_older_gpu_is_a_skip_with_the_probes_reason():
+    gemm = rig_result("gemm")
+    for entry in gemm["data"]["devices"]:
+        entry["dtypes"]["fp8_e4m3"] = {"unavailable": "fp8 needs compute capability 8.9, this GPU has 8.0"}
+    check = one(judge(gemm=gemm), "gemm.fp8", 0)
+    assert check.status == "skip" and "compute capability 8.9" in check.reason
+
+
+def test_the_rigs_recorded_membw_and_hostbw_pass():
+    verdict = judge(membw=rig_result("membw"), hostbw=rig_result("hostbw"))
+    for check_id in ("membw.bandwidth", "membw.repeat_cv", "hostbw.pinned_h2d", "hostbw.pinned_d2h"):
+        assert {check.status for check in verdict.checks if check.id == check_id} == {"pass"}, check_id
