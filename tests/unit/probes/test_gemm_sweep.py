@@ -7,7 +7,6 @@ reaches (SM count, L2, snapshots, the fp8 path, TF32 switching, per-case failure
 import contextlib
 import json
 import os
-import time
 import types
 
 import jsonschema
@@ -18,25 +17,11 @@ torch = pytest.importorskip("torch")
 import gemm  # noqa: E402  (probes/ is on sys.path through conftest)
 from probelib.gemm import sweep as gemm_sweep  # noqa: E402
 from probelib.gemm.cases import GemmCase, awkward_case, build_plan, square_case  # noqa: E402
+from fake_cuda_event import FakeEvent  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SCHEMA = os.path.join(ROOT, "schemas", "gemm.schema.json")
 UUID = "GPU-6b6bb8c4-1c4f-7a3e-9d2a-000000000001"
-
-
-class FakeEvent:
-    def __init__(self, enable_timing=False):
-        self.enable_timing = enable_timing
-        self.at = None
-
-    def record(self):
-        self.at = time.perf_counter()
-
-    def synchronize(self):
-        return None
-
-    def elapsed_time(self, end):
-        return (end.at - self.at) * 1000.0
 
 
 class FakeCuda:

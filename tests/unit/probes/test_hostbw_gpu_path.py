@@ -17,24 +17,11 @@ import torch as real_torch
 import hostbw
 from probelib.hostbw import device_run
 from probelib.hostbw.numa import format_cpulist
+from fake_cuda_event import FakeEvent  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SCHEMA = os.path.join(ROOT, "schemas", "hostbw.schema.json")
 GIB = 2 ** 30
-
-
-class FakeEvent:
-    def __init__(self, enable_timing=False):
-        self.at = None
-
-    def record(self, stream=None):
-        self.at = time.perf_counter()
-
-    def synchronize(self):
-        pass
-
-    def elapsed_time(self, end):
-        return (end.at - self.at) * 1000.0 + 1e-6
 
 
 class FakeStream:

@@ -12,24 +12,10 @@ import pytest
 import membw
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan
+from fake_cuda_event import FakeEvent  # noqa: E402
 
 torch = pytest.importorskip("torch")
 SCHEMA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "schemas", "membw.schema.json")
-
-
-class FakeEvent:
-    def __init__(self, enable_timing=False):
-        self.enable_timing = enable_timing
-        self.at = None
-
-    def record(self):
-        self.at = time.perf_counter()
-
-    def synchronize(self):
-        return None
-
-    def elapsed_time(self, end):
-        return (end.at - self.at) * 1000.0
 
 
 class FakeCuda:
