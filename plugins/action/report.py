@@ -48,7 +48,7 @@ class ActionModule(ActionBase):
         try:
             run = load_run(path, args["expected_hosts"], host_groups)
             judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"])
-            render_run(path, args["expected_hosts"], host_groups, write_text_atomically, judgement=judgement)
+            render_run(path, args["expected_hosts"], host_groups, write_text_atomically, judgement=judgement, loaded=run)
             point_latest_at(args["results_dir"], args["run_id"])
         except (OSError, ValueError) as exc:
             result.update(failed=True, msg="could not judge or render run %s in %s: %s" % (args["run_id"], path, exc))

@@ -54,7 +54,7 @@ def cell(key: Optional[str], value: Any, flag: str = "") -> Cell:
     return Cell(format_value(key, value), "", flag)
 
 
-def _number(value: Any) -> Optional[float]:
+def number_or_none(value: Any) -> Optional[float]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return None
@@ -72,12 +72,12 @@ def current_of_max(current: Tuple[Optional[str], Any], maximum: Tuple[Optional[s
     unit = unit_for(cur_key) or unit_for(max_key)
     texts = [format_scalar(value) if value is not MISSING else "—" for value in (cur, top)]
     text = prefix + separator.join(texts) + (" " + unit if unit else "")
-    below = _number(cur) is not None and _number(top) is not None and _number(cur) < _number(top)
+    below = number_or_none(cur) is not None and number_or_none(top) is not None and number_or_none(cur) < number_or_none(top)
     return Cell(text, "below its maximum" if below and flag_below else "", flag_below if below else "")
 
 
 def _count_flag(value: Any) -> str:
-    number = _number(value)
+    number = number_or_none(value)
     return "bad" if (number is not None and number > 0) or value is True else ""
 
 
@@ -129,16 +129,16 @@ def gpu_label(gpu: Any, position: int) -> str:
 
 
 def power_plot(gpus: List[Any]) -> str:
-    draws = [_number(dig(gpu, "power", "draw_w")) for gpu in gpus]
+    draws = [number_or_none(dig(gpu, "power", "draw_w")) for gpu in gpus]
     if not any(value is not None for value in draws):
         return ""
-    limits = [[("power limit", _number(dig(gpu, "power", "limit_w")))] for gpu in gpus]
+    limits = [[("power limit", number_or_none(dig(gpu, "power", "limit_w")))] for gpu in gpus]
     return bar_chart("Power draw per GPU (red tick: its power limit)",
                      [gpu_label(gpu, position) for position, gpu in enumerate(gpus)], draws, "W", markers=limits)
 
 
 def temperature_plot(gpus: List[Any]) -> str:
-    temperatures = [_number(first(gpu, ("temperature", "gpu_c"), ("temperature_c",))[1]) for gpu in gpus]
+    temperatures = [number_or_none(first(gpu, ("temperature", "gpu_c"), ("temperature_c",))[1]) for gpu in gpus]
     if not any(value is not None for value in temperatures):
         return ""
     return bar_chart("Temperature per GPU", [gpu_label(gpu, position) for position, gpu in enumerate(gpus)],

@@ -1,9 +1,9 @@
 """Dossier sections of the measurement probes (membw, hostbw, gemm): tables and inline SVG plots."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
-from .report_health import MISSING, Cell, cell, dig
+from .report_health import MISSING, Cell, cell, dig, number_or_none
 from .report_values import is_unavailable
 from .svg_plots import line_chart, roofline_chart
 
@@ -18,10 +18,6 @@ def _label(device: Dict[str, Any]) -> str:
         return "CPU"
     uuid = device.get("uuid")
     return "GPU %s%s" % (device.get("index"), " (%s)" % uuid[:12] if isinstance(uuid, str) else "")
-
-
-def _number(value: Any) -> Optional[float]:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def table(title: str, columns: List[str], rows: List[List[Cell]], empty: str) -> Dict[str, Any]:
@@ -39,7 +35,7 @@ def membw_view(data: Any) -> Dict[str, Any]:
         if entry.get("error"):
             headline_rows.append([Cell(label), Cell("failed", str(entry["error"]), "bad")] + [Cell("—")] * 4)
             continue
-        cv = _number(repeats.get("cv_pct"))
+        cv = number_or_none(repeats.get("cv_pct"))
         headline_rows.append([
             Cell(label), cell("bandwidth_gbps", headline.get("bandwidth_gbps", MISSING)),
             Cell(str(headline.get("source", "—"))),
@@ -50,7 +46,7 @@ def membw_view(data: Any) -> Dict[str, Any]:
         ])
         points = []
         for point in entry.get("sweep") or []:
-            bandwidth = _number(point.get("bandwidth_gbps"))
+            bandwidth = number_or_none(point.get("bandwidth_gbps"))
             if bandwidth is not None:
                 points.append((float(point.get("size_mib")), bandwidth))
             sweep_rows.append([Cell(label), cell("size_mib", point.get("size_mib", MISSING)),
@@ -97,7 +93,8 @@ def hostbw_view(data: Any) -> Dict[str, Any]:
 
 def gemm_view(data: Any) -> Dict[str, Any]:
     rows, best_rows, points, roofs = [], [], [], []
-    for entry in _devices(data):
+    devices = _devices(data)
+    for entry in devices:
         device = entry.get("device") if isinstance(entry.get("device"), dict) else {}
         label = _label(device)
         if entry.get("error") and not entry.get("results"):
@@ -112,7 +109,7 @@ def gemm_view(data: Any) -> Dict[str, Any]:
             roof = rate.get("roof_after_timing") if isinstance(rate.get("roof_after_timing"), dict) else {}
             best_rows.append([Cell(label), Cell(dtype), cell("rate_tflops", best.get("tflops", MISSING)), Cell(str(best.get("case", "—"))),
                               Cell("%s (%s)" % (roof.get("peak_tflops", "?"), roof.get("peak_source", "?")))])
-            if entry is _devices(data)[0] and _number(roof.get("peak_tflops")) and _number(roof.get("bandwidth_gbps")):
+            if entry is devices[0] and number_or_none(roof.get("peak_tflops")) and number_or_none(roof.get("bandwidth_gbps")):
                 roofs.append((dtype, float(roof["peak_tflops"]), float(roof["bandwidth_gbps"])))
         for result in entry.get("results") or []:
             before = result.get("classified_before_timing") if isinstance(result.get("classified_before_timing"), dict) else {}
@@ -126,11 +123,11 @@ def gemm_view(data: Any) -> Dict[str, Any]:
                          cell("fraction_of_bound_pct", after.get("fraction_of_bound_pct", MISSING),
                               "warn" if after.get("far_below_bound") else ""),
                          Cell(str(after.get("explanation", "—")))])
-            if entry is _devices(data)[0] and _number(tflops) is not None and _number(result.get("arithmetic_intensity_flop_per_byte")):
+            if entry is devices[0] and number_or_none(tflops) is not None and number_or_none(result.get("arithmetic_intensity_flop_per_byte")):
                 points.append((str(result.get("dtype")), str(result.get("name")), float(result["arithmetic_intensity_flop_per_byte"]),
                                float(tflops)))
     plots = [roofline_chart("Roofline of %s: every measured shape, roofs from the measured bandwidth and the dtype's peak"
-                            % _label((_devices(data)[0].get("device") or {})), roofs, points)] if points else []
+                            % _label((devices[0].get("device") or {})), roofs, points)] if points else []
     conventions = dig(data, "conventions")
     return {"note": " ".join(str(value) for value in conventions.values()) if isinstance(conventions, dict) else "", "plots": plots,
             "tables": [table("Best rate per dtype", ["device", "dtype", "best", "shape", "compute roof (source)"], best_rows,

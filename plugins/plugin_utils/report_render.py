@@ -313,8 +313,11 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, str], None], judge
 
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
                write: Callable[[str, str], None], judgement: Optional[FleetJudgement] = None,
-               previous_run_id: Optional[str] = None) -> RunModel:
+               previous_run_id: Optional[str] = None, loaded: Optional[RunModel] = None) -> RunModel:
     """Render every dossier and the fleet index, write(path, text) each, and return the run as loaded.
+
+    loaded: the run as the caller already read it (load_run with the same hosts, every judged host among them),
+    so that the results are not read from disk a second time.
 
     Paths: <run_dir>/<host.dir_name>/dossier.html and .md for every host of the returned run, <run_dir>/index.html and .md;
     with a judgement also <run_dir>/fleet.json, junit.xml and gpufleet.prom. A judged host that has no results on disk
@@ -332,7 +335,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
         for name, verdict in judgement.hosts.items():
             if not groups.get(name) and verdict.groups:
                 groups[name] = list(verdict.groups)
-    run = load_run(run_dir, expected, groups)
+    run = loaded if loaded is not None else load_run(run_dir, expected, groups)
     dossiers = [(host, os.path.join(run.run_dir, host.dir_name)) for host in run.hosts]
     fleet_paths = [os.path.join(run.run_dir, name) for name in ("index.html", "index.md")]
     if judgement is not None:

@@ -57,15 +57,11 @@ def judge_against_baseline(host: str, rule: Dict[str, Any], context: Any, measur
         words = "%s: %s %.1f %s, %.0f %% of the known-good %g %s%s" % (label, what, value, unit, percent, known_good, unit, of_datasheet)
         if status != "pass":
             words += "; below %g %% %s" % (warn_pct if status == "warn" else fail_pct, "warns" if status == "warn" else "fails")
-        checks.append(make_check(rule, host, status if status == "pass" else _capped(status, rule), words, gpu, value=round(value, 3),
+        checks.append(make_check(rule, host, status, words, gpu, value=round(value, 3),
                                  unit=unit, reference=known_good, reference_source=known_source,
                                  threshold=">= %g %% of known-good (warn below %g %%); %s" % (
                                      fail_pct, warn_pct, param_source(rule, "fail_below_pct"))))
     return checks
-
-
-def _capped(status: str, rule: Dict[str, Any]) -> str:
-    return "warn" if status == "fail" and rule.get("severity") == "warn" else status
 
 
 def _devices(data: Dict[str, Any]) -> List[Dict[str, Any]]:
