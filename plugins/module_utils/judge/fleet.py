@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
+from .interconnect_checks import COLLECTIVE_CHECKS, COLLECTIVE_HOSTS_CHECKS, P2P_CHECKS
 from .measurement_checks import GEMM_CHECKS, HOSTBW_CHECKS, MEMBW_CHECKS
 from .metrics import Metric, probe_metrics
 from .model import Check, FleetJudgement, HostVerdict, worst_verdict
@@ -20,6 +21,9 @@ CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {
     "hostbw": HOSTBW_CHECKS,
     "membw": MEMBW_CHECKS,
     "gemm": GEMM_CHECKS,
+    "p2p": P2P_CHECKS,
+    "collective": COLLECTIVE_CHECKS,
+    "collective_hosts": COLLECTIVE_HOSTS_CHECKS,
 }
 DATA_STATUSES = ("ok", "partial")
 FAILED_STATUSES = ("error", "timeout", "unreachable")

@@ -36,7 +36,7 @@ def judge_against_baseline(host: str, rule: Dict[str, Any], context: Any, measur
     checks = []
     for device, value, what in measurements:
         gpu = {"index": device.get("index"), "uuid": device.get("uuid") if isinstance(device.get("uuid"), str) else None}
-        label = gpu_label(gpu) if device.get("kind") == "cuda" else "the CPU"
+        label = (gpu_label(gpu) if gpu["index"] is not None else "the host's GPUs") if device.get("kind") == "cuda" else "the CPU"
         if device.get("kind") != "cuda":
             checks.append(make_check(rule, host, "skip", "%s: %s was measured on the CPU (no GPU), so there is no GPU "
                                      "value to judge" % (label, what), gpu))

@@ -95,11 +95,41 @@ def gemm_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
+def p2p_metrics(data: Dict[str, Any]) -> List[Metric]:
+    """The worst pair's unidirectional and bidirectional headline GB/s (host level: the slowest link decides)."""
+    metrics: List[Metric] = []
+    pairs = [pair for pair in data.get("pairs") or [] if isinstance(pair, dict) and not pair.get("error")]
+    for section, metric_id in (("unidirectional", "p2p.worst_pair_gbps"), ("bidirectional", "p2p.worst_pair_bidirectional_gbps")):
+        values = [_number((pair.get(section) or {}).get("headline_gbps")) for pair in pairs if isinstance(pair.get(section), dict)]
+        values = [value for value in values if value is not None]
+        if values:
+            metrics.append(Metric(metric_id, None, None, min(values), "GB/s", "higher"))
+    return metrics
+
+
+def _collective_peak(probe: str) -> Callable[[Dict[str, Any]], List[Metric]]:
+    def metrics(data: Dict[str, Any]) -> List[Metric]:
+        """The default curve's peak all-reduce busbw on GPUs (the CPU path is not a GPU interconnect metric)."""
+        plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+        if plan.get("kind") != "cuda":
+            return []
+        for curve in data.get("curves") or []:
+            if isinstance(curve, dict) and curve.get("name") == "default" and not curve.get("error"):
+                value = _number(curve.get("peak_busbw_gbps"))
+                if value is not None:
+                    return [Metric("%s.peak_busbw_gbps" % probe, None, None, value, "GB/s", "higher")]
+        return []
+    return metrics
+
+
 METRICS: Dict[str, Callable[[Dict[str, Any]], List[Metric]]] = {
     "membw": membw_metrics,
     "gemm": gemm_metrics,
     "health": health_metrics,
     "hostbw": hostbw_metrics,
+    "p2p": p2p_metrics,
+    "collective": _collective_peak("collective"),
+    "collective_hosts": _collective_peak("collective_hosts"),
 }
 
 

@@ -110,7 +110,9 @@ def test_rule_matching_nothing_is_reported():
     unmatched = {check.id: check for check in verdict.judgement.unmatched_rules}
     # hostbw's default rules did not match either: the probe did not run in these recorded results
     assert set(unmatched) == {"health.typo", "membw.plateau", "hostbw.pinned_h2d", "hostbw.pinned_d2h", "membw.bandwidth",
-                              "membw.repeat_cv", "gemm.bf16", "gemm.fp8"}
+                              "membw.repeat_cv", "gemm.bf16", "gemm.fp8", "p2p.pairs", "p2p.unidirectional",
+                              "p2p.bidirectional", "p2p.pair_outlier", "collective.verified", "collective.busbw",
+                              "collective.p2p_gain", "collective_hosts.verified"}
     assert unmatched["health.typo"].status == "warn" and unmatched["health.typo"].host == ""
     assert "found no field to read" in unmatched["health.typo"].reason
     assert unmatched["membw.plateau"].status == "skip"

@@ -1,0 +1,277 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Checks of the interconnect probes: p2p (every ordered GPU pair) and collective / collective_hosts (all-reduce).
+
+A pair is held against the SKU's known-good value for its link class (NVLink, PCIe within a NUMA node, PCIe across)
+and against the median of the host's other pairs of the same class, so a slow link stands out without a baseline.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .health_checks import gpu_label, make_check, param_source
+from .measurement_checks import judge_against_baseline
+from .model import Check
+from .sku import is_unavailable
+from .stats import median
+
+PCIE_PATHS = ("PIX", "PXB", "PHB", "NODE", "SYS")
+
+
+def _number(value: Any) -> Optional[float]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _pairs(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    pairs = data.get("pairs")
+    return [pair for pair in pairs if isinstance(pair, dict)] if isinstance(pairs, list) else []
+
+
+def pair_label(pair: Dict[str, Any]) -> str:
+    link = pair.get("link_class")
+    link_text = link if isinstance(link, str) else "link class unknown"
+    return "GPU %s → GPU %s (%s)" % (pair.get("src"), pair.get("dst"), link_text)
+
+
+def _source_gpu(pair: Dict[str, Any]) -> Dict[str, Any]:
+    uuid = pair.get("src_uuid")
+    return {"index": pair.get("src"), "uuid": uuid if isinstance(uuid, str) else None, "kind": "cuda"}
+
+
+def link_group(pair: Dict[str, Any]) -> str:
+    """nvlink, pcie_same_numa, pcie_cross_numa or unknown: the class a known-good value exists for.
+
+    PCIe pairs are split by NUMA placement where sysfs says it; else by the path (SYS crosses the inter-socket link).
+    """
+    kind = pair.get("link_kind")
+    if kind == "nvlink":
+        return "nvlink"
+    if kind == "pcie":
+        same = pair.get("same_numa")
+        if isinstance(same, bool):
+            return "pcie_same_numa" if same else "pcie_cross_numa"
+        path = pair.get("pcie_path")
+        if path == "SYS":
+            return "pcie_cross_numa"
+        if path in PCIE_PATHS:
+            return "pcie_same_numa"
+    return "unknown"
+
+
+def _headline(pair: Dict[str, Any], section: str) -> Any:
+    part = pair.get(section)
+    if pair.get("error"):
+        return {"unavailable": "the pair failed: %s" % pair["error"]}
+    if not isinstance(part, dict):
+        return {"unavailable": "no %s measurement" % section}
+    value = part.get("headline_gbps")
+    return value if value is not None else {"unavailable": "no %s headline" % section}
+
+
+def _against_link_class(section: str, what: str) -> Callable[..., List[Check]]:
+    """Each pair's headline against params.known_good[<link group>]; groups without a known-good value are skipped."""
+    def check(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+        params = rule.get("params", {})
+        by_group: Dict[str, List[Tuple[Dict[str, Any], Any, str]]] = {}
+        for pair in _pairs(data):
+            if pair.get("error") and not pair.get("peer_access", True):
+                continue  # p2p.pairs reports a pair without peer access; no rate exists to judge
+            group = link_group(pair)
+            by_group.setdefault(group, []).append((dict(_source_gpu(pair)), _headline(pair, section),
+                                                   "%s %s" % (pair_label(pair), what)))
+        checks: List[Check] = []
+        known = params.get("known_good") if isinstance(params.get("known_good"), dict) else {}
+        datasheet = params.get("datasheet") if isinstance(params.get("datasheet"), dict) else {}
+        for group in sorted(by_group):
+            group_rule = dict(rule, params=dict(params, known_good=known.get(group), datasheet=datasheet.get(group)))
+            if known.get(group) is None:
+                for device, value, words in by_group[group]:
+                    rate = "%.1f GB/s" % value if _number(value) is not None else "not measured"
+                    checks.append(make_check(rule, host, "skip", "%s: %s; the rules name no known-good value for %s links, "
+                                             "so it is compared with the host's other pairs of its class only"
+                                             % (words, rate, group.replace("_", " ")), device))
+                continue
+            checks.extend(judge_against_baseline(host, group_rule, context, by_group[group], "GB/s"))
+        return checks
+    return check
+
+
+def pair_vs_host_median(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """Each pair's unidirectional headline against the median of the host's pairs of the same link class."""
+    params = rule.get("params", {})
+    fail_pct, warn_pct = float(params.get("fail_below_pct", 80)), float(params.get("warn_below_pct", 90))
+    classes: Dict[str, List[Tuple[Dict[str, Any], float]]] = {}
+    for pair in _pairs(data):
+        value = _number(_headline(pair, "unidirectional"))
+        link = pair.get("link_class")
+        if value is not None and isinstance(link, str):
+            classes.setdefault(link, []).append((pair, value))
+    checks: List[Check] = []
+    for link in sorted(classes):
+        members = classes[link]
+        if len(members) < 2:
+            pair, value = members[0]
+            checks.append(make_check(rule, host, "skip", "%s: the only %s pair on this host (%.1f GB/s); nothing to compare it with"
+                                     % (pair_label(pair), link, value), _source_gpu(pair)))
+            continue
+        centre = median([value for unused_pair, value in members])
+        for pair, value in members:
+            percent = 100.0 * value / centre if centre else 0.0
+            status = "pass" if percent >= warn_pct else ("warn" if percent >= fail_pct else "fail")
+            words = "%s: %.1f GB/s, %.0f %% of the median of the host's %d %s pairs (%.1f GB/s)" % (
+                pair_label(pair), value, percent, len(members), link, centre)
+            if status != "pass":
+                words += "; below %g %%: this link is slower than its siblings (check its NVLink error counters and link state)" % (
+                    warn_pct if status == "warn" else fail_pct)
+            checks.append(make_check(rule, host, status, words, _source_gpu(pair), value=round(value, 3), unit="GB/s",
+                                     reference=round(centre, 3), reference_source="median of this host's %s pairs" % link,
+                                     threshold=">= %g %% of the median (warn below %g %%); %s" % (
+                                         fail_pct, warn_pct, param_source(rule, "fail_below_pct"))))
+    return checks
+
+
+def pairs_measured(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """Every ordered pair of the visible GPUs was measured with peer access and its copies verified."""
+    devices = data.get("devices") if isinstance(data.get("devices"), list) else []
+    pairs = _pairs(data)
+    checks: List[Check] = []
+    expected = len(devices) * (len(devices) - 1)
+    if devices and len(pairs) != expected:
+        checks.append(make_check(rule, host, "fail", "%d ordered pairs reported for %d GPUs; %d expected (every GPU to every other)"
+                                 % (len(pairs), len(devices), expected), value=len(pairs), reference=expected,
+                                 threshold="== N·(N−1)"))
+    for pair in pairs:
+        gpu = _source_gpu(pair)
+        if pair.get("peer_access") is False:
+            checks.append(make_check(rule, host, "fail", "%s: no peer access (%s); the GPUs cannot copy to each other directly, "
+                                     "so NCCL and every P2P copy go through host memory — check the NVLink/PCIe topology, "
+                                     "ACS/IOMMU settings and the fabric manager" % (pair_label(pair), pair.get("error") or
+                                                                                  "torch.cuda.can_device_access_peer is false"),
+                                     gpu, value=False, reference=True, threshold="peer access"))
+        elif pair.get("error"):
+            checks.append(make_check(rule, host, "error", "%s: the pair failed: %s" % (pair_label(pair), pair["error"]), gpu))
+        elif pair.get("verified") is False:
+            checks.append(make_check(rule, host, "fail", "%s: the data copied between the GPUs did not match its source — "
+                                     "corruption on this path; do not use the node" % pair_label(pair), gpu,
+                                     value=False, reference=True, threshold="copies verified"))
+        elif pair.get("verified") is True:
+            checks.append(make_check(rule, host, "pass", "%s: peer access, every copy verified" % pair_label(pair), gpu,
+                                     value=True, reference=True, threshold="copies verified"))
+    return checks
+
+
+P2P_CHECKS: Dict[str, Callable[..., List[Check]]] = {
+    "pairs_measured": pairs_measured,
+    "unidirectional_vs_link_class": _against_link_class("unidirectional", "unidirectional copy"),
+    "bidirectional_vs_link_class": _against_link_class("bidirectional", "bidirectional copy (both directions summed)"),
+    "pair_vs_host_median": pair_vs_host_median,
+}
+
+
+# -------------------------------------------------------------------------------------------- collective
+
+
+def _curves(data: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    curves = data.get("curves")
+    found = {}
+    for curve in curves if isinstance(curves, list) else []:
+        if isinstance(curve, dict) and isinstance(curve.get("name"), str):
+            found[curve["name"]] = curve
+    return found
+
+
+def _ranks(data: Dict[str, Any]) -> Optional[int]:
+    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+    world = plan.get("world_size")
+    return world if isinstance(world, int) and not isinstance(world, bool) else None
+
+
+def collective_verified(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """Every curve ran and the all-reduced data matched the expected sums at every size."""
+    checks: List[Check] = []
+    for name, curve in sorted(_curves(data).items()):
+        if curve.get("error"):
+            checks.append(make_check(rule, host, "error", "all-reduce curve %s failed: %s" % (name, curve["error"])))
+            continue
+        sweep = [point for point in curve.get("sweep") or [] if isinstance(point, dict)]
+        wrong = [point.get("size_bytes") for point in sweep if point.get("verified") is False]
+        if wrong:
+            checks.append(make_check(rule, host, "fail", "all-reduce curve %s: the reduced data was wrong at %d of %d sizes (%s bytes): "
+                                     "a rank or a link corrupts data; do not use the node" % (
+                                         name, len(wrong), len(sweep), ", ".join(str(size) for size in wrong[:8])),
+                                     value=len(wrong), reference=0, threshold="every size verified"))
+        elif sweep:
+            checks.append(make_check(rule, host, "pass", "all-reduce curve %s: the data was checked at all %d sizes (%s to %s bytes)"
+                                     % (name, len(sweep), sweep[0].get("size_bytes"), sweep[-1].get("size_bytes")),
+                                     value=0, reference=0, threshold="every size verified"))
+    return checks
+
+
+def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """busbw of the default curve at its largest size against params.known_good[<ranks>] of the SKU's baseline."""
+    curve = _curves(data).get("default")
+    if not curve or curve.get("error"):
+        return []
+    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+    ranks = _ranks(data)
+    value = curve.get("busbw_at_largest_gbps")
+    largest = curve.get("largest_bytes")
+    what = "all-reduce busbw at %s bytes over %s ranks" % (largest, ranks)
+    if plan.get("kind") == "cpu":
+        return [make_check(rule, host, "skip", "%s ran on the CPU path (gloo over %s), so there is no GPU value to judge"
+                           % (what, "the network" if data.get("hosts") else "loopback"))]
+    known = (rule.get("params") or {}).get("known_good") or {}
+    candidates = known.get(str(ranks)) if isinstance(known, dict) else None
+    candidates = candidates if isinstance(candidates, list) else [candidates] if candidates else []
+    present = ((getattr(context, "baseline", None) or {}).get("known_good") or {})
+    key = next((name for name in candidates if name in present), candidates[0] if candidates else None)
+    if key is None:
+        number = _number(value)
+        return [make_check(rule, host, "skip", "%s: %s; the rules name no known-good value for %s ranks, so it is compared with "
+                           "the fleet's peers only" % (what, "%.1f GB/s" % number if number is not None else "not measured", ranks),
+                           value=number, unit="GB/s")]
+    device = {"kind": "cuda", "index": None}
+    group_rule = dict(rule, params=dict(rule.get("params") or {}, known_good=key))
+    return judge_against_baseline(host, group_rule, context, [(device, value, what)], "GB/s")
+
+
+def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """Where NVLink joins the GPUs, the default curve must beat the NCCL_P2P_DISABLE=1 curve by params.min_ratio."""
+    curves = _curves(data)
+    default, disabled = curves.get("default"), curves.get("p2p_disabled")
+    if not default or not disabled or default.get("error") or disabled.get("error"):
+        return []
+    topology = data.get("topology") if isinstance(data.get("topology"), dict) else {}
+    classes = [link for link in topology.get("link_classes") or [] if isinstance(link, str)]
+    with_p2p, without = _number(default.get("peak_busbw_gbps")), _number(disabled.get("peak_busbw_gbps"))
+    if with_p2p is None or not without:
+        return []
+    ratio = with_p2p / without
+    min_ratio = float((rule.get("params") or {}).get("min_ratio", 2.0))
+    nvlink = [link for link in classes if link.startswith("NV")]
+    words = "peak busbw %.1f GB/s with P2P, %.1f GB/s with NCCL_P2P_DISABLE=1: %.1f×" % (with_p2p, without, ratio)
+    if not nvlink:
+        return [make_check(rule, host, "skip", "%s; no NVLink between the GPUs (%s), so no gain is required"
+                           % (words, ", ".join(sorted(set(classes))) or "link classes unknown"), value=round(ratio, 3))]
+    status = "pass" if ratio >= min_ratio else "warn"
+    if status == "warn":
+        words += ("; below %g× although the GPUs are joined by %s: NCCL is probably not using NVLink (see the transports "
+                  "NCCL chose in the dossier; check NCCL_P2P_LEVEL, containers without IPC, the fabric manager)"
+                  % (min_ratio, ", ".join(sorted(set(nvlink)))))
+    else:
+        words += " over %s" % ", ".join(sorted(set(nvlink)))
+    return [make_check(rule, host, status, words, value=round(ratio, 3), unit="×", reference=min_ratio,
+                       reference_source=param_source(rule, "min_ratio"), threshold=">= %g×" % min_ratio)]
+
+
+COLLECTIVE_CHECKS: Dict[str, Callable[..., List[Check]]] = {
+    "verified": collective_verified,
+    "busbw_largest": collective_busbw,
+    "p2p_gain": collective_p2p_gain,
+}
+COLLECTIVE_HOSTS_CHECKS: Dict[str, Callable[..., List[Check]]] = {
+    "verified": collective_verified,
+}
