@@ -15,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from ..module_utils.judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict
 from .report_exports import fleet_json, junit_xml, prometheus_text, run_timestamp
 from .report_health import fleet_columns, health_view
+from .report_interconnect import collective_view, p2p_view
 from .report_measurements import gemm_view, hostbw_view, membw_view
 from .report_model import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
@@ -40,6 +41,9 @@ PROBE_SECTIONS: Dict[str, ProbeSection] = {
     "membw": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", membw_view),
     "hostbw": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", hostbw_view),
     "gemm": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", gemm_view),
+    "p2p": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", p2p_view),
+    "collective": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", collective_view),
+    "collective_hosts": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", collective_view),
 }
 
 

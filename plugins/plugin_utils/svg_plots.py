@@ -76,12 +76,17 @@ def _ticks(low: float, high: float, log: bool) -> List[float]:
 
 def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, float]]]], x_unit: str, y_unit: str,
                log_x: bool = False, marker_x: Optional[float] = None, marker_label: str = "",
-               width: int = 560, height: int = 300) -> str:
-    """Lines of (x, y) points, one per named series; log_x for sweeps over sizes; marker_x draws a vertical line."""
+               width: int = 560, height: int = 300, markers: Sequence[Tuple[float, str]] = ()) -> str:
+    """Lines of (x, y) points, one per named series; log_x for sweeps over sizes.
+
+    marker_x draws one vertical line; markers more of them, each (x, label), in the colour of the series of the same index.
+    """
     left, right, top, bottom = 60, 140, 26, 36
     plot_w, plot_h = width - left - right, height - top - bottom
     points = [[(x, y) for x, y in pts if _finite(x) and _finite(y) and (x > 0 or not log_x)] for unused_name, pts in series]
+    shown_markers = [(x, label) for x, label in markers if _finite(x) and (x > 0 or not log_x)]
     xs = [x for pts in points for x, unused_y in pts] + ([marker_x] if _finite(marker_x) and (marker_x > 0 or not log_x) else [])
+    xs += [x for x, unused_label in shown_markers]
     ys = [y for pts in points for unused_x, y in pts]
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">'
              % (width, height, width, height),
@@ -128,6 +133,63 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
         parts.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#d62728" stroke-dasharray="4 3"/>'
                      % (x, top, x, top + plot_h))
         parts.append(_text(x + 3, top + 10, marker_label or _with_unit(marker_x, x_unit), extra=' fill="#d62728"'))
+    for index, (marker, label) in enumerate(shown_markers):
+        colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
+        x = px(marker)
+        parts.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-dasharray="4 3"><title>%s</title></line>'
+                     % (x, top, x, top + plot_h, colour, escape("%s: %s" % (label, _with_unit(marker, x_unit)))))
+        parts.append(_text(x + 3, top + 10 + 12 * index, label, extra=' fill="%s"' % colour))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _heat_colour(fraction: float) -> str:
+    """Red (0) through yellow to green (1), so a slow pair stands out."""
+    fraction = min(1.0, max(0.0, fraction))
+    if fraction < 0.5:
+        red, green = 220, int(60 + 320 * fraction)
+    else:
+        red, green = int(220 - 340 * (fraction - 0.5)), 190
+    return "#%02x%02x%02x" % (max(0, red), min(255, green), 60)
+
+
+def heatmap_chart(title: str, labels: Sequence[str], values: Sequence[Sequence[Optional[float]]], unit: str,
+                  notes: Sequence[Sequence[str]] = (), cell_size: int = 64) -> str:
+    """A square matrix (row = source, column = destination): each cell coloured by its value against the largest,
+    printed with the value and its note (e.g. the link class); a missing value is grey with its note."""
+    count = len(labels)
+    left, top = 70, 40
+    width, height = left + cell_size * count + 20, top + cell_size * count + 30
+    finite = [value for row in values for value in row if _finite(value)]
+    highest = max(finite) if finite else 0.0
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">'
+             % (width, height, width, height),
+             "<title>%s</title>" % escape(title),
+             _text(0, 14, title, extra=' font-weight="bold"'),
+             _text(left, top - 8, "destination →"),
+             _text(2, top + 12, "source ↓")]
+    for index, label in enumerate(labels):
+        parts.append(_text(left + cell_size * index + cell_size / 2, top - 20 + 8, str(label), anchor="middle"))
+        parts.append(_text(left - 6, top + cell_size * index + cell_size / 2 + 4, str(label), anchor="end"))
+    for row_index in range(count):
+        for column_index in range(count):
+            x, y = left + cell_size * column_index, top + cell_size * row_index
+            value = values[row_index][column_index] if row_index < len(values) and column_index < len(values[row_index]) else None
+            note = notes[row_index][column_index] if row_index < len(notes) and column_index < len(notes[row_index]) else ""
+            if row_index == column_index:
+                fill, text = "#ffffff", "—"
+            elif _finite(value):
+                fill, text = _heat_colour(value / highest if highest else 0.0), format_number(round(value, 1))
+            else:
+                fill, text = "#cccccc", "n/a"
+            tooltip = "%s → %s: %s%s" % (labels[row_index], labels[column_index],
+                                         _with_unit(value, unit) if _finite(value) else text, " (%s)" % note if note else "")
+            parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#fff"><title>%s</title></rect>'
+                         % (x, y, cell_size, cell_size, fill, escape(tooltip)))
+            parts.append(_text(x + cell_size / 2, y + cell_size / 2, text, anchor="middle"))
+            if note and row_index != column_index:
+                parts.append(_text(x + cell_size / 2, y + cell_size / 2 + 14, note, anchor="middle"))
+    parts.append(_text(left, height - 8, "%s; colour: value / the largest (%s)" % (unit, _with_unit(highest, unit) if finite else "none")))
     parts.append("</svg>")
     return "".join(parts)
 

@@ -1,0 +1,178 @@
+"""Dossier sections of the interconnect probes: the P2P heat map and tables, the all-reduce curves with their knees."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from .report_health import MISSING, Cell, cell, dig, number_or_none
+from .report_measurements import table
+from .report_values import is_unavailable
+from .svg_plots import heatmap_chart, line_chart
+
+MAX_PLOTTED_PAIRS = 8
+
+
+def _pairs(data: Any) -> List[Dict[str, Any]]:
+    pairs = dig(data, "pairs")
+    return [pair for pair in pairs if isinstance(pair, dict)] if isinstance(pairs, list) else []
+
+
+def _gpu_indices(data: Any, pairs: List[Dict[str, Any]]) -> List[int]:
+    devices = dig(data, "devices")
+    indices = [device.get("index") for device in devices if isinstance(device, dict)] if isinstance(devices, list) else []
+    indices += [pair.get(end) for pair in pairs for end in ("src", "dst")]
+    return sorted({index for index in indices if isinstance(index, int) and not isinstance(index, bool)})
+
+
+def _link_text(pair: Dict[str, Any]) -> str:
+    link = pair.get("link_class")
+    return link if isinstance(link, str) else "?"
+
+
+def _numa_text(pair: Dict[str, Any]) -> str:
+    values = [pair.get("numa_node_src"), pair.get("numa_node_dst")]
+    if any(is_unavailable(value) or value is None for value in values):
+        return "unknown"
+    same = pair.get("same_numa")
+    return "%s → %s%s" % (values[0], values[1], " (same node)" if same is True else " (across nodes)" if same is False else "")
+
+
+def _matrix(pairs: List[Dict[str, Any]], indices: List[int], section: str) -> Tuple[List[List[Optional[float]]], List[List[str]]]:
+    position = {index: order for order, index in enumerate(indices)}
+    values: List[List[Optional[float]]] = [[None] * len(indices) for unused_row in indices]
+    notes: List[List[str]] = [[""] * len(indices) for unused_row in indices]
+    for pair in pairs:
+        row, column = position.get(pair.get("src")), position.get(pair.get("dst"))
+        if row is None or column is None:
+            continue
+        part = pair.get(section) if isinstance(pair.get(section), dict) else {}
+        values[row][column] = None if pair.get("error") else number_or_none(part.get("headline_gbps"))
+        notes[row][column] = "failed" if pair.get("error") else _link_text(pair)
+    return values, notes
+
+
+def _headline_cell(pair: Dict[str, Any], section: str) -> Cell:
+    if pair.get("error"):
+        return Cell("failed", str(pair["error"]), "bad")
+    part = pair.get(section) if isinstance(pair.get(section), dict) else {}
+    source = part.get("headline_source")
+    flag = "warn" if source and source != "plateau" else ""
+    result = cell("headline_gbps", part.get("headline_gbps", MISSING), flag)
+    if source and source != "plateau":
+        result = Cell(result.text, "no plateau: %s" % dig(part, "plateau", "reason"), flag)
+    return result
+
+
+def p2p_view(data: Any) -> Dict[str, Any]:
+    pairs = _pairs(data)
+    indices = _gpu_indices(data, pairs)
+    labels = ["GPU %d" % index for index in indices]
+    plots = []
+    if len(indices) >= 2:
+        for section, words in (("unidirectional", "unidirectional copy"), ("bidirectional", "bidirectional copy, both directions summed")):
+            values, notes = _matrix(pairs, indices, section)
+            if any(value is not None for row in values for value in row):
+                plots.append(heatmap_chart("P2P %s (plateau GB/s), link class in each cell" % words, labels, values, "GB/s", notes))
+    pair_rows, sweep_rows, series = [], [], []
+    for pair in pairs:
+        name = "%s → %s" % (pair.get("src"), pair.get("dst"))
+        latency = pair.get("latency") if isinstance(pair.get("latency"), dict) else {}
+        pair_rows.append([Cell(name), Cell(_link_text(pair)), Cell(_numa_text(pair)),
+                          cell("peer_access", pair.get("peer_access", MISSING), "bad" if pair.get("peer_access") is False else ""),
+                          _headline_cell(pair, "unidirectional"), _headline_cell(pair, "bidirectional"),
+                          cell("median_us", latency.get("median_us", MISSING)),
+                          cell("verified", pair.get("verified", MISSING), "bad" if pair.get("verified") is False else "")])
+        unidirectional = pair.get("unidirectional") if isinstance(pair.get("unidirectional"), dict) else {}
+        points = []
+        for point in unidirectional.get("sweep") or []:
+            if not isinstance(point, dict):
+                continue
+            gbps = number_or_none(point.get("gbps"))
+            if gbps is not None and number_or_none(point.get("size_bytes")):
+                points.append((float(point["size_bytes"]), gbps))
+            sweep_rows.append([Cell(name), cell("size_bytes", point.get("size_bytes", MISSING)), cell("gbps", point.get("gbps", MISSING)),
+                               cell("time_per_copy_s", point.get("time_per_copy_s", MISSING)),
+                               cell("verified", point.get("verified", MISSING), "bad" if point.get("verified") is False else "")])
+        if points:
+            series.append(("%s (%s)" % (name, _link_text(pair)), points))
+    if series and len(series) <= MAX_PLOTTED_PAIRS:
+        plots.append(line_chart("Unidirectional P2P bandwidth by copy size", series, "bytes per copy", "GB/s", log_x=True))
+    return {"note": " ".join(str(value) for value in (dig(data, "method") or {}).values()) if isinstance(dig(data, "method"), dict) else "",
+            "plots": plots, "tables": [
+                table("Every ordered pair", ["pair", "link", "NUMA", "peer access", "unidirectional", "bidirectional",
+                                            "small-copy time", "verified"], pair_rows,
+                      "no pair was measured (fewer than two GPUs, or the probe failed)"),
+                table("Unidirectional sweep", ["pair", "copy size", "bandwidth", "time per copy", "verified"], sweep_rows,
+                      "no sweep")]}
+
+
+def _curves(data: Any) -> List[Dict[str, Any]]:
+    curves = dig(data, "curves")
+    return [curve for curve in curves if isinstance(curve, dict)] if isinstance(curves, list) else []
+
+
+def _knee_cell(curve: Dict[str, Any]) -> Cell:
+    knee = curve.get("knee")
+    if is_unavailable(knee):
+        return cell("knee_bytes", knee)
+    if not isinstance(knee, dict):
+        return Cell("—", "not reported")
+    return Cell(cell("knee_bytes", knee.get("knee_bytes", MISSING)).text, str(knee.get("method", "")))
+
+
+def collective_view(data: Any) -> Dict[str, Any]:
+    curve_rows, sweep_rows, series, markers = [], [], [], []
+    for curve in _curves(data):
+        name = str(curve.get("name", "?"))
+        if curve.get("error"):
+            curve_rows.append([Cell(name), Cell("failed", str(curve["error"]), "bad")] + [Cell("—")] * 5)
+            continue
+        transports = curve.get("transports")
+        knee = curve.get("knee") if isinstance(curve.get("knee"), dict) else {}
+        curve_rows.append([Cell(name), cell("peak_busbw_gbps", curve.get("peak_busbw_gbps", MISSING)),
+                           cell("busbw_at_largest_gbps", curve.get("busbw_at_largest_gbps", MISSING)),
+                           cell("largest_bytes", curve.get("largest_bytes", MISSING)),
+                           _knee_cell(curve), cell("startup_us", knee.get("startup_us", MISSING)),
+                           cell("transports", transports if transports is not None else MISSING)])
+        points = []
+        for point in curve.get("sweep") or []:
+            if not isinstance(point, dict):
+                continue
+            busbw = number_or_none(point.get("busbw_gbps"))
+            if busbw is not None and number_or_none(point.get("size_bytes")):
+                points.append((float(point["size_bytes"]), busbw))
+            sweep_rows.append([Cell(name), cell("size_bytes", point.get("size_bytes", MISSING)),
+                               cell("time_us", point.get("time_us", MISSING)), cell("algbw_gbps", point.get("algbw_gbps", MISSING)),
+                               cell("busbw_gbps", point.get("busbw_gbps", MISSING)), cell("iterations", point.get("iterations", MISSING)),
+                               cell("verified", point.get("verified", MISSING), "bad" if point.get("verified") is False else "")])
+        if points:
+            series.append((name, points))
+            knee_bytes = number_or_none(knee.get("knee_bytes"))
+            if knee_bytes:
+                markers.append((knee_bytes, "knee %s" % name))
+    plots = [line_chart("All-reduce busbw by message size (knees dashed)", series, "bytes per rank", "busbw GB/s",
+                        log_x=True, markers=markers, width=640)] if series else []
+    environment_rows = [[Cell("NCCL version"), cell("nccl_version", dig(data, "software", "nccl_version"))],
+                        [Cell("backend"), cell("backend", dig(data, "software", "backend"))]]
+    variables = dig(data, "environment_nccl")
+    for key, value in sorted(variables.items()) if isinstance(variables, dict) else []:
+        environment_rows.append([Cell(str(key)), Cell(str(value))])
+    hosts = dig(data, "hosts")
+    if isinstance(hosts, dict):
+        for key in ("node_rank", "nnodes", "master_addr", "master_port", "interface", "ranks_per_host"):
+            environment_rows.append([Cell(key), cell(key, hosts.get(key, MISSING))])
+    explanation = dig(data, "explanation")
+    notes = []
+    if isinstance(explanation, str):
+        notes.append(explanation)
+    elif is_unavailable(explanation):
+        notes.append("No explanation of the two curves: %s" % explanation.get("unavailable"))
+    plan_note = dig(data, "plan", "note")
+    if isinstance(plan_note, str) and plan_note:
+        notes.append(plan_note)
+    return {"note": " ".join(notes), "plots": plots, "tables": [
+        table("Curves", ["curve", "peak busbw", "busbw at largest", "largest message", "knee", "startup time", "transports NCCL chose"],
+              curve_rows, "no curve was measured"),
+        table("NCCL and its environment (variables that change its behaviour, as set for the run)", ["what", "value"],
+              environment_rows, "not recorded"),
+        table("Sweep (busbw = algbw × 2(n−1)/n, nccl-tests)", ["curve", "message", "time per all-reduce", "algbw", "busbw",
+                                                                "iterations", "verified"], sweep_rows, "no sweep")]}
