@@ -15,7 +15,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from ..module_utils.judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict
 from .report_exports import fleet_json, junit_xml, prometheus_text, run_timestamp
 from .report_health import fleet_columns, health_view
-from .report_interconnect import collective_view, p2p_view
+from .report_interconnect import collective_view, cross_host_runs, p2p_view
 from .report_measurements import gemm_view, hostbw_view, membw_view
 from .report_model import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
@@ -259,7 +259,7 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
             "counts": verdict_counts(row["verdict"] for row in rows), "verdict_flag": VERDICT_FLAG,
             "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
             "unmatched": unmatched, "statistics": statistics_rows(judgement),
-            "previous_run_id": judgement.previous_run_id,
+            "previous_run_id": judgement.previous_run_id, "cross_host": cross_host_runs(run.hosts),
             "versions": ", ".join(run.collection_versions()) or "not recorded"}
 
 

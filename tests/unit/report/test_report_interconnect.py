@@ -45,3 +45,25 @@ def test_collective_section_plots_both_curves_with_their_knees_and_lists_nccl_se
     assert "knee default" in plot and "knee p2p_disabled" in plot and plot.count("<polyline") == 2
     assert ["NCCL_NVLS_ENABLE", "0"] in texts(environment) and ["NCCL version", "2.28.9"] in texts(environment)
     assert len(sweep["rows"]) == 6 and view["note"].startswith("x")
+
+
+def _host(name, rank, status="ok", reason="", data=None):
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import HostModel, ProbeEntry
+    if data is None:
+        data = collective([curve("default", 1.2)], kind="cpu", link_classes=())["data"]
+        data["hosts"] = {"node_rank": rank, "nnodes": 3, "master_addr": "10.213.0.10", "master_port": 29571, "interface": "eth0",
+                         "ranks_per_host": 1}
+    entry = ProbeEntry("collective_hosts", status, reason, {"status": status, "reason": reason, "data": data}, "x.json", None)
+    return HostModel(name, name, True, [], {"collective_hosts": entry}, status, [])
+
+
+def test_the_fleet_index_shows_one_cross_host_all_reduce_per_rendezvous_from_its_lowest_rank():
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_interconnect import cross_host_runs
+    failed = _host("h3", None, "error", "only 2 of 3 ranks joined within 120 s", data={})
+    runs = cross_host_runs([_host("h2", 1), _host("h1", 0), failed])
+    assert len(runs) == 2  # the failed host wrote no rendezvous: listed apart, with its reason
+    joined = [run for run in runs if run["rendezvous"] == "10.213.0.10:29571"][0]
+    assert [member["host"] for member in joined["members"]] == ["h1", "h2"] and joined["backend"] == "gloo"
+    assert joined["view"]["plots"] and texts(joined["view"]["tables"][0])[0][:2] == ["default", "1.2 GB/s"]
+    alone = [run for run in runs if run is not joined][0]
+    assert alone["members"][0]["reason"] == "only 2 of 3 ranks joined within 120 s" and alone["view"]["plots"] == []
