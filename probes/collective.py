@@ -1,0 +1,166 @@
+"""collective probe: all-reduce bandwidth within one host over a message-size sweep, with and without NCCL P2P."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict, List
+
+from probelib.collective.curve import CurveRequest, free_port, run_curve
+from probelib.collective.environment import debug_settings, socket_settings
+from probelib.collective.explain import explain_local
+from probelib.collective.interface import choose_interface
+from probelib.collective.links import gpu_links
+from probelib.collective.outcome import (envelope_environment, environment_nccl, public_devices, reason_of, software,
+                                         status_of)
+from probelib.collective.plan import MAX_WORLD_SIZE, check_common, iterations_rule, message_sizes, worker_plan
+from probelib.fields import read_field, unavailable
+from probelib.runner import ParameterError, ProbeResult, main
+
+DESCRIPTION = (
+    "All-reduce (sum, float32, in place) within this host over message sizes from 8 B up in x2 steps, one worker "
+    "process per rank started by the probe: with GPUs NCCL with one rank per GPU, and a second sweep in fresh workers "
+    "with NCCL_P2P_DISABLE=1 to compare NVLink/PCIe P2P with NCCL's fallback (shared host memory); without a GPU gloo "
+    "with cpu_ranks CPU ranks over loopback (kind cpu: it tests the pipeline, not a GPU interconnect); exactly one GPU "
+    "is unavailable (an all-reduce needs two ranks). Time per all-reduce = the slowest rank's average over back-to-back "
+    "calls (CUDA events, perf_counter on the CPU); algbw = bytes / time / 1e9, busbw = algbw x 2(n-1)/n (nccl-tests); "
+    "every size's result is checked against the expected sum. Also records the plateau and the knee of each curve, "
+    "the transports NCCL chose (from its INFO lines; NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT are set for the workers "
+    "unless NCCL_DEBUG is set), the link classes between the GPUs (NVML) and the allow-listed NCCL_*, TORCH_NCCL_*, "
+    "GLOO_* and CUDA_VISIBLE_DEVICES/CUDA_DEVICE_MAX_CONNECTIONS/CUDA_DEVICE_ORDER variables. "
+    "Parameters: device (auto: every GPU, else the CPU; cuda; cpu); max_bytes (1073741824: largest message on GPUs); "
+    "cpu_max_bytes (67108864: largest message on the CPU path); cpu_ranks (2: ranks without a GPU); "
+    "p2p_disabled_sweep (true: also sweep with NCCL_P2P_DISABLE=1); warmup (5: all-reduces before each size's "
+    "timing); min_iterations (5) and max_iterations (1000): bounds of the timed all-reduces per size; "
+    "target_time_per_size_s (0.2: iterations are chosen so that a size takes about this long); "
+    "rendezvous_timeout_s (60: how long the ranks may take to meet); curve_timeout_s (180: how long one sweep may take "
+    "after the rendezvous before its workers are killed)."
+)
+DEFAULTS: Dict[str, Any] = {
+    "device": "auto",
+    "max_bytes": 1 << 30,
+    "cpu_max_bytes": 64 << 20,
+    "cpu_ranks": 2,
+    "p2p_disabled_sweep": True,
+    "warmup": 5,
+    "min_iterations": 5,
+    "max_iterations": 1000,
+    "target_time_per_size_s": 0.2,
+    "rendezvous_timeout_s": 60,
+    "curve_timeout_s": 180,
+}
+METHOD = {
+    "bandwidth": "algbw = message bytes / time per all-reduce / 1e9 (GB = 1e9 bytes); busbw = algbw x 2(n-1)/n for n ranks, "
+                 "the bytes each rank's links carry in a ring all-reduce (nccl-tests), comparable across rank counts",
+    "timing": "per size: warm-up calls, 2 calibration calls, then the timed back-to-back all_reduce calls between CUDA events "
+              "on the current stream (perf_counter on the CPU path) after a one-element all-reduce lines the ranks up; "
+              "the time per all-reduce is the largest of the ranks' averages (all_reduce MAX), so every rank reports the "
+              "same; small messages measure launch and synchronisation cost, not the links",
+    "data": "after the timing every rank fills the buffer with (rank + 1) x (i mod 7 + 1), all-reduces it once and compares "
+            "every element exactly with n(n+1)/2 x (i mod 7 + 1); verified means every rank matched (all_reduce MIN)",
+    "plateau": "sweep.find_plateau over busbw: the longest run of at least 3 consecutive sizes within 5 % of the run's median, "
+               "among sizes >= the largest / 64; the headline is the plateau, else the largest size",
+    "knee": "model t(s) = startup + s / plateau_algbw: startup is the median time of the 4 smallest sizes, the knee the size "
+            "where the transfer time equals the startup time (algbw half the plateau)",
+    "comparison": "with GPUs the sweep runs again in fresh workers with NCCL_P2P_DISABLE=1, so NCCL cannot use NVLink or "
+                  "PCIe peer-to-peer and falls back to shared host memory (SHM): the gap is what P2P is worth",
+    "transports": "the transports NCCL chose are read from rank 0's NCCL INFO 'Channel ... via ...' lines",
+}
+P2P_DISABLED_ENV = {"NCCL_P2P_DISABLE": "1"}
+ONE_GPU_REASON = "1 GPU visible: an all-reduce needs at least 2 ranks"
+
+
+def check_params(params: Dict[str, Any]) -> None:
+    problems = check_common(params)
+    if params["device"] not in ("auto", "cuda", "cpu"):
+        problems.append("device must be auto, cuda or cpu, not %r" % params["device"])
+    if not isinstance(params["cpu_ranks"], int) or not 2 <= params["cpu_ranks"] <= MAX_WORLD_SIZE:
+        problems.append("cpu_ranks must be a whole number from 2 to %d, not %r" % (MAX_WORLD_SIZE, params["cpu_ranks"]))
+    if problems:
+        raise ParameterError("; ".join(problems))
+
+
+def make_plan(backend: str, kind: str, world_size: int, sizes: List[int], params: Dict[str, Any],
+              settings: Dict[str, str]) -> Dict[str, Any]:
+    if kind == "cuda":
+        note = ("NCCL with one rank per GPU (%d ranks), messages %d B to %d B in x2 steps%s"
+                % (world_size, sizes[0], sizes[-1], "; then the same sweep in fresh workers with NCCL_P2P_DISABLE=1"
+                   if params["p2p_disabled_sweep"] else "; the NCCL_P2P_DISABLE=1 sweep is turned off"))
+    else:
+        note = ("no GPU: gloo with %d CPU ranks over loopback (kind cpu) tests the probe's pipeline (workers, rendezvous, "
+                "timing, data check), not a GPU interconnect; messages stop at cpu_max_bytes (%d B) because all-reducing "
+                "larger ones on CPUs only lengthens the run" % (world_size, sizes[-1]))
+    return {
+        "backend": backend, "kind": kind, "world_size": world_size, "sizes_bytes": sizes, "dtype": "float32", "op": "sum",
+        "warmup": int(params["warmup"]),
+        "iterations_rule": iterations_rule(float(params["target_time_per_size_s"]), int(params["min_iterations"]),
+                                           int(params["max_iterations"])),
+        "max_bytes": sizes[-1], "note": note, "worker_env_set": dict(settings),
+        "rendezvous_timeout_s": float(params["rendezvous_timeout_s"]), "curve_timeout_s": float(params["curve_timeout_s"]),
+    }
+
+
+def collect(params: Dict[str, Any]) -> ProbeResult:
+    import torch  # pylint: disable=import-outside-toplevel
+    from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
+
+    check_params(params)
+    environment = envelope_environment(torch)
+    devices = measured_devices(torch, params["device"])
+    kind = devices[0]["kind"] if devices else "cuda"
+    backend = "nccl" if kind == "cuda" else "gloo"
+    world_size = len(devices) if kind == "cuda" else int(params["cpu_ranks"])
+    sizes = message_sizes(int(params["max_bytes"] if kind == "cuda" else params["cpu_max_bytes"]))
+    settings = dict(debug_settings(os.environ, backend))
+    if backend == "gloo":
+        interface, unused_source = choose_interface(os.environ, backend, "", "127.0.0.1", 0)
+        settings.update(socket_settings(os.environ, backend, interface if isinstance(interface, str) else None))
+    data: Dict[str, Any] = {
+        "method": METHOD, "plan": make_plan(backend, kind, world_size, sizes, params, settings),
+        "devices": public_devices(devices), "software": software(torch, backend), "environment_nccl": environment_nccl(),
+        "topology": unavailable("not read"), "curves": [], "explanation": unavailable("nothing was measured"), "errors": [],
+    }
+    missing = _missing(torch, devices, kind, backend)
+    if missing:
+        data["topology"] = unavailable(missing)
+        data["explanation"] = unavailable(missing)
+        return ProbeResult("unavailable", data, missing, environment)
+    if kind == "cuda":
+        data["topology"] = read_field(lambda: gpu_links(devices), "the GPUs' link classes")
+    else:
+        data["topology"] = unavailable("no GPU: the ranks are CPU processes on this host")
+    names = [("default", {})]
+    if kind == "cuda" and params["p2p_disabled_sweep"]:
+        names.append(("p2p_disabled", dict(P2P_DISABLED_ENV)))
+    plan = worker_plan(backend, kind, world_size, sizes, params)
+    for name, env in names:
+        request = CurveRequest(
+            name=name, plan=plan, ranks=[(rank, rank) for rank in range(world_size)], master_addr="127.0.0.1",
+            master_port=free_port(), rendezvous_timeout_s=float(params["rendezvous_timeout_s"]),
+            curve_timeout_s=float(params["curve_timeout_s"]), env=env, settings=settings, ranks_per_host=world_size,
+            hint="all ranks run on this host, so a rank that never joined failed to start; see its error")
+        curve, errors, unused_results = run_curve(request, os.environ)
+        data["curves"].append(curve)
+        data["errors"].extend(errors)
+    data["explanation"] = explain_local(kind, world_size, data["curves"], data["topology"], data["environment_nccl"],
+                                        bool(params["p2p_disabled_sweep"]))
+    return ProbeResult(status_of(data["curves"], data["errors"]), data, reason_of(data["errors"]), environment)
+
+
+def _missing(torch: Any, devices: List[Dict[str, Any]], kind: str, backend: str) -> str:
+    """Why there is nothing to measure here ('' when there is)."""
+    if not devices:
+        return "device is cuda but torch sees no CUDA GPU (torch.cuda.is_available() is %s)" % torch.cuda.is_available()
+    if kind == "cuda" and len(devices) == 1:
+        return ONE_GPU_REASON
+    distributed = torch.distributed
+    if not distributed.is_available():
+        return "this torch was built without torch.distributed"
+    if backend == "nccl" and not distributed.is_nccl_available():
+        return "this torch was built without NCCL, so the GPUs cannot all-reduce through it"
+    if backend == "gloo" and not distributed.is_gloo_available():
+        return "this torch was built without gloo, so the CPU path cannot run"
+    return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main("collective", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))

@@ -1,0 +1,47 @@
+"""Status, reason and the shared members of a collective probe's data."""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Mapping
+
+from probelib.collective.environment import allowed_environment, nccl_version
+from probelib.fields import unavailable
+
+
+def status_of(curves: List[Mapping[str, Any]], errors: List[Mapping[str, str]]) -> str:
+    """ok: every curve measured and verified; partial: something failed but a curve has points; error: nothing measured."""
+    if not curves:
+        return "error"
+    if not errors:
+        return "ok"
+    return "partial" if any(curve.get("sweep") for curve in curves) else "error"
+
+
+def reason_of(errors: List[Mapping[str, str]]) -> str:
+    """Empty when nothing failed (the envelope requires it for ok)."""
+    if not errors:
+        return ""
+    return "failed: %s" % "; ".join("curve %s, %s: %s" % (error["curve"], error["what"], error["error"]) for error in errors)
+
+
+def software(torch: Any, backend: str) -> Dict[str, Any]:
+    return {"torch_version": str(torch.__version__),
+            "nccl_version": nccl_version(torch) if backend == "nccl" else unavailable("gloo does not use NCCL"),
+            "backend": backend}
+
+
+def environment_nccl(environ: Mapping[str, str] = None) -> Dict[str, str]:
+    return allowed_environment(os.environ if environ is None else environ)
+
+
+def envelope_environment(torch: Any) -> Dict[str, Any]:
+    environment = {"torch_version": str(torch.__version__)}
+    if getattr(torch.version, "cuda", None):
+        environment["torch_cuda_version"] = str(torch.version.cuda)
+    return environment
+
+
+def public_devices(devices: List[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """{index, uuid, name} of the GPUs (measured_devices entries); [] on the CPU path."""
+    return [{"index": device["index"], "uuid": device["uuid"], "name": device["name"]}
+            for device in devices if device.get("kind") == "cuda"]

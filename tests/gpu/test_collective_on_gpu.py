@@ -1,0 +1,56 @@
+"""The collective probe on a real multi-GPU machine (run on the device: python3 -m pytest -m gpu tests/gpu)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GIB = 1 << 30
+
+
+def run_collective(tmp_path, params):
+    params_file, out = tmp_path / "params.json", tmp_path / "collective.json"
+    params_file.write_text(json.dumps(params))
+    subprocess.run([sys.executable, os.path.join(ROOT, "probes", "collective.py"), "--params", str(params_file), "--out", str(out)],
+                   check=True, timeout=900)
+    envelope = json.loads(out.read_text())
+    jsonschema = pytest.importorskip("jsonschema")
+    for name, document in (("envelope", envelope), ("collective", envelope["data"])):
+        with open(os.path.join(ROOT, "schemas", name + ".schema.json")) as handle:
+            jsonschema.Draft202012Validator(json.load(handle)).validate(document)
+    return envelope
+
+
+def test_all_reduce_with_and_without_p2p_on_every_gpu(tmp_path):
+    torch = pytest.importorskip("torch")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < 2:
+        pytest.skip("needs at least 2 GPUs, this machine has %d" % count)
+    envelope = run_collective(tmp_path, {})
+    data = envelope["data"]
+    assert envelope["status"] == "ok", (envelope["reason"], data.get("errors"))
+    plan = data["plan"]
+    assert (plan["backend"], plan["kind"], plan["world_size"]) == ("nccl", "cuda", count)
+    assert plan["sizes_bytes"][0] == 8 and plan["sizes_bytes"][-1] == GIB
+    assert len(data["devices"]) == count and isinstance(data["software"]["nccl_version"], str)
+    assert [curve["name"] for curve in data["curves"]] == ["default", "p2p_disabled"]
+    assert data["curves"][1]["env"] == {"NCCL_P2P_DISABLE": "1"}
+    for curve in data["curves"]:
+        assert "error" not in curve, curve.get("error")
+        assert [point["size_bytes"] for point in curve["sweep"]] == plan["sizes_bytes"]
+        assert all(point["verified"] for point in curve["sweep"]), curve["name"]
+        assert curve["largest_bytes"] == GIB and curve["busbw_at_largest_gbps"] > 0
+        assert isinstance(curve["knee"], dict) and curve["knee"]["knee_bytes"] > 0
+    default, disabled = data["curves"]
+    if "NCCL_DEBUG" not in os.environ:
+        assert isinstance(default["transports"], list) and default["transports"], default["transports"]
+        assert not any(name.startswith("P2P") for name in disabled["transports"]), disabled["transports"]
+    classes = data["topology"].get("link_classes", []) if isinstance(data["topology"], dict) else []
+    if any(link.startswith("NV") for link in classes):
+        assert default["peak_busbw_gbps"] > 2 * disabled["peak_busbw_gbps"], (default["peak_busbw_gbps"], disabled["peak_busbw_gbps"])
+    assert isinstance(data["explanation"], str) and "NCCL_P2P_DISABLE=1" in data["explanation"]
+    assert envelope["duration_s"] < 300
