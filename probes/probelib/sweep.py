@@ -64,21 +64,6 @@ def _check(sizes: Sequence[float], values: Sequence[float]) -> None:
             raise ValueError("every value must be a positive finite number, not %r" % (value,))
 
 
-def trend(values: Sequence[float], tolerance_pct: float) -> str:
-    """flat (the last two within the tolerance), else rising / falling (every step), else mixed."""
-    if len(values) < 2:
-        return "flat"
-    last, previous = values[-1], values[-2]
-    if deviation_pct(last, previous) <= tolerance_pct:
-        return "flat"
-    steps = [later > earlier for earlier, later in zip(values, values[1:])]
-    if all(steps):
-        return "rising"
-    if not any(steps):
-        return "falling"
-    return "mixed"
-
-
 def find_plateau(sizes: Sequence[float], values: Sequence[float], tolerance_pct: float = 3.0,
                  min_points: int = 2, min_size: float = 0.0) -> Dict[str, Any]:
     """The plateau of a sweep, or why there is none.
@@ -113,8 +98,16 @@ def find_plateau(sizes: Sequence[float], values: Sequence[float], tolerance_pct:
                     "reason": "%d consecutive size(s) within %g %% of their median" % (length, tolerance_pct),
                 })
                 return result
-    why = {"rising": "the value still rises at the largest sizes", "falling": "the value still falls at the largest sizes"}.get(
-        trend([values[index] for index in eligible], tolerance_pct), "the values are noisy")
+    tail = [values[index] for index in eligible][-max(min_points, 3):]
+    steps = [later > earlier for earlier, later in zip(tail, tail[1:])]
+    if all(steps):
+        why = "the value still rises at the largest sizes (by %.1f %% over the last %d)" % (
+            100.0 * (tail[-1] - tail[0]) / tail[0], len(tail))
+    elif not any(steps):
+        why = "the value still falls at the largest sizes (by %.1f %% over the last %d)" % (
+            100.0 * (tail[0] - tail[-1]) / tail[0], len(tail))
+    else:
+        why = "the values are noisy"
     result["reason"] = ("no %d consecutive sizes (from %g up) within %g %% of their median: %s; "
                         "no plateau is claimed" % (min_points, sizes[first], tolerance_pct, why))
     return result

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from probelib.sweep import BELOW_PLATEAU, cv_pct, find_plateau, max_deviation_pct, median, regimes, significant, trend
+from probelib.sweep import BELOW_PLATEAU, cv_pct, find_plateau, max_deviation_pct, median, regimes, significant
 
 
 def test_median_odd_even():
@@ -59,6 +59,13 @@ def test_monotonic_rise_has_no_plateau():
     assert regimes(sizes, plateau) == ["no plateau"] * 4
 
 
+def test_a_slow_rise_within_the_tolerance_step_by_step_is_still_called_a_rise():
+    # the all-reduce curve on the H200 rig: each step < 5 %, three points together > 5 %
+    plateau = find_plateau([1, 2, 3, 4], [286.8, 299.6, 316.3, 327.4], 5.0, 3)
+    assert plateau["found"] is False
+    assert "still rises at the largest sizes (by 9.3 % over the last 3)" in plateau["reason"]
+
+
 def test_noisy_values_have_no_plateau():
     plateau = find_plateau([1, 2, 3, 4], [100.0, 120.0, 100.0, 120.0], 3.0, 2)
     assert plateau["found"] is False
@@ -94,27 +101,6 @@ def test_longest_run_wins_over_a_later_short_one():
 def test_min_points_three():
     plateau = find_plateau([1, 2, 3], [100.0, 200.0, 201.0], 3.0, 3)
     assert plateau["found"] is False
-
-
-def test_trend():
-    assert trend([1.0, 2.0, 3.0], 3.0) == "rising"
-    assert trend([3.0, 2.0, 1.0], 3.0) == "falling"
-    assert trend([1.0, 2.0, 2.01], 3.0) == "flat"
-    assert trend([1.0, 3.0, 2.0], 3.0) == "mixed"
-    assert trend([3.0, 1.0, 2.0], 3.0) == "mixed"
-    assert trend([5.0], 3.0) == "flat"
-
-
-@pytest.mark.parametrize("sizes, values", [
-    ([1, 1], [1.0, 2.0]),
-    ([2, 1], [1.0, 2.0]),
-    ([1, 2], [1.0]),
-    ([1, 2], [1.0, 0.0]),
-    ([1, 2], [1.0, math.nan]),
-])
-def test_bad_input_is_refused(sizes, values):
-    with pytest.raises(ValueError):
-        find_plateau(sizes, values)
 
 
 def test_significant():
