@@ -1,0 +1,227 @@
+"""The cross-host all-reduce for real: a fleet of network namespaces, each with its own sshd, and
+`ansible-playbook playbooks/collective_hosts.yml` over SSH with host-key checking on (gloo, the CPU path).
+
+Also the test fleet itself (tests/fleet/netns_fleet.py): each host is its own namespace behind its own sshd, the hosts
+reach each other, the faults the fault tests need work, and tearing down leaves nothing behind.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+from jsonschema import Draft202012Validator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
+SCHEMAS = os.path.join(ROOT, "schemas")
+FLEET_SCRIPT = os.path.join(ROOT, "tests", "fleet", "netns_fleet.py")
+CPU_MAX_BYTES = 65536
+QUICK_GLOO = {"collective_hosts_params": {"backend": "gloo", "cpu_max_bytes": CPU_MAX_BYTES, "rendezvous_timeout_s": 90}}
+
+
+def run_collective_playbook(fleet, results_dir, *extra):
+    argv = [ANSIBLE_PLAYBOOK, "playbooks/collective_hosts.yml", "-i", fleet.inventory_path,
+            "-e", "gpufleet_results_dir=%s" % results_dir, "-e", json.dumps(QUICK_GLOO)] + list(extra)
+    completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    return completed.returncode, completed.stdout + completed.stderr
+
+
+def only_run_dir(results_dir):
+    runs = [entry for entry in os.listdir(results_dir) if entry != "latest"]
+    assert len(runs) == 1, runs
+    return os.path.join(results_dir, runs[0])
+
+
+def load_json(path):
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def assert_schema_valid(envelope):
+    Draft202012Validator(load_json(os.path.join(SCHEMAS, "envelope.schema.json"))).validate(envelope)
+    Draft202012Validator(load_json(os.path.join(SCHEMAS, envelope["probe"] + ".schema.json"))).validate(envelope["data"])
+
+
+def shared_curve(envelope):
+    """What every host must report identically: the one (max over ranks) curve of the whole group."""
+    (curve,) = envelope["data"]["curves"]
+    return curve["name"], [(point["size_bytes"], point["time_us"], point["algbw_gbps"], point["busbw_gbps"], point["verified"])
+                           for point in curve["sweep"]]
+
+
+def check_all_reduce_across(fleet, results, output, members):
+    run_dir = only_run_dir(results)
+    envelopes = {}
+    for rank, name in enumerate(members):
+        envelope = load_json(os.path.join(run_dir, name, "collective_hosts.json"))
+        assert_schema_valid(envelope)
+        assert envelope["status"] == "ok", (name, envelope["reason"], output[-3000:])
+        assert envelope["reason"] == "" and envelope["host"] == name
+        placement = envelope["data"]["hosts"]
+        assert placement["node_rank"] == rank and placement["nnodes"] == len(members)
+        assert placement["master_addr"] == fleet.host(members[0])["address"]
+        assert placement["interface"] == "eth0"  # the namespace's own interface, the one that routes to the master
+        plan = envelope["data"]["plan"]
+        assert (plan["backend"], plan["kind"]) == ("gloo", "cpu")
+        assert plan["world_size"] == len(members) * placement["ranks_per_host"]
+        name_of_curve, points = shared_curve(envelope)
+        assert name_of_curve == "default"
+        assert points and points[-1][0] == CPU_MAX_BYTES and all(point[4] for point in points)
+        envelopes[name] = envelope
+    curves = {name: shared_curve(envelope) for name, envelope in envelopes.items()}
+    assert len({json.dumps(curve) for curve in curves.values()}) == 1, curves
+    index = open(os.path.join(run_dir, "index.html")).read()
+    fleet_json = load_json(os.path.join(run_dir, "fleet.json"))
+    for name in members:
+        assert 'href="%s/dossier.html"' % name in index
+        assert os.path.exists(os.path.join(run_dir, name, "dossier.html"))
+        assert name in fleet_json["hosts"]
+    assert "fleet index: %s" % os.path.join(run_dir, "index.html") in output
+    return run_dir, envelopes
+
+
+def test_all_reduce_across_two_hosts_over_ssh(netns_fleet, tmp_path):
+    fleet = netns_fleet(hosts=2)
+    code, output = run_collective_playbook(fleet, tmp_path / "results")
+    assert code == 0, output
+    check_all_reduce_across(fleet, tmp_path / "results", output, fleet.names)
+
+
+def test_all_reduce_across_three_hosts_in_two_racks_over_ssh(netns_fleet, tmp_path):
+    fleet = netns_fleet(hosts=3, rack_size=2)
+    code, output = run_collective_playbook(fleet, tmp_path / "results")
+    assert code == 0, output
+    check_all_reduce_across(fleet, tmp_path / "results", output, fleet.names)
+
+
+def test_a_host_that_does_not_answer_is_left_out_and_reported(netns_fleet, tmp_path):
+    fleet = netns_fleet(hosts=2, unreachable=1)
+    ghost = fleet.names[-1]
+    code, output = run_collective_playbook(fleet, tmp_path / "results")
+    run_dir, unused_envelopes = check_all_reduce_across(fleet, tmp_path / "results", output, fleet.names[:2])
+    assert "%s is left out of the all-reduce of 2 host(s)" % ghost in output
+    assert not os.path.exists(os.path.join(run_dir, ghost, "collective_hosts.json"))
+    assert load_json(os.path.join(run_dir, "fleet.json"))["hosts"][ghost]["verdict"] == "unreachable"
+    assert code == 2, output
+    assert "1 host(s) could not be validated because they were not reached: %s." % ghost in output
+
+
+def test_the_group_variable_picks_the_hosts_that_take_part(netns_fleet, tmp_path):
+    fleet = netns_fleet(hosts=3, rack_size=2)
+    code, output = run_collective_playbook(fleet, tmp_path / "results", "-e", "gpufleet_collective_group=rack_a")
+    assert code == 0, output
+    run_dir, unused_envelopes = check_all_reduce_across(fleet, tmp_path / "results", output, fleet.names[:2])
+    assert not os.path.exists(os.path.join(run_dir, fleet.names[2]))
+
+
+def test_too_few_forks_fail_before_anything_starts(netns_fleet, tmp_path):
+    fleet = netns_fleet(hosts=2)
+    code, output = run_collective_playbook(fleet, tmp_path / "results", "--forks", "1")
+    assert code != 0
+    assert "forks is 1 but the group has 2 hosts" in output
+    assert not [names for unused_dir, unused_sub, names in os.walk(tmp_path) if "collective_hosts.json" in names]
+
+
+# ----- the fleet itself -----
+
+def ssh(fleet, name, *command):
+    completed = subprocess.run(fleet.ssh_argv(name, *command), capture_output=True, text=True, timeout=60, check=False)
+    return completed.returncode, completed.stdout, completed.stderr
+
+
+def test_each_fleet_host_is_its_own_namespace_behind_its_own_sshd(netns_fleet):
+    fleet = netns_fleet(hosts=3, rack_size=2)
+    assert len({host["address"] for host in fleet.hosts}) == 3
+    for host in fleet.hosts:
+        code, out, err = ssh(fleet, host["name"], "ip", "netns", "identify")
+        assert code == 0, err
+        assert out.strip() == host["namespace"]
+        code, out, err = ssh(fleet, host["name"], "ip", "-4", "-o", "addr", "show")
+        assert code == 0, err
+        addresses = [line.split()[3] for line in out.splitlines()]
+        assert sorted(addresses) == sorted(["127.0.0.1/8", host["address"] + "/24"])
+        code, out, err = ssh(fleet, host["name"], "hostname")
+        assert code == 0 and out.strip() == socket.gethostname(), err  # namespaces share the host name
+    first, others = fleet.hosts[0], fleet.hosts[1:]
+    reach = "import socket, sys\nfor a in sys.argv[1:]:\n    socket.create_connection((a, 22), timeout=5).close()\nprint('ok')"
+    code, out, err = ssh(fleet, first["name"], fleet.python, "-c", reach, *[host["address"] for host in others])
+    assert (code, out.strip()) == (0, "ok"), err
+
+
+def test_host_key_checking_stays_on(netns_fleet, tmp_path):
+    fleet = netns_fleet(hosts=1)
+    argv = fleet.ssh_argv(fleet.names[0], "true")
+    empty = tmp_path / "empty_known_hosts"
+    empty.write_text("")
+    argv = [arg.replace(fleet.known_hosts_path, str(empty)) for arg in argv]
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 255
+    assert "Host key verification failed" in completed.stderr
+
+
+def test_the_faults_the_fault_tests_need(netns_fleet):
+    fleet = netns_fleet(hosts=2, unreachable=1)
+    stopped, doomed, ghost = fleet.names
+    fleet.kill_sshd(stopped)
+    code, unused_out, err = ssh(fleet, stopped, "true")
+    assert code == 255 and "Connection refused" in err
+    fleet.start_sshd(stopped)
+    assert ssh(fleet, stopped, "true")[0] == 0
+    fleet.make_unreachable(doomed)
+    assert doomed in fleet.names
+    code, unused_out, err = ssh(fleet, doomed, "true")
+    assert code == 255 and "No route to host" in err
+    code, unused_out, err = ssh(fleet, ghost, "true")
+    assert code == 255 and "No route to host" in err
+
+
+def _leftovers(prefix):
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return [line for line in (links + namespaces).splitlines() if prefix in line]
+
+
+def test_two_fleets_coexist_and_tear_down_completely(netns_fleet):
+    one, two = netns_fleet(hosts=1), netns_fleet(hosts=2)
+    assert one.prefix != two.prefix and not one.subnet.overlaps(two.subnet)
+    for fleet in (one, two):
+        for name in fleet.names:
+            assert ssh(fleet, name, "true")[0] == 0
+    sshd_pids = [two.sshd_pid(name) for name in two.names]
+    assert all(sshd_pids)
+    two.down()
+    assert _leftovers(two.prefix) == []
+    assert not any(os.path.exists("/proc/%d" % pid) and "sshd" in open("/proc/%d/cmdline" % pid).read() for pid in sshd_pids)
+    assert ssh(one, one.names[0], "true")[0] == 0  # the other fleet is untouched
+
+
+def test_the_command_line_makes_and_removes_a_fleet(netns_fleet, tmp_path):
+    netns_fleet(hosts=1)  # skips or fails here when this machine cannot build fleets
+    folder = str(tmp_path / "cli")
+    made = subprocess.run([sys.executable, FLEET_SCRIPT, "up", "--hosts", "2", "--dir", folder, "--prefix", "gfcli"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    try:
+        assert made.returncode == 0, made.stderr
+        assert "inventory: %s" % os.path.join(folder, "inventory.yml") in made.stdout
+        assert len(_leftovers("gfcli")) == 5  # the bridge, two veths, two namespaces
+    finally:
+        removed = subprocess.run([sys.executable, FLEET_SCRIPT, "down", "--dir", folder],
+                                 capture_output=True, text=True, timeout=120, check=False)
+    assert removed.returncode == 0, removed.stderr
+    assert _leftovers("gfcli") == []
+
+
+def test_validate_runs_the_all_reduce_as_a_step_when_asked(netns_fleet, tmp_path):
+    fleet = netns_fleet(hosts=2)
+    results = tmp_path / "results"
+    argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-i", fleet.inventory_path, "-e", "gpufleet_results_dir=%s" % results,
+            "-e", "gpufleet_collective_hosts=true", "-e", json.dumps(QUICK_GLOO)]
+    completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, output
+    run_dir, unused_envelopes = check_all_reduce_across(fleet, results, output, fleet.names)
+    for name in fleet.names:
+        assert sorted(os.listdir(os.path.join(run_dir, name))) == [
+            "collective_hosts.json", "dossier.html", "dossier.md", "health.json", "membw.json"]
