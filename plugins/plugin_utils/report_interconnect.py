@@ -45,15 +45,15 @@ def _matrix(pairs: List[Dict[str, Any]], indices: List[int], section: str) -> Tu
         if row is None or column is None:
             continue
         part = pair.get(section) if isinstance(pair.get(section), dict) else {}
-        values[row][column] = None if pair.get("error") else number_or_none(part.get("headline_gbps"))
-        notes[row][column] = "failed" if pair.get("error") else _link_text(pair)
+        values[row][column] = number_or_none(part.get("headline_gbps"))
+        notes[row][column] = "failed" if pair.get("error") and values[row][column] is None else _link_text(pair)
     return values, notes
 
 
 def _headline_cell(pair: Dict[str, Any], section: str) -> Cell:
-    if pair.get("error"):
-        return Cell("failed", str(pair["error"]), "bad")
     part = pair.get(section) if isinstance(pair.get(section), dict) else {}
+    if pair.get("error") and number_or_none(part.get("headline_gbps")) is None:
+        return Cell("failed", str(pair["error"]), "bad")
     source = part.get("headline_source")
     flag = "warn" if source and source != "plateau" else ""
     result = cell("headline_gbps", part.get("headline_gbps", MISSING), flag)
@@ -96,11 +96,11 @@ def p2p_view(data: Any) -> Dict[str, Any]:
             series.append(("%s (%s)" % (name, _link_text(pair)), points))
     if series and len(series) <= MAX_PLOTTED_PAIRS:
         plots.append(line_chart("Unidirectional P2P bandwidth by copy size", series, "bytes per copy", "GB/s", log_x=True))
-    return {"note": " ".join(str(value) for value in (dig(data, "method") or {}).values()) if isinstance(dig(data, "method"), dict) else "",
+    method = dig(data, "method")
+    columns = ["pair", "link", "NUMA", "peer access", "unidirectional", "bidirectional", "small-copy time", "verified"]
+    return {"note": " ".join(str(value) for value in method.values()) if isinstance(method, dict) else "",
             "plots": plots, "tables": [
-                table("Every ordered pair", ["pair", "link", "NUMA", "peer access", "unidirectional", "bidirectional",
-                                            "small-copy time", "verified"], pair_rows,
-                      "no pair was measured (fewer than two GPUs, or the probe failed)"),
+                table("Every ordered pair", columns, pair_rows, "no pair was measured (fewer than two GPUs, or the probe failed)"),
                 table("Unidirectional sweep", ["pair", "copy size", "bandwidth", "time per copy", "verified"], sweep_rows,
                       "no sweep")]}
 
@@ -174,8 +174,8 @@ def collective_view(data: Any) -> Dict[str, Any]:
               curve_rows, "no curve was measured"),
         table("NCCL and its environment (variables that change its behaviour, as set for the run)", ["what", "value"],
               environment_rows, "not recorded"),
-        table("Sweep (busbw = algbw × 2(n−1)/n, nccl-tests)", ["curve", "message", "time per all-reduce", "algbw", "busbw",
-                                                                "iterations", "verified"], sweep_rows, "no sweep")]}
+        table("Sweep (busbw = algbw × 2(n−1)/n, nccl-tests)",
+              ["curve", "message", "time per all-reduce", "algbw", "busbw", "iterations", "verified"], sweep_rows, "no sweep")]}
 
 
 def cross_host_runs(hosts: List[Any]) -> List[Dict[str, Any]]:

@@ -67,6 +67,14 @@ def bar_chart(title: str, labels: Sequence[str], values: Sequence[Optional[float
     return "".join(parts)
 
 
+def compact_number(value: float) -> str:
+    """1, 10, 100, 1k, 10k, 1M, 1G: short labels for the decades of a log axis."""
+    for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return format_number(round(value / factor, 3)) + suffix
+    return format_number(value)
+
+
 def _ticks(low: float, high: float, log: bool) -> List[float]:
     if log:
         return [10.0 ** exponent for exponent in range(math.floor(low), math.ceil(high) + 1)]
@@ -116,7 +124,7 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
     for tick in _ticks(x_low, x_high, log_x):
         if log_x and not (x_low <= math.log10(tick) <= x_high):
             continue
-        parts.append(_text(px(tick), top + plot_h + 14, format_number(tick), anchor="middle"))
+        parts.append(_text(px(tick), top + plot_h + 14, compact_number(tick) if log_x else format_number(tick), anchor="middle"))
     parts.append(_text(left + plot_w / 2, height - 4, x_unit, anchor="middle"))
     parts.append(_text(4, top - 4, y_unit))
     for index, ((name, unused_values), pts) in enumerate(zip(series, points)):
@@ -158,18 +166,18 @@ def heatmap_chart(title: str, labels: Sequence[str], values: Sequence[Sequence[O
     """A square matrix (row = source, column = destination): each cell coloured by its value against the largest,
     printed with the value and its note (e.g. the link class); a missing value is grey with its note."""
     count = len(labels)
-    left, top = 70, 40
-    width, height = left + cell_size * count + 20, top + cell_size * count + 30
+    left, top = 70, 56
+    width, height = max(560, left + cell_size * count + 20), top + cell_size * count + 30
     finite = [value for row in values for value in row if _finite(value)]
     highest = max(finite) if finite else 0.0
     parts = ['<svg xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">'
              % (width, height, width, height),
              "<title>%s</title>" % escape(title),
              _text(0, 14, title, extra=' font-weight="bold"'),
-             _text(left, top - 8, "destination →"),
-             _text(2, top + 12, "source ↓")]
+             _text(left, top - 26, "destination →"),
+             _text(2, top - 6, "source ↓")]
     for index, label in enumerate(labels):
-        parts.append(_text(left + cell_size * index + cell_size / 2, top - 20 + 8, str(label), anchor="middle"))
+        parts.append(_text(left + cell_size * index + cell_size / 2, top - 6, str(label), anchor="middle"))
         parts.append(_text(left - 6, top + cell_size * index + cell_size / 2 + 4, str(label), anchor="end"))
     for row_index in range(count):
         for column_index in range(count):

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .health_checks import gpu_label, make_check, param_source
+from .health_checks import make_check, param_source
 from .measurement_checks import judge_against_baseline
 from .model import Check
-from .sku import is_unavailable
 from .stats import median
 
 PCIE_PATHS = ("PIX", "PXB", "PHB", "NODE", "SYS")
@@ -62,13 +61,14 @@ def link_group(pair: Dict[str, Any]) -> str:
 
 
 def _headline(pair: Dict[str, Any], section: str) -> Any:
+    """The section's headline; a pair whose later phase failed keeps what it measured before."""
     part = pair.get(section)
+    value = part.get("headline_gbps") if isinstance(part, dict) else None
+    if _number(value) is not None:
+        return value
     if pair.get("error"):
         return {"unavailable": "the pair failed: %s" % pair["error"]}
-    if not isinstance(part, dict):
-        return {"unavailable": "no %s measurement" % section}
-    value = part.get("headline_gbps")
-    return value if value is not None else {"unavailable": "no %s headline" % section}
+    return {"unavailable": "no %s measurement" % section}
 
 
 def _against_link_class(section: str, what: str) -> Callable[..., List[Check]]:
@@ -146,10 +146,10 @@ def pairs_measured(host: str, data: Dict[str, Any], rule: Dict[str, Any], contex
     for pair in pairs:
         gpu = _source_gpu(pair)
         if pair.get("peer_access") is False:
+            why = pair.get("error") or "torch.cuda.can_device_access_peer is false"
             checks.append(make_check(rule, host, "fail", "%s: no peer access (%s); the GPUs cannot copy to each other directly, "
                                      "so NCCL and every P2P copy go through host memory — check the NVLink/PCIe topology, "
-                                     "ACS/IOMMU settings and the fabric manager" % (pair_label(pair), pair.get("error") or
-                                                                                  "torch.cuda.can_device_access_peer is false"),
+                                     "ACS/IOMMU settings and the fabric manager" % (pair_label(pair), why),
                                      gpu, value=False, reference=True, threshold="peer access"))
         elif pair.get("error"):
             checks.append(make_check(rule, host, "error", "%s: the pair failed: %s" % (pair_label(pair), pair["error"]), gpu))

@@ -118,8 +118,8 @@ def test_link_groups_follow_numa_then_path():
 
 
 def test_p2p_metrics_are_the_worst_pair():
-    metrics = {metric.metric_id: metric.value for metric in probe_metrics("p2p", p2p([pair(0, 1, 390.0, 780.0),
-                                                                                        pair(1, 0, 370.0, 760.0)])["data"])}
+    data = p2p([pair(0, 1, 390.0, 780.0), pair(1, 0, 370.0, 760.0)])["data"]
+    metrics = {metric.metric_id: metric.value for metric in probe_metrics("p2p", data)}
     assert metrics == {"p2p.worst_pair_gbps": 370.0, "p2p.worst_pair_bidirectional_gbps": 760.0}
 
 
