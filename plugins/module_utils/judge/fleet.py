@@ -45,6 +45,8 @@ VERSION_FIELDS = (
     ("drift.torch_version", ("cuda_init", "torch_version"), "torch version"),
 )
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
+# Probes that measure between GPUs: on a host that should have fewer GPUs, "unavailable" is what is expected.
+MIN_GPUS = {"p2p": 2, "collective": 2}
 
 
 def _data(envelope: Any) -> Optional[Dict[str, Any]]:
@@ -82,6 +84,10 @@ def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], rules: L
     if status == "unavailable":
         expected, source = _expected_gpus(rules, baseline)
         nodes = dig(envelope.get("data") or {}, "device_nodes", "gpu_node_count")
+        needed = MIN_GPUS.get(probe, 1)
+        if expected and expected < needed:
+            return [_host_check(check_id, host, probe, "skip", "the %s probe needs at least %d GPUs and this host should have %d (%s): %s"
+                                % (probe, needed, expected, source, reason), value=status, reference=expected, reference_source=source)]
         if expected:
             return [_host_check(check_id, host, probe, "fail", "the %s probe could not run although this host should have %d GPUs (%s): %s"
                                 % (probe, expected, source, reason), value=status, reference=expected, reference_source=source)]

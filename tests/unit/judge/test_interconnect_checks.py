@@ -154,3 +154,21 @@ def test_cpu_collective_is_skipped_and_not_a_fleet_metric():
     assert one(verdict, "collective.busbw").status == "skip"
     assert probe_metrics("collective", envelope["data"]) == []
     assert [metric.value for metric in probe_metrics("collective", collective([curve("default", 360.0)])["data"])] == [360.0]
+
+
+def _unavailable(probe, reason):
+    return dict(ENVELOPE, probe=probe, status="unavailable", reason=reason, data={})
+
+
+@pytest.mark.parametrize("expected, status", [(1, "skip"), (2, "fail"), (8, "fail")])
+def test_a_one_gpu_host_is_not_failed_for_having_no_pair(expected, status):
+    envelopes = {"health": health_ok(), "p2p": _unavailable("p2p", "1 GPU(s) visible: no pair to measure"),
+                 "collective": _unavailable("collective", "1 GPU visible: an all-reduce needs at least 2 ranks")}
+    hosts = {"rig": {"envelopes": envelopes, "reached": True, "reason": "", "groups": [],
+                     "rule_overrides": {"health.gpu_count": {"params": {"expected": expected}}}}}
+    verdict = judge_fleet("run5", hosts, baselines(), rules()).hosts["rig"]
+    for probe in ("p2p", "collective"):
+        check = one(verdict, "%s.probe_status" % probe)
+        assert check.status == status
+        if status == "skip":
+            assert "needs at least 2 GPUs and this host should have 1" in check.reason

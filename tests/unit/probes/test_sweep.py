@@ -1,5 +1,4 @@
 """probelib.sweep: median, coefficient of variation, the plateau rule and the regime labels, with hand-computed values."""
-import math
 
 import pytest
 
