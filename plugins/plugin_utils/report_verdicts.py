@@ -70,13 +70,27 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True) ->
     """The dossier's first section: verdict, reasons, SKU (or why it is unknown), every check worst first."""
     if verdict is None:
         return {"verdict": NOT_JUDGED, "flag": VERDICT_FLAG[NOT_JUDGED], "reasons": [NOT_JUDGED_REASON],
-                "sku": "unknown", "sku_reason": "not judged", "checks": [], "status_counts": []}
+                "sku": "unknown", "sku_reason": "not judged", "checks": [], "status_counts": [], "changes": []}
     checks = sorted(verdict.checks, key=check_sort_key) if include_checks else []
     return {
         "verdict": verdict.verdict, "flag": VERDICT_FLAG.get(verdict.verdict, "bad"), "reasons": list(verdict.reasons),
         "sku": verdict.sku or "unknown", "sku_reason": verdict.sku_reason or ("" if verdict.sku else "no reason given"),
         "checks": [check_row(check) for check in checks], "status_counts": status_counts(checks),
+        "changes": before_after_rows(verdict),
     }
+
+
+def before_after_rows(verdict: HostVerdict) -> List[Dict[str, str]]:
+    """Every drift.* check as a before/after row, changes first: what the post-upgrade comparison shows."""
+    rows = []
+    for check in sorted((check for check in verdict.checks if check.id.startswith(DRIFT_PREFIX)),
+                        key=lambda check: (check.status == "pass", check.status == "skip", check.id, check.gpu_index or -1)):
+        if check.id == "drift.previous_run":
+            continue
+        rows.append({"what": check.id[len(DRIFT_PREFIX):], "gpu": str(check.gpu_index) if check.gpu_index is not None else "—",
+                     "before": value_text(check.reference, check.unit), "after": value_text(check.value, check.unit),
+                     "status": check.status, "flag": STATUS_FLAG.get(check.status, "bad"), "reason": check.reason})
+    return rows
 
 
 _TRAILING_INDEXES = re.compile(r"(\[\d+\])+$")

@@ -43,6 +43,9 @@ VERSION_FIELDS = (
     ("drift.cuda_driver_version", ("software", "cuda_driver_version"), "CUDA driver version"),
     ("drift.kernel_release", ("platform", "kernel_release"), "kernel"),
     ("drift.torch_version", ("cuda_init", "torch_version"), "torch version"),
+    ("drift.torch_cuda_version", ("cuda_init", "torch_cuda_version"), "torch's CUDA build"),
+    ("drift.nccl_version", ("cuda_init", "nccl_version"), "NCCL version"),
+    ("drift.kernel_cmdline", ("platform", "cmdline"), "kernel command line"),
 )
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
 # Probes that measure between GPUs: on a host that should have fewer GPUs, "unavailable" is what is expected.
@@ -220,6 +223,38 @@ def _version_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], 
             checks.append(_host_check(check_id, host, "health", "pass", "%s %s, unchanged since run %s" % (words, new, earlier_run),
                                       threshold="unchanged", **fields))
     return checks
+
+
+def device_majors(health: Dict[str, Any]) -> Optional[Dict[str, int]]:
+    """{/dev path: major} of the NVIDIA device nodes the health probe opened; None when it could not list them."""
+    nodes = dig(health, "device_nodes", "nodes")
+    if not isinstance(nodes, list):
+        return None
+    return {node["path"]: node["major"] for node in nodes
+            if isinstance(node, dict) and isinstance(node.get("path"), str) and isinstance(node.get("major"), int)}
+
+
+def _major_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], earlier_run: str) -> List[Check]:
+    """The incident this tool exists for: a kernel upgrade moved /dev/nvidia-uvm from major 504 to 509."""
+    now, before = device_majors(current), device_majors(earlier)
+    if now is None or before is None:
+        return [_host_check("drift.device_majors", host, "health", "skip", "device majors not comparable with run %s: not listed in %s"
+                            % (earlier_run, "this run" if now is None else "that run"))]
+    changed = ["%s %d -> %d" % (path, before[path], now[path]) for path in sorted(set(now) & set(before)) if now[path] != before[path]]
+    gone = sorted(set(before) - set(now))
+    new = sorted(set(now) - set(before))
+    words = "; ".join(part for part in (
+        "major changed: %s" % ", ".join(changed) if changed else "",
+        "gone: %s" % ", ".join(gone) if gone else "", "new: %s" % ", ".join(new) if new else "") if part)
+    fields = {"value": ", ".join("%s %d" % item for item in sorted(now.items())) or "none",
+              "reference": ", ".join("%s %d" % item for item in sorted(before.items())) or "none",
+              "reference_source": "run %s" % earlier_run, "threshold": "unchanged"}
+    if changed or gone or new:
+        return [_host_check("drift.device_majors", host, "health", "warn", "device nodes changed since run %s: %s; a container or "
+                            "cgroup rule written for the old numbers no longer matches (health.device_majors and "
+                            "health.cgroup_devices say whether this host still works)" % (earlier_run, words), **fields)]
+    return [_host_check("drift.device_majors", host, "health", "pass", "the same %d device nodes and majors as in run %s"
+                        % (len(now), earlier_run), **fields)]
 
 
 def _worse(better: str, change: float) -> bool:
@@ -416,6 +451,7 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
         earlier_run = earlier_envelopes["health"].get("run_id") or previous_run_id or "the previous run"
         checks.extend(_gpu_set_drift(host, current, earlier, earlier_run))
         checks.extend(_version_drift(host, current, earlier, earlier_run))
+        checks.extend(_major_drift(host, current, earlier, earlier_run))
     for probe, samples in sorted(current_samples.items()):
         earlier_data = _data(earlier_envelopes.get(probe))
         if earlier_data is None or not samples:

@@ -38,6 +38,27 @@ def test_driver_change_since_previous_run_warns():
     assert verdict.verdict == "warn"
 
 
+def test_the_incident_a_kernel_upgrade_moved_the_uvm_major_and_the_command_line():
+    earlier = health_ok()
+    earlier["data"]["platform"]["cmdline"] = "BOOT_IMAGE=/vmlinuz-6.8.0 ro quiet"
+    uvm = [node for node in earlier["data"]["device_nodes"]["nodes"] if node["path"] == "/dev/nvidia-uvm"][0]
+    now_major = uvm["major"]
+    uvm["major"] = 504
+    verdict = judge_one(health_ok(), previous={"rig": {"health": earlier}})
+    majors = one(verdict, "drift.device_majors")
+    assert majors.status == "warn"
+    assert "major changed: /dev/nvidia-uvm 504 -> %d" % now_major in majors.reason
+    assert "/dev/nvidia-uvm 504" in majors.reference and "/dev/nvidia-uvm %d" % now_major in majors.value
+    cmdline = one(verdict, "drift.kernel_cmdline")
+    assert cmdline.status == "warn" and cmdline.reference == "BOOT_IMAGE=/vmlinuz-6.8.0 ro quiet"
+    assert one(verdict, "drift.nccl_version").status == "pass"
+
+
+def test_unchanged_device_nodes_pass():
+    check = one(judge_one(health_ok(), previous={"rig": {"health": health_ok()}}), "drift.device_majors")
+    assert check.status == "pass" and "the same" in check.reason
+
+
 def test_swapped_gpu_at_index_1():
     earlier = health_ok()
     earlier["data"]["gpus"][1]["uuid"] = "GPU-aaaaaaaa-0000-0000-0000-000000000001"

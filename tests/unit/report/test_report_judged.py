@@ -251,3 +251,12 @@ def test_the_hand_made_judgement_is_consistent_with_the_model(judged):
             or verdict.verdict in ("error", "unreachable")
         if verdict.verdict in ("fail", "warn", "pass"):
             assert verdict.verdict == worst_verdict([check.status for check in verdict.checks])
+
+
+def test_the_dossier_has_a_before_and_after_table_of_every_drift_check(judged):
+    written = render(judged)
+    markdown = [text for path, text in written.items() if path.endswith("gpu-a02/dossier.md")][0]
+    section = markdown.split("## Since run %s: before and after" % judged.previous_run_id, 1)[1].split("## Checks", 1)[0]
+    assert "| membw.plateau\\_gbps | — | 4005 GB/s | 3500 GB/s | **warn** |" in section
+    html = [text for path, text in written.items() if path.endswith("gpu-a02/dossier.html")][0]
+    assert 'id="changes"' in html and "<td>4005 GB/s</td><td>3500 GB/s</td>" in html
