@@ -1,0 +1,1 @@
+"""The precision probe's parts: the safetensors reader, the checkpoint, tensor selection, statistics, formats, explanations."""
