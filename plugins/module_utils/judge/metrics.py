@@ -107,6 +107,23 @@ def p2p_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
+def load_metrics(data: Dict[str, Any]) -> List[Metric]:
+    """Per GPU under the sustained load: the achieved bf16 TFLOP/s (after warm-up), median SM clock, max temperature."""
+    metrics: List[Metric] = []
+    for gpu in data.get("gpus") or []:
+        if not isinstance(gpu, dict) or not isinstance(gpu.get("uuid"), str):
+            continue
+        load = gpu.get("load") if isinstance(gpu.get("load"), dict) else {}
+        active = gpu.get("active") if isinstance(gpu.get("active"), dict) else {}
+        for metric_id, value, unit, better in (
+                ("load.achieved_tflops", _number(load.get("achieved_tflops_active")), "TFLOP/s", "higher"),
+                ("load.sm_clock_mhz", _number((active.get("sm_clock_mhz") or {}).get("median")), "MHz", "higher"),
+                ("load.max_temperature_c", _number((active.get("temperature_c") or {}).get("max")), "C", "lower")):
+            if value is not None:
+                metrics.append(Metric(metric_id, gpu["uuid"], gpu.get("index"), value, unit, better))
+    return metrics
+
+
 def _collective_peak(probe: str) -> Callable[[Dict[str, Any]], List[Metric]]:
     def metrics(data: Dict[str, Any]) -> List[Metric]:
         """The default curve's peak all-reduce busbw on GPUs (the CPU path is not a GPU interconnect metric)."""
@@ -128,6 +145,7 @@ METRICS: Dict[str, Callable[[Dict[str, Any]], List[Metric]]] = {
     "health": health_metrics,
     "hostbw": hostbw_metrics,
     "p2p": p2p_metrics,
+    "load": load_metrics,
     "collective": _collective_peak("collective"),
     "collective_hosts": _collective_peak("collective_hosts"),
 }

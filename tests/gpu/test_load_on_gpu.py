@@ -1,0 +1,63 @@
+"""load on a real machine with NVIDIA GPUs (run on the device: python3 -m pytest -m gpu tests/gpu)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DURATION_S = 15
+
+
+@pytest.fixture(scope="module")
+def envelope(tmp_path_factory):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or torch.cuda.device_count() < 1:
+        pytest.skip("no CUDA GPU visible")
+    folder = tmp_path_factory.mktemp("load")
+    params_file, out = folder / "params.json", folder / "load.json"
+    params_file.write_text(json.dumps({"duration_s": DURATION_S, "settle_s": 2}))
+    subprocess.run([sys.executable, os.path.join(ROOT, "probes", "load.py"), "--params", str(params_file), "--out", str(out)],
+                   check=True, timeout=300)
+    with open(out, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def test_the_result_is_schema_valid(envelope):
+    jsonschema = pytest.importorskip("jsonschema")
+    for name, document in (("envelope", envelope), ("load", envelope["data"])):
+        with open(os.path.join(ROOT, "schemas", name + ".schema.json"), encoding="utf-8") as handle:
+            jsonschema.Draft202012Validator(json.load(handle)).validate(document)
+
+
+def test_every_gpu_was_loaded_at_a_real_rate(envelope):
+    torch = pytest.importorskip("torch")
+    assert envelope["status"] == "ok", envelope["reason"]
+    gpus = envelope["data"]["gpus"]
+    assert len(gpus) == torch.cuda.device_count()
+    for gpu in gpus:
+        load = gpu["load"]
+        assert load["output_finite"] is True and load["products"] > 0, gpu["index"]
+        assert load["achieved_tflops"] > 100, (gpu["index"], load["achieved_tflops"])
+        assert DURATION_S - 1 < load["end_s"] < DURATION_S + 10, (gpu["index"], load["end_s"])
+
+
+def test_clocks_rose_and_samples_were_taken(envelope):
+    data = envelope["data"]
+    samples = data["samples"]
+    interval = data["plan"]["sample_interval_s"]
+    assert samples["rounds"] >= DURATION_S / interval * 0.8, samples["rounds"]
+    assert samples["interval_s_actual"]["median"] == pytest.approx(interval, rel=0.2)
+    for gpu in data["gpus"]:
+        rows = samples["rows_per_gpu"][gpu["uuid"]]
+        assert len(rows) == samples["rounds"]
+        assert gpu["clocks"]["rose"] is True, gpu["clocks"]["note"]
+        assert gpu["active"]["samples"] >= (DURATION_S - data["plan"]["warmup_s"]) / interval * 0.8
+        assert gpu["active"]["gpu_util_pct"]["median"] >= 90, gpu["active"]["gpu_util_pct"]
+        assert gpu["differences"]["active_minus_idle"]["power_w"] > 50, gpu["differences"]
+        assert isinstance(gpu["power"]["limit_w"], float) and gpu["power"]["median_w"] > 0
+        assert gpu["idle_after"]["t_s"] > gpu["load"]["end_s"]
+    assert data["processes"]["rounds"] >= 2

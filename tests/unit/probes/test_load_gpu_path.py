@@ -1,0 +1,174 @@
+"""The load probe's GPU path, run on the CPU: torch's cuda namespace is faked (real CPU matmuls, host-timed events) and
+NVML is the fake in fake_load_nvml. This checks the whole data layout an H200 produces against the schema, the status
+and the errors; the rates themselves mean nothing here."""
+import contextlib
+import json
+import os
+import sys
+import types
+
+import jsonschema
+import torch as real_torch
+
+import fake_load_nvml
+import load
+from fake_cuda_event import FakeEvent
+from probelib.health.nvml_access import NvmlSession
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+GIB = 2 ** 30
+PARAMS = {"duration_s": 1.0, "sample_interval_s": 0.05, "process_interval_s": 0.25, "warmup_s": 0.3, "settle_s": 0.05,
+          "cooldown_s": 0.0, "matmul_n": 256}
+
+
+class FakeStream:
+    def __init__(self, device=None):
+        self.device = device
+
+    def synchronize(self):
+        pass
+
+
+class FakeCuda:
+    def __init__(self, module, count):
+        self.module = module
+        self.count = count
+        self.Event = FakeEvent
+        self.Stream = FakeStream
+
+    def is_available(self):
+        return True
+
+    def device_count(self):
+        return self.count
+
+    def get_device_properties(self, index):
+        return types.SimpleNamespace(name="NVIDIA H200", uuid="0000-%d" % index, total_memory=141 * GIB, major=9, minor=0)
+
+    def device(self, index):
+        return contextlib.nullcontext()
+
+    def stream(self, stream):
+        return contextlib.nullcontext()
+
+    def synchronize(self):
+        pass
+
+    def empty_cache(self):
+        self.module.busy.clear()
+
+
+class FakeTorch:
+    """Real CPU torch for the arithmetic; creating an operand on cuda:i marks GPU i busy in the fake NVML."""
+
+    def __init__(self, module, count=2, broken_index=None):
+        self.cuda = FakeCuda(module, count)
+        self.version = types.SimpleNamespace(cuda="13.0")
+        self.__version__ = "2.11.0+fake"
+        self.module = module
+        self.broken_index = broken_index
+        self.bfloat16 = real_torch.bfloat16
+        self.float16 = real_torch.float16
+        self.matmul = real_torch.matmul
+        self.isfinite = real_torch.isfinite
+
+    def _on(self, device):
+        index = int(device.split(":")[1])
+        if index == self.broken_index:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 128.00 MiB")
+        self.module.busy.add(index)
+
+    def randn(self, *shape, device=None, dtype=None):
+        self._on(device)
+        return real_torch.randn(*shape, dtype=dtype)
+
+    def empty(self, *shape, device=None, dtype=None):
+        self._on(device)
+        return real_torch.empty(*shape, dtype=dtype)
+
+
+def _schema(name):
+    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _collect(monkeypatch, module, torch, **given):
+    params = dict(load.DEFAULTS)
+    params.update(PARAMS)
+    params.update(given)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(load, "_open_session", lambda: NvmlSession().open(importer=lambda: module))
+    return load.collect(params)
+
+
+def test_two_loaded_gpus_give_the_full_layout(monkeypatch):
+    module = fake_load_nvml.LoadModule()
+    result = _collect(monkeypatch, module, FakeTorch(module), cooldown_s=0.2)
+    assert result.status == "ok", result.reason
+    assert result.reason == "" and module.shut_down
+    data = result.data
+    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(data)
+    assert [gpu["uuid"] for gpu in data["gpus"]] == ["GPU-0000-0", "GPU-0000-1"]
+    for gpu in data["gpus"]:
+        assert gpu["nvml_index"] == gpu["index"]
+        assert gpu["load"]["products"] > 0 and gpu["load"]["achieved_tflops"] > 0 and gpu["load"]["output_finite"] is True
+        assert gpu["load"]["start_s"] < 0.1 and 0.9 <= gpu["load"]["end_s"] < 3.0 and gpu["load"]["tflops_series"]
+        assert gpu["idle_before"]["sm_clock_mhz"] == 345 and gpu["idle_before"]["t_s"] < 0
+        assert gpu["idle_after"]["sm_clock_mhz"] == 345 and gpu["idle_after"]["t_s"] > gpu["load"]["end_s"]
+        assert gpu["active"]["sm_clock_mhz"]["median"] == 1755 and gpu["active"]["samples"] >= 5
+        assert gpu["differences"]["active_minus_idle"]["power_w"] == 623.0  # 698 - 75
+        assert gpu["clocks"]["rose"] is True and gpu["clocks"]["basis"] == "rose"
+        assert gpu["throttle"]["sw_power_cap_fraction"] == 1.0 and gpu["throttle"]["hardware_slowdown"] is False
+        assert gpu["power"]["limit_w"] == 700.0 and gpu["power"]["fraction_over_limit"] == 0.0
+    samples = data["samples"]
+    assert samples["columns"][0] == "t_s" and samples["reason_bits"]["sw_power_cap"] == 4
+    assert samples["rounds"] >= 10 and samples["interval_s_actual"]["count"] == samples["rounds"] - 1
+    assert all(len(rows) == samples["rounds"] for rows in samples["rows_per_gpu"].values())
+    processes = data["processes"]
+    assert processes["own_listed"] is True and os.getpid() in processes["own_pids"]
+    assert [entry["pid"] for entry in processes["unexpected"]] == [fake_load_nvml.STRANGER]
+    assert processes["unexpected"][0]["gpus"] == ["GPU-0000-1"]
+    cooldown = data["cooldown"]
+    assert cooldown["requested_s"] == 0.2 and cooldown["waited_s"] >= 0.2 and len(cooldown["gpus"]) == 2
+    assert cooldown["gpus"][0]["drop_c"] == 0 and cooldown["gpus"][0]["end_above_idle_before_c"] == 0
+
+
+def test_a_gpu_that_fails_is_recorded_and_the_other_still_runs(monkeypatch):
+    module = fake_load_nvml.LoadModule()
+    result = _collect(monkeypatch, module, FakeTorch(module, broken_index=1))
+    assert result.status == "partial"
+    assert result.reason.startswith("failed: GPU 1 load (allocating three 256x256 bf16 matrices: RuntimeError: CUDA out of memory")
+    data = result.data
+    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(data)
+    first, second = data["gpus"]
+    assert first["load"]["products"] > 0 and "error" not in first["load"]
+    assert second["load"]["products"] == 0 and "unavailable" in second["load"]["achieved_tflops"]
+    assert second["clocks"]["basis"] == "did_not_rise"  # it stayed idle
+    assert data["errors"] == [{"gpu": 1, "what": "load", "error": second["load"]["error"]}]
+    assert data["cooldown"]["gpus"] == [] and "not requested" in data["cooldown"]["note"]
+
+
+def test_a_gpu_nvml_does_not_know_is_loaded_but_not_sampled(monkeypatch):
+    module = fake_load_nvml.LoadModule(count=1)
+    result = _collect(monkeypatch, module, FakeTorch(module))
+    assert result.status == "partial" and "GPU 1 nvml (no NVML device has the UUID 'GPU-0000-1'" in result.reason
+    data = result.data
+    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(data)
+    assert data["gpus"][1]["load"]["products"] > 0 and "unavailable" in data["gpus"][1]["active"]
+    assert list(data["samples"]["rows_per_gpu"]) == ["GPU-0000-0"]
+
+
+def test_without_nvml_the_load_is_not_run(monkeypatch):
+    def missing():
+        raise ImportError("No module named 'pynvml'")
+
+    module = fake_load_nvml.LoadModule()
+    monkeypatch.setitem(sys.modules, "torch", FakeTorch(module))
+    monkeypatch.setattr(load, "_open_session", lambda: NvmlSession().open(importer=missing))
+    params = dict(load.DEFAULTS)
+    params.update(PARAMS)
+    result = load.collect(params)
+    assert result.status == "unavailable" and "pip install nvidia-ml-py" in result.reason
+    assert not module.busy
+    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(result.data)
+    assert [gpu["uuid"] for gpu in result.data["gpus"]] == ["GPU-0000-0", "GPU-0000-1"]
