@@ -16,8 +16,11 @@ from ..module_utils.judge.model import GATING_VERDICTS, FleetJudgement, HostVerd
 from .report_exports import fleet_json, junit_xml, prometheus_text, run_timestamp
 from .report_health import fleet_columns, health_view
 from .report_interconnect import collective_view, cross_host_runs, p2p_view
+from .report_load import load_view
 from .report_measurements import gemm_view, hostbw_view, membw_view
 from .report_model import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
+from .report_precision import precision_view
+from .report_toolchain import toolchain_view
 from .report_values import flatten, format_value
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, measurement_references, metric_cell, metric_columns,
                               shown_reasons, statistics_rows, verdict_counts, verdict_rank, verdict_view)
@@ -44,6 +47,9 @@ PROBE_SECTIONS: Dict[str, ProbeSection] = {
     "p2p": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", p2p_view),
     "collective": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", collective_view),
     "collective_hosts": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", collective_view),
+    "precision": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", precision_view),
+    "toolchain": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", toolchain_view),
+    "load": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", load_view),
 }
 
 

@@ -8,12 +8,14 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
 from .interconnect_checks import COLLECTIVE_CHECKS, COLLECTIVE_HOSTS_CHECKS, P2P_CHECKS
+from .load_checks import LOAD_CHECKS
 from .measurement_checks import GEMM_CHECKS, HOSTBW_CHECKS, MEMBW_CHECKS
 from .metrics import Metric, probe_metrics
 from .model import Check, FleetJudgement, HostVerdict, worst_verdict
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, is_unavailable, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
+from .toolchain_checks import TOOLCHAIN_CHECKS
 
 # Every probe's check registry: probe -> {check name -> function}. Later probes add theirs here.
 CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {
@@ -24,6 +26,8 @@ CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {
     "p2p": P2P_CHECKS,
     "collective": COLLECTIVE_CHECKS,
     "collective_hosts": COLLECTIVE_HOSTS_CHECKS,
+    "toolchain": TOOLCHAIN_CHECKS,
+    "load": LOAD_CHECKS,
 }
 DATA_STATUSES = ("ok", "partial")
 FAILED_STATUSES = ("error", "timeout", "unreachable")
@@ -201,7 +205,7 @@ def _gpu_set_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], 
             checks.append(_host_check("drift.gpus", host, "health", "warn", "GPU %d (%s) is new since run %s" % (index, new, earlier_run), **fields))
     if not checks:
         checks.append(_host_check("drift.gpus", host, "health", "pass", "the same %d GPUs (by UUID and index) as in run %s"
-                                  % (len(now), earlier_run), value=len(now), reference_source="run %s" % earlier_run))
+                                  % (len(now), earlier_run), value=len(now), reference=len(before), reference_source="run %s" % earlier_run))
     return checks
 
 
@@ -220,7 +224,8 @@ def _version_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], 
             checks.append(_host_check(check_id, host, "health", "warn", "%s changed since run %s: %s -> %s" % (words, earlier_run, old, new),
                                       threshold="unchanged", **fields))
         else:
-            checks.append(_host_check(check_id, host, "health", "pass", "%s %s, unchanged since run %s" % (words, new, earlier_run),
+            shown = new if len(str(new)) <= 60 else "(%d characters)" % len(str(new))
+            checks.append(_host_check(check_id, host, "health", "pass", "%s %s, unchanged since run %s" % (words, shown, earlier_run),
                                       threshold="unchanged", **fields))
     return checks
 
