@@ -1,6 +1,7 @@
 """Runs the collective probe for real on the CPU path (gloo, CPU ranks over loopback) and checks its envelope."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -136,7 +137,8 @@ def test_a_sweep_that_runs_past_curve_timeout_stops_and_keeps_what_it_measured(t
     assert "the sweep passed curve_timeout_s (1 s) after" in curve["error"] and "raise curve_timeout_s" in curve["error"]
     assert 1 <= len(curve["sweep"]) < 24 and all(point["verified"] for point in curve["sweep"])
     assert envelope["data"]["errors"][0]["what"] == "timeout"
-    assert envelope["reason"].startswith("failed: curve default, timeout: rank 0 failed during sweep: the sweep passed")
+    # whichever rank notices first reports it: both stop at the same size
+    assert re.match(r"failed: curve default, timeout: rank [01] failed during sweep: the sweep passed", envelope["reason"])
 
 
 def test_bad_parameters_are_an_error_envelope(tmp_path):
