@@ -5,6 +5,7 @@ from typing import Any, Dict, List
 
 from .report_health import MISSING, Cell, cell, dig, number_or_none
 from .report_measurements import table
+from .report_values import format_number
 from .svg_plots import line_chart
 
 PLOTTED = (("sm_clock_mhz", "SM clock under load", "MHz"), ("power_w", "Power draw under load", "W"),
@@ -14,6 +15,10 @@ PLOTTED = (("sm_clock_mhz", "SM clock under load", "MHz"), ("power_w", "Power dr
 def _gpus(data: Any) -> List[Dict[str, Any]]:
     gpus = dig(data, "gpus")
     return [gpu for gpu in gpus if isinstance(gpu, dict)] if isinstance(gpus, list) else []
+
+
+def _number_text(value: Any) -> str:
+    return format_number(value) if number_or_none(value) is not None else str(value)
 
 
 def _label(gpu: Dict[str, Any]) -> str:
@@ -36,11 +41,15 @@ def _plots(data: Any, gpus: List[Dict[str, Any]]) -> List[str]:
             points = [(float(row[0]), float(row[position])) for row in rows
                       if isinstance(row, list) and len(row) > position and number_or_none(row[0]) is not None
                       and number_or_none(row[position]) is not None]
+            for snapshot in (gpu.get("idle_before"), gpu.get("idle_after")):
+                if isinstance(snapshot, dict) and number_or_none(snapshot.get("t_s")) is not None \
+                        and number_or_none(snapshot.get(key)) is not None:
+                    points.append((float(snapshot["t_s"]), float(snapshot[key])))
             if points:
                 series.append((_label(gpu), points))
         if series:
-            plots.append(line_chart("%s (samples every %s s)" % (title, samples.get("scheduled_interval_s", "?")), series,
-                                    "seconds since the load started", unit))
+            plots.append(line_chart("%s (samples every %s s; idle snapshots before 0 and after the end)" % (
+                title, samples.get("scheduled_interval_s", "?")), series, "seconds since the load started", unit))
     return plots
 
 
@@ -90,10 +99,10 @@ def load_view(data: Any) -> Dict[str, Any]:
     notes = []
     if isinstance(plan, dict):
         notes.append("%s s of %s %s×%s matmuls on every GPU at once, sampled every %s s; medians exclude the first %s s." % (
-            plan.get("duration_s"), plan.get("dtype"), plan.get("matmul_n"), plan.get("matmul_n"), plan.get("sample_interval_s"),
-            plan.get("warmup_s")))
+            _number_text(plan.get("duration_s")), plan.get("dtype"), plan.get("matmul_n"), plan.get("matmul_n"),
+            _number_text(plan.get("sample_interval_s")), _number_text(plan.get("warmup_s"))))
     if isinstance(cooldown, dict) and cooldown.get("note"):
-        notes.append(str(cooldown["note"]))
+        notes.append("Cool-down: %s." % cooldown["note"])
     return {"note": " ".join(notes), "plots": _plots(data, gpus), "tables": [
         table("Under load", ["GPU", "achieved TFLOP/s", "clocks", "clock-event reasons (share of active samples)", "power"],
               verdict_rows, "no GPU was loaded"),
