@@ -5,6 +5,7 @@ import os
 import sys
 from typing import Any, Dict, List
 
+from probelib.collective.availability import backend_missing
 from probelib.collective.curve import CurveRequest, free_port, run_curve
 from probelib.collective.environment import debug_settings, socket_settings
 from probelib.collective.explain import explain_local
@@ -152,14 +153,7 @@ def _missing(torch: Any, devices: List[Dict[str, Any]], kind: str, backend: str)
         return "device is cuda but torch sees no CUDA GPU (torch.cuda.is_available() is %s)" % torch.cuda.is_available()
     if kind == "cuda" and len(devices) == 1:
         return ONE_GPU_REASON
-    distributed = torch.distributed
-    if not distributed.is_available():
-        return "this torch was built without torch.distributed"
-    if backend == "nccl" and not distributed.is_nccl_available():
-        return "this torch was built without NCCL, so the GPUs cannot all-reduce through it"
-    if backend == "gloo" and not distributed.is_gloo_available():
-        return "this torch was built without gloo, so the CPU path cannot run"
-    return ""
+    return backend_missing(torch, backend)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ import os
 import sys
 from typing import Any, Dict
 
+from probelib.collective.availability import backend_missing
 from probelib.collective.curve import CurveRequest, run_curve
 from probelib.collective.environment import debug_settings, socket_settings
 from probelib.collective.explain import explain_hosts
@@ -162,14 +163,7 @@ def _missing(torch: Any, kind: str, backend: str, gpus: int, world_size: int) ->
         return "backend is nccl but torch sees no CUDA GPU on this host"
     if world_size < 2:
         return "nnodes x ranks_per_host = %d: an all-reduce needs at least 2 ranks" % world_size
-    distributed = torch.distributed
-    if not distributed.is_available():
-        return "this torch was built without torch.distributed"
-    if backend == "nccl" and not distributed.is_nccl_available():
-        return "this torch was built without NCCL"
-    if backend == "gloo" and not distributed.is_gloo_available():
-        return "this torch was built without gloo"
-    return ""
+    return backend_missing(torch, backend)
 
 
 if __name__ == "__main__":
