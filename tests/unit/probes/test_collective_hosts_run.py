@@ -3,15 +3,11 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 
-import jsonschema
+from probe_runs import PYTHON, probe_path, validate_envelope
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "collective_hosts.py")
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
-PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
+PROBE = probe_path("collective_hosts")
 KIB = 1024
 HINT = "(is every host of the group running? forks in ansible.cfg must be >= the group size)"
 
@@ -49,16 +45,9 @@ def finish(started, timeout=180):
         unused_out, err = process.communicate(timeout=timeout)
         assert process.returncode == 0, err.decode()
         envelope = json.loads((folder / "out.json").read_text())
-        jsonschema.Draft202012Validator(schema("envelope.schema.json")).validate(envelope)
-        if envelope["status"] != "error" or envelope["data"]:  # bad parameters leave no data to check
-            jsonschema.Draft202012Validator(schema("collective_hosts.schema.json")).validate(envelope["data"])
+        validate_envelope(envelope, "collective_hosts", empty_data_ok=envelope["status"] == "error")  # bad parameters: no data
         envelopes.append(envelope)
     return envelopes
-
-
-def schema(name):
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 def shared(envelope):

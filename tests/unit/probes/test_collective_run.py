@@ -3,42 +3,25 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import jsonschema
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "collective.py")
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
-PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
+from probe_runs import PYTHON, ROOT, assert_schema_header, run_probe, schema, shadow_module, validate_envelope
+
 MIB = 1 << 20
 FAST = {"device": "cpu", "cpu_max_bytes": MIB, "target_time_per_size_s": 0.01, "warmup": 2, "min_iterations": 3}
 
 
-def schema(name):
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        loaded = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(loaded)
-    return loaded
-
-
 def validate(envelope):
-    jsonschema.Draft202012Validator(schema("envelope.schema.json")).validate(envelope)
-    jsonschema.Draft202012Validator(schema("collective.schema.json")).validate(envelope["data"])
+    validate_envelope(envelope, "collective")
 
 
 def run(tmp_path, params=None, env=None, timeout=180):
-    out = tmp_path / "collective.json"
-    command = [PYTHON, PROBE, "--out", str(out)]
-    if params is not None:
-        (tmp_path / "params.json").write_text(json.dumps(params))
-        command += ["--params", str(tmp_path / "params.json")]
-    env = dict(os.environ if env is None else env, TMPDIR=str(tmp_path))
-    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=False, env=env)
-    assert completed.returncode == 0, completed.stderr.decode()
+    """A run in this environment (or env) with TMPDIR this test's folder; no worker outlives it."""
+    envelope = run_probe(tmp_path, "collective", params, dict(os.environ if env is None else env, TMPDIR=str(tmp_path)), timeout)
     assert not leftover_workers(tmp_path)
-    return json.loads(out.read_text())
+    return envelope
 
 
 def leftover_workers(tmp_path):
@@ -56,11 +39,7 @@ def leftover_workers(tmp_path):
 
 
 def test_schema_header():
-    loaded = schema("collective.schema.json")
-    assert loaded["$id"] == "collective.schema.json" and loaded["title"]
-    assert loaded["$defs"]["unavailable"] == {
-        "type": "object", "required": ["unavailable"],
-        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+    assert_schema_header("collective")
 
 
 def test_gloo_with_two_cpu_ranks(tmp_path):
@@ -149,10 +128,7 @@ def test_bad_parameters_are_an_error_envelope(tmp_path):
 
 
 def test_without_torch_it_is_unavailable(tmp_path):
-    shadow = tmp_path / "shadow" / "torch"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('no torch in this test')\n")
-    envelope = run(tmp_path, env=dict(os.environ, PYTHONPATH=str(tmp_path / "shadow")))
+    envelope = run(tmp_path, env=dict(os.environ, PYTHONPATH=shadow_module(tmp_path)))
     assert envelope["status"] == "unavailable" and "torch" in envelope["reason"]
 
 

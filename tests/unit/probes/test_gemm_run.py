@@ -1,48 +1,25 @@
 """Runs the gemm probe for real on this machine (the CPU path here) and checks its data against the schema."""
-import json
-import os
-import subprocess
 import sys
+from functools import partial
 
 import jsonschema
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "gemm.py")
-SCHEMA = os.path.join(ROOT, "schemas", "gemm.schema.json")
-PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+from probe_runs import assert_schema_header, probe_help, run_probe, schema
 
-
-def _schema():
-    with open(SCHEMA, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
+_schema = partial(schema, "gemm.schema.json")
 
 
 def _run(tmp_path, params=None):
-    out = tmp_path / "gemm.json"
-    command = [PYTHON if os.path.exists(PYTHON) else sys.executable, PROBE, "--out", str(out)]
-    if params is not None:
-        params_file = tmp_path / "params.json"
-        params_file.write_text(json.dumps(params))
-        command += ["--params", str(params_file)]
-    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, check=False)
-    assert completed.returncode == 0, completed.stderr.decode()
-    return json.loads(out.read_text())
+    return run_probe(tmp_path, "gemm", params)
 
 
 def test_schema_header():
-    schema = _schema()
-    assert schema["$id"] == "gemm.schema.json"
-    assert schema["$defs"]["unavailable"] == {
-        "type": "object", "required": ["unavailable"],
-        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+    assert_schema_header("gemm")
 
 
 def test_help_works_without_running():
-    completed = subprocess.run([sys.executable, PROBE, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=60, check=False)
+    completed = probe_help("gemm", python=sys.executable)
     assert completed.returncode == 0
     assert b"memory_bandwidth_gbps" in completed.stdout and b"peak_tflops" in completed.stdout
 

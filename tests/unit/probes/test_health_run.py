@@ -4,42 +4,24 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
+from functools import partial
 
 import jsonschema
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "health.py")
-SCHEMA = os.path.join(ROOT, "schemas", "health.schema.json")
+from probe_runs import assert_schema_header, run_probe, schema
+
 H200_FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "health_h200x2.json")
-
-
-def _schema():
-    with open(SCHEMA, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
+_schema = partial(schema, "health.schema.json")
 
 
 def test_schema_header():
-    schema = _schema()
-    assert schema["$id"] == "health.schema.json"
-    assert schema["title"]
-    assert schema["$defs"]["unavailable"] == {
-        "type": "object", "required": ["unavailable"],
-        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+    assert_schema_header("health")
 
 
 def test_probe_runs_here_and_matches_schema(tmp_path):
-    out = tmp_path / "health.json"
-    params = tmp_path / "params.json"
-    params.write_text(json.dumps({"cuda_init_timeout_s": 60}))
-    completed = subprocess.run([sys.executable, PROBE, "--params", str(params), "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, check=False)
-    assert completed.returncode == 0, completed.stderr.decode()
-    envelope = json.loads(out.read_text())
+    envelope = run_probe(tmp_path, "health", {"cuda_init_timeout_s": 60}, python=sys.executable)
     assert envelope["probe"] == "health"
     jsonschema.validate(envelope["data"], _schema())
     platform = envelope["data"]["platform"]

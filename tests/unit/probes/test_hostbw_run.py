@@ -1,44 +1,21 @@
 """Runs the hostbw probe for real on this machine (the CPU path here) and checks its envelope against the schema."""
-import json
 import os
-import subprocess
-import sys
+from functools import partial
 
 import jsonschema
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "hostbw.py")
-SCHEMA = os.path.join(ROOT, "schemas", "hostbw.schema.json")
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
-PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
+from probe_runs import assert_schema_header, probe_help, run_probe, schema, shadow_module
+
+_schema = partial(schema, "hostbw.schema.json")
 
 
-def _schema():
-    with open(SCHEMA, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
-
-
-def _run(tmp_path, params=None, env=None, timeout=120):
-    out = tmp_path / "hostbw.json"
-    command = [PYTHON, PROBE, "--out", str(out)]
-    if params is not None:
-        params_file = tmp_path / "params.json"
-        params_file.write_text(json.dumps(params))
-        command += ["--params", str(params_file)]
-    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=False, env=env)
-    assert completed.returncode == 0, completed.stderr.decode()
-    return json.loads(out.read_text())
+def _run(tmp_path, params=None, env=None):
+    return run_probe(tmp_path, "hostbw", params, env, timeout=120)
 
 
 def test_schema_header():
-    schema = _schema()
-    assert schema["$id"] == "hostbw.schema.json" and schema["title"]
-    assert schema["$defs"]["unavailable"] == {
-        "type": "object", "required": ["unavailable"],
-        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+    assert_schema_header("hostbw")
 
 
 def test_probe_runs_here_and_matches_schema(tmp_path):
@@ -84,14 +61,10 @@ def test_bad_parameters_are_an_error_envelope(tmp_path):
 
 
 def test_without_torch_it_is_unavailable_and_help_still_works(tmp_path):
-    shadow = tmp_path / "shadow" / "torch"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('no torch in this test')\n")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "shadow"))
+    env = dict(os.environ, PYTHONPATH=shadow_module(tmp_path))
     envelope = _run(tmp_path, env=env)
     assert envelope["status"] == "unavailable" and "torch" in envelope["reason"]
-    completed = subprocess.run([PYTHON, PROBE, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
-                               check=False, env=env)
+    completed = probe_help("hostbw", env)
     assert completed.returncode == 0 and b"pinned" in completed.stdout
 
 

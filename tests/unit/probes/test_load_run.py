@@ -2,54 +2,25 @@
 
 Without a GPU (this CPU-only machine) the probe is unavailable, says why (and, without nvidia-ml-py, how to install it),
 runs no load, and still writes schema-valid data."""
-import json
 import os
-import subprocess
-import sys
 
 import jsonschema
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "load.py")
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
-PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
+from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
+from probe_runs import schema as _schema
 
 
-def _schema(name):
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
-
-
-def _validate(envelope):
-    jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
-    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(envelope["data"])
-
-
-def _run(tmp_path, params=None, env=None, timeout=300):
-    out = tmp_path / "load.json"
-    command = [PYTHON, PROBE, "--out", str(out)]
-    if params is not None:
-        params_file = tmp_path / "params.json"
-        params_file.write_text(json.dumps(params))
-        command += ["--params", str(params_file)]
-    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=False, env=env)
-    assert completed.returncode == 0, completed.stderr.decode()
-    return json.loads(out.read_text())
+def _run(tmp_path, params=None, env=None):
+    return run_probe(tmp_path, "load", params, env)
 
 
 def test_schema_header():
-    schema = _schema("load.schema.json")
-    assert schema["$id"] == "load.schema.json" and schema["title"]
-    assert schema["$defs"]["unavailable"] == {
-        "type": "object", "required": ["unavailable"],
-        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+    assert_schema_header("load")
 
 
 def test_probe_runs_here_and_matches_the_schemas(tmp_path):
     envelope = _run(tmp_path, {"quick": True})
-    _validate(envelope)
+    validate_envelope(envelope, "load")
     assert envelope["probe"] == "load" and "torch_version" in envelope["environment"]
     data = envelope["data"]
     assert data["plan"]["duration_s"] == 20.0 and data["plan"]["dtype"] == "bf16"
@@ -77,15 +48,11 @@ def test_bad_parameters_are_an_error_envelope(tmp_path):
 
 
 def test_without_torch_it_is_unavailable_and_help_still_works(tmp_path):
-    shadow = tmp_path / "shadow" / "torch"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('no torch in this test')\n")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "shadow"))
+    env = dict(os.environ, PYTHONPATH=shadow_module(tmp_path))
     envelope = _run(tmp_path, env=env)
     assert envelope["status"] == "unavailable" and "torch" in envelope["reason"] and envelope["data"] == {}
     jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
-    completed = subprocess.run([PYTHON, PROBE, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
-                               check=False, env=env)
+    completed = probe_help("load", env)
     assert completed.returncode == 0
     for word in ("duration_s", "sample_interval_s", "process_interval_s", "warmup_s", "settle_s", "cooldown_s", "matmul_n",
                  "dtype", "clock_rise_mhz", "power_margin_pct", "quick"):

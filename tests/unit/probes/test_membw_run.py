@@ -1,24 +1,21 @@
 """Runs the membw probe for real on this machine (the CPU path) and checks its data against the schema;
 then drives one device's run in-process to cover the GPU-shaped fields, a failing size and a failing device."""
-import json
-import os
 import subprocess
 import sys
 import time
+from functools import partial
 
 import jsonschema
 import pytest
 
 import membw
+from probe_runs import assert_schema_header, probe_path, run_probe, schema
 from probelib.membw import device_run
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan
 
 torch = pytest.importorskip("torch")
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "membw.py")
-SCHEMA = os.path.join(ROOT, "schemas", "membw.schema.json")
 CPU = {"kind": "cpu", "index": 0, "torch_device": "cpu", "name": "test CPU", "uuid": {"unavailable": "a CPU has no UUID"},
        "memory_total_mib": 1024, "compute_capability": {"unavailable": "not a GPU"}}
 SNAPSHOT = {
@@ -29,35 +26,22 @@ SNAPSHOT = {
 }
 
 
-def _schema():
-    with open(SCHEMA, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
+_schema = partial(schema, "membw.schema.json")
 
 
 def _run(tmp_path, params=None):
-    out = tmp_path / "membw.json"
-    argv = [sys.executable, PROBE, "--out", str(out)]
-    if params is not None:
-        (tmp_path / "params.json").write_text(json.dumps(params))
-        argv += ["--params", str(tmp_path / "params.json")]
+    """The envelope and the seconds the run took."""
     started = time.monotonic()
-    completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, check=False)
-    assert completed.returncode == 0, completed.stderr.decode()
-    return json.loads(out.read_text()), time.monotonic() - started
+    envelope = run_probe(tmp_path, "membw", params, timeout=120, python=sys.executable)
+    return envelope, time.monotonic() - started
 
 
 def test_schema_header():
-    schema = _schema()
-    assert schema["$id"] == "membw.schema.json"
-    assert schema["$defs"]["unavailable"] == {
-        "type": "object", "required": ["unavailable"],
-        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+    assert_schema_header("membw")
 
 
 def test_help_works_without_running():
-    completed = subprocess.run([sys.executable, PROBE, "--help"], stdout=subprocess.PIPE, timeout=60, check=True)
+    completed = subprocess.run([sys.executable, probe_path("membw"), "--help"], stdout=subprocess.PIPE, timeout=60, check=True)
     assert b"plateau" in completed.stdout
 
 

