@@ -20,7 +20,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths i
     check_probe_name,
     probe_result_path,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import store_result
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import prepare_result_dir, store_result
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import SchemaToolMissing, load_schema
 
 display = Display()
@@ -36,6 +36,7 @@ class ActionModule(ActionBase):
 
     _supports_check_mode = True
     _supports_async = False
+    _job_started = None  # monotonic time the probe's job started on the host, None until then
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -63,17 +64,30 @@ class ActionModule(ActionBase):
             display.display("  " + message)
             result.update(changed=False, skipped=True, status="skipped", msg=message)
             return result
+        try:
+            prepare_result_dir(result_path)
+        except OSError as exc:
+            result.update(failed=True, msg="probe %s was not run on %s: its result could not be stored in %s (%s); set "
+                                           "gpufleet_results_dir to a directory this user can write"
+                                           % (name, host, os.path.dirname(result_path), exc))
+            return result
 
         unreachable = False
         raw_output = None
+        self._job_started = None
         try:
             envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars)
         except AnsibleConnectionFailure as exc:
             unreachable = True
+            if self._job_started is None:
+                what = "the host could not be reached, so the probe did not run"
+            else:
+                what = ("the connection to the host was lost %.0f s after the probe started, so its result is lost"
+                        % (time.monotonic() - self._job_started))
             envelope = failure_envelope(
                 name, host, "unreachable",
-                "the host could not be reached, so the probe did not run: %s; check that it is up and that "
-                "SSH works (ansible -m ansible.builtin.ping %s)" % (str(exc).strip() or type(exc).__name__, host))
+                "%s: %s; check that it is up and that SSH works (ansible -m ansible.builtin.ping %s)"
+                % (what, str(exc).strip() or type(exc).__name__, host))
 
         envelope.update(run_id=args["run_id"], collection_version=collection_version(), probe_sha256=archive_sha256)
         if input_notes:
@@ -116,6 +130,7 @@ class ActionModule(ActionBase):
                 return failure_envelope(name, host, "error", "the probe module could not be started on the host: %s"
                                         % _module_failure_text(job), started=started), None
             job_started = True
+            self._job_started = time.monotonic()
             finished = self._wait_for_job(name, host, job, args, task_vars)
         finally:
             if not job_started:

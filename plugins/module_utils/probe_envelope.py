@@ -45,12 +45,13 @@ def _stderr_hint(stderr_tail):
     return "last stderr lines: " + " | ".join(lines[-5:])
 
 
-def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python):
+def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python, stdout_tail=""):
     """Decide the envelope of one probe run.
 
     ``outcome`` is a ProcessOutcome; ``output_bytes`` is the content of the --out file or None
     when the probe wrote none. Returns ``(envelope, raw_output)``; ``raw_output`` is the text
-    of an unparsable output file, kept so that nothing the probe wrote is lost.
+    of an unparsable output file, or what the probe printed on stdout (``stdout_tail``) when it
+    wrote no result file, kept so that nothing the probe wrote is lost.
     """
     command = outcome.argv
     duration = outcome.duration_s
@@ -67,9 +68,10 @@ def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python):
         return failure_envelope(probe, host, "error", reason, command, started, duration), None
 
     if outcome.timed_out:
-        reason = ("the probe did not finish within its timeout and its whole process group was killed "
-                  "after %.0f s; raise its timeout if the host is merely slow, otherwise find out why it "
-                  "hangs (%s)" % (duration, _stderr_hint(stderr_tail)))
+        limit = "its %g s limit" % outcome.timeout_s if getattr(outcome, "timeout_s", None) else "its time limit"
+        reason = ("the probe did not finish within %s and its whole process group was killed after %.0f s; raise "
+                  "the limit (probe_timeouts: {%s: seconds}) if the host is merely slow, otherwise find out why it "
+                  "hangs (%s)" % (limit, duration, probe, _stderr_hint(stderr_tail)))
         return failure_envelope(probe, host, "timeout", reason, command, started, duration), None
 
     if outcome.signal_number is not None:
@@ -83,7 +85,10 @@ def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python):
                 outcome.returncode, _stderr_hint(stderr_tail))
         else:
             reason = "the probe exited with code 0 but wrote no result file; %s" % _stderr_hint(stderr_tail)
-        return failure_envelope(probe, host, "error", reason, command, started, duration), None
+        if not (stdout_tail or "").strip():
+            return failure_envelope(probe, host, "error", reason, command, started, duration), None
+        reason += "; what it printed on stdout is kept beside the result (.raw)"
+        return failure_envelope(probe, host, "error", reason, command, started, duration), stdout_tail
 
     raw = output_bytes[:RAW_OUTPUT_LIMIT_BYTES].decode("utf-8", "replace")
     try:

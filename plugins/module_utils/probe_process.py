@@ -18,8 +18,9 @@ KILL_GRACE_S = 5.0
 class ProcessOutcome(object):
     """How the probe process ended."""
 
-    def __init__(self, argv, returncode, timed_out, duration_s, spawn_error=None, stragglers_killed=False):
+    def __init__(self, argv, returncode, timed_out, duration_s, spawn_error=None, stragglers_killed=False, timeout_s=None):
         self.argv = list(argv)
+        self.timeout_s = timeout_s
         self.returncode = returncode
         self.timed_out = timed_out
         self.duration_s = duration_s
@@ -96,7 +97,7 @@ def run_probe_process(argv, timeout_s, stdout_path, stderr_path, cwd=None, env=N
             while _group_alive(pgid) and time.monotonic() < deadline:
                 time.sleep(0.05)
         return ProcessOutcome(argv, process.returncode, timed_out, time.monotonic() - started,
-                              stragglers_killed=stragglers_killed)
+                              stragglers_killed=stragglers_killed, timeout_s=timeout_s)
 
 
 def read_tail(path, limit_bytes=4000):

@@ -141,8 +141,10 @@ status:
   type: str
   sample: ok
 raw_output:
-  description: What the probe wrote when it was not valid JSON (at most 1 MiB); also stored beside the result.
-  returned: when the output could not be parsed
+  description:
+    - What the probe wrote when it was not valid JSON (at most 1 MiB), or what it printed on stdout (its last 64 KiB) when
+      it wrote no result file; also stored beside the result.
+  returned: when the output could not be parsed, or no result file was written and the probe printed something on stdout
   type: str
 """
 
@@ -163,6 +165,9 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process 
     read_tail,
     run_probe_process,
 )
+
+
+STDOUT_KEPT_BYTES = 64 * 1024
 
 
 def extract_archive(archive, destination):
@@ -201,7 +206,7 @@ def run_module(module):
             with open(out_path, "rb") as handle:
                 output = handle.read()
         envelope, raw = interpret(name, "", outcome, output, read_tail(os.path.join(workdir, "stderr.log")),
-                                  started, python)
+                                  started, python, read_tail(os.path.join(workdir, "stdout.log"), STDOUT_KEPT_BYTES))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

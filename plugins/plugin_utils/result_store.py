@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 
 from ..module_utils.probe_envelope import failure_envelope
 from .atomic_write import write_json_atomically, write_text_atomically
@@ -42,3 +44,12 @@ def store_result(result_path: str, envelope: dict, raw_output: str | None = None
     if raw is not None:
         write_text_atomically(result_path[:-len(".json")] + ".raw", raw)
     return stored
+
+
+def prepare_result_dir(result_path: str) -> None:
+    """Make the directory of ``result_path`` and prove that a file can be written there (an unnamed temporary file,
+    gone when closed), so a run whose results cannot be stored fails before the probe runs, not after."""
+    directory = os.path.dirname(os.path.abspath(result_path))
+    os.makedirs(directory, exist_ok=True)
+    with tempfile.TemporaryFile(dir=directory):
+        pass

@@ -1,0 +1,128 @@
+"""A stand-in for a host's Python that misbehaves like a broken probe, for the fault tests (tests/integration/test_faults*.py).
+
+The probe engine runs ``[python, <probe>.py, --params F, --out G]`` on the host, where python is the host's
+``gpufleet_python``. A fault test gives one host of its fleet ``gpufleet_python: make_interpreter(folder, fault)``: a
+one-line executable whose shebang runs this file under the controller's Python (the fleet's hosts share the
+controller's file system), so the kernel runs
+
+    <controller python> faulty_python.py <folder>/<fault> <folder>/... <probe>.py --params F --out G
+
+The fault hits the probe named ``health`` only; any other probe is handed to the real Python (os.execv), so the faulty
+host's other probes run for real and the test sees the play go on for them. Faults:
+
+    hang          starts a child that ignores SIGTERM, records both pids in <folder>/hang.pids, then sleeps for an hour
+    crash         says something on stderr, then kills itself with SIGSEGV
+    garbage       prints bytes that are no JSON on stdout and writes no --out file
+    garbage_file  prints noise on stdout and writes text that is no JSON into the --out file
+    schema        writes a well-formed envelope with status ok whose data breaks the health schema
+
+``missing_interpreter(folder)`` is the path of an interpreter that does not exist. Standard library only; nothing
+here runs a shell.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+TARGET_PROBE = "health"
+FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema")
+HANG_PIDS_FILE = "hang.pids"
+HANG_CHILD_MARKER = "gpufleet-fault-hang-child"
+GARBAGE = b"\x89PNG\r\n\x1a\n not json {{{ \xff\xfe garbage from a broken probe\n"
+GARBAGE_FILE_TEXT = "Segmentation fault in libfoo.so {\"status\": \"ok\", truncated"
+CRASH_STDERR = "faulty_python: about to dereference a bad pointer"
+SCHEMA_BREAKING_DATA = {"platform": "not an object", "gpus": 8}
+HANG_S = 3600
+
+
+def make_interpreter(folder, fault: str, python: str | None = None) -> str:
+    """Write <folder>/<fault>, an executable whose shebang runs this file with ``python`` (default: this Python)."""
+    if fault not in FAULTS:
+        raise ValueError("unknown fault %r (known: %s)" % (fault, ", ".join(FAULTS)))
+    folder = os.path.abspath(str(folder))
+    words = [python or sys.executable, os.path.abspath(__file__)]
+    shebang = "#!" + " ".join(words)
+    if len(shebang) > 250 or any(char.isspace() for word in words for char in word):
+        raise ValueError("the interpreter line %r is too long for the kernel or has white space in a path" % shebang)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, fault)
+    with open(path, "w") as handle:
+        handle.write(shebang + "\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+def missing_interpreter(folder) -> str:
+    """A path where no interpreter is (its folder does not exist either)."""
+    return os.path.join(os.path.abspath(str(folder)), "no-such-dir", "python3")
+
+
+def hang_pids(folder) -> list:
+    """The pids the hang fault recorded (the probe's, then its child's); empty when it has not started yet."""
+    try:
+        with open(os.path.join(str(folder), HANG_PIDS_FILE)) as handle:
+            return [int(word) for word in handle.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _hang(folder: str) -> None:
+    child = subprocess.Popen(  # pylint: disable=consider-using-with
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(%d)" % HANG_S,
+         HANG_CHILD_MARKER], stdin=subprocess.DEVNULL)
+    temporary = os.path.join(folder, HANG_PIDS_FILE + ".tmp")
+    with open(temporary, "w") as handle:
+        handle.write("%d %d\n" % (os.getpid(), child.pid))
+    os.replace(temporary, os.path.join(folder, HANG_PIDS_FILE))
+    time.sleep(HANG_S)
+
+
+def _schema_breaking_envelope(probe: str) -> dict:
+    return {"schema_version": "1", "probe": probe, "host": "", "status": "ok",
+            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "duration_s": 0.1, "command": [], "environment": {}, "reason": "", "data": SCHEMA_BREAKING_DATA}
+
+
+def run(fault: str, folder: str, probe_argv: list) -> int:
+    """Misbehave as ``fault`` for the health probe; run any other probe with the real Python."""
+    probe = os.path.splitext(os.path.basename(probe_argv[0]))[0] if probe_argv else ""
+    if probe != TARGET_PROBE:
+        os.execv(sys.executable, [sys.executable] + probe_argv)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--params")
+    parser.add_argument("--out")
+    args = parser.parse_args(probe_argv[1:])
+    if fault == "hang":
+        _hang(folder)
+    elif fault == "crash":
+        sys.stderr.write(CRASH_STDERR + "\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif fault == "garbage":
+        sys.stdout.buffer.write(GARBAGE)
+    elif fault == "garbage_file":
+        print("library noise on stdout {")
+        with open(args.out, "w") as handle:
+            handle.write(GARBAGE_FILE_TEXT)
+    elif fault == "schema":
+        with open(args.out, "w") as handle:
+            json.dump(_schema_breaking_envelope(probe), handle)
+    return 0
+
+
+def main(argv: list) -> int:
+    if len(argv) < 2:
+        sys.stderr.write("usage: run through an interpreter file made by make_interpreter()\n")
+        return 2
+    wrapper = argv[1]
+    return run(os.path.basename(wrapper), os.path.dirname(os.path.abspath(wrapper)), argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
