@@ -72,7 +72,8 @@ def test_a_hanging_probe_is_killed_at_its_timeout_with_its_whole_process_group(n
                                            "the probe did not finish within its %d s limit and its whole process group "
                                            "was killed" % HANG_TIMEOUT_S)
     assert "raise the limit (probe_timeouts: {health: seconds}) if the host is merely slow" in envelope["reason"]
-    assert HANG_TIMEOUT_S <= envelope["duration_s"] < HANG_TIMEOUT_S + KILL_GRACE_S + 10, envelope["duration_s"]
+    # killed near its limit, not at the async wrapper's (limit + 120 s); the margin absorbs a loaded CI machine
+    assert HANG_TIMEOUT_S <= envelope["duration_s"] < HANG_TIMEOUT_S + KILL_GRACE_S + 30, envelope["duration_s"]
     assert "probe health still running" in output and "(limit %d s)" % HANG_TIMEOUT_S in output
     # The probe and its child (which ignores SIGTERM) are gone from the host, and nothing of the probe is left there.
     assert not [pid for pid in pids if runs.alive(pid)], pids
