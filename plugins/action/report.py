@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from ansible.plugins.action import ActionBase
 
@@ -42,7 +43,9 @@ class ActionModule(ActionBase):
             return result
 
         host_groups = {host: list(groups or []) for host, groups in (args["host_groups"] or {}).items()}
-        overrides = {host: dict(value or {}) for host, value in (args["rule_overrides"] or {}).items() if value}
+        # A host's overrides that are not a mapping stay as they are: the judge reports them as that host's error.
+        overrides = {host: dict(value) if isinstance(value, Mapping) else value
+                     for host, value in (args["rule_overrides"] or {}).items() if value}
         warnings = ["rule overrides of %s: %s" % (host, problem)
                     for host, value in sorted(overrides.items()) for problem in validate_overrides(value)]
         try:

@@ -9,7 +9,7 @@ import os
 import yaml
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import CHECK_REGISTRIES
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.rules import rules_problems
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.rules import param_kind_problem, rules_problems
 
 from .probe_archive import collection_root
 from .schema_check import schema_problems
@@ -135,8 +135,13 @@ def validate_overrides(overrides, rules: dict | None = None, schemas_dir: str | 
         if rule is None:
             problems.append("rule_overrides.%s: no such rule (known: %s)" % (rule_id, ", ".join(sorted(by_id))))
             continue
+        defaults = rule.get("params") or {}
         for name in sorted(change.get("params") or {}):
-            if name not in (rule.get("params") or {}):
+            if name not in defaults:
                 problems.append("rule_overrides.%s.params.%s: the rule has no such param (it takes: %s)" % (
-                    rule_id, name, ", ".join(sorted(rule.get("params") or {})) or "no params"))
+                    rule_id, name, ", ".join(sorted(defaults)) or "no params"))
+                continue
+            mistyped = param_kind_problem(name, defaults[name], change["params"][name])
+            if mistyped:
+                problems.append("rule_overrides.%s.params.%s: %s" % (rule_id, name, mistyped))
     return problems

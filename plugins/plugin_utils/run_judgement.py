@@ -17,7 +17,7 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[st
             "reached": host.state != "unreachable",
             "reason": "; ".join(host.reasons),
             "groups": list(host.groups),
-            "rule_overrides": dict(rule_overrides.get(host.name) or {}),
+            "rule_overrides": rule_overrides.get(host.name) or {},
         }
         for host in run.hosts
     }

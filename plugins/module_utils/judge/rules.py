@@ -85,6 +85,35 @@ def rules_problems(document: Any, registries: Optional[Mapping[str, Mapping[str,
     return problems
 
 
+def _param_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__
+
+
+def param_kind_problem(name: str, default: Any, value: Any) -> Optional[str]:
+    """Why ``value`` cannot replace a param whose default is ``default``, or None.
+
+    An override must be of the default's kind (a number for a number, a list for a list, ...); a param whose
+    default is null (such as an expected count that the SKU's baseline fills in) takes a number or null.
+    """
+    wanted = "a number" if default is None else _param_kind(default)
+    given = _param_kind(value)
+    if given == wanted or (default is None and value is None):
+        return None
+    return "param %s must be %s%s, not %s %r" % (name, wanted, " (or null)" if default is None else "", given, value)
+
+
 def normalize_rule(rule: Mapping[str, Any]) -> Dict[str, Any]:
     normalized = {key: copy.deepcopy(rule.get(key)) for key in RULE_KEYS}
     normalized["params"] = dict(normalized["params"] or {})
@@ -141,6 +170,10 @@ def effective_rules(defaults: Any, overrides: Optional[Mapping[str, Any]] = None
                 if name not in rule["params"]:
                     problems.append("override for %s: unknown param %s (the rule takes: %s)" % (
                         rule_id, name, ", ".join(sorted(rule["params"])) or "no params"))
+                    continue
+                mistyped = param_kind_problem(name, rule["params"][name], params[name])
+                if mistyped:
+                    problems.append("override for %s: %s; the rule keeps its default" % (rule_id, mistyped))
                     continue
                 rule["params"][name] = copy.deepcopy(params[name])
                 if "params" not in rule["overridden"]:

@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Check every host's variables, the rules and the rule overrides on the controller, before anything runs."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.inputs_spec import INPUTS_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.input_checks import (
+    CONTROLLER_REPORT_VARIABLES,
+    CONTROLLER_VARIABLES,
+    HOST_VARIABLES,
+    collection_profiles,
+    controller_problems,
+    host_problems,
+    profile_problems,
+)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import available_probes
+
+
+def _variables(source, names):
+    """The variables of names that source sets, templated; one that cannot be templated is a problem."""
+    values, problems = {}, []
+    for name in names:
+        try:
+            if name in source:
+                values[name] = source[name]
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # an undefined variable inside it, ...
+            problems.append("%s cannot be evaluated: %s" % (name, " ".join(str(exc).split())[:300]))
+    return values, problems
+
+
+class ActionModule(ActionBase):
+
+    _supports_check_mode = True
+    _supports_async = False
+    TRANSFERS_FILES = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(argument_spec=INPUTS_ARGUMENT_SPEC)
+        del validation
+        probes = available_probes()
+        # The probe role's profiles, or the ones the command line or inventory put in their place.
+        profiles = task_vars.get("__probe_profiles") or collection_profiles()
+        if not isinstance(profiles, Mapping):
+            result.update(failed=True, msg="__probe_profiles must map a profile to its probes, not %s" % type(profiles).__name__)
+            return result
+        problems = profile_problems(profiles, probes)
+        controller_values, unreadable = _variables(task_vars, CONTROLLER_VARIABLES)
+        controller, warnings, rules = controller_problems(controller_values)
+        problems.extend(unreadable + controller)
+        hosts = list(args["hosts"])
+        if task_vars.get("inventory_hostname") not in hosts:
+            # The report runs here, with this host's gpufleet_profile and gpufleet_results_dir.
+            values, unreadable = _variables(task_vars, CONTROLLER_REPORT_VARIABLES)
+            problems.extend("%s (the controller): %s" % (task_vars.get("inventory_hostname"), problem)
+                            for problem in unreadable + host_problems(values, profiles, probes, rules))
+        hostvars = task_vars.get("hostvars") or {}
+        for host in hosts:
+            source = hostvars[host] if host in hostvars else {}
+            values, unreadable = _variables(source, HOST_VARIABLES)
+            problems.extend("%s: %s" % (host, problem) for problem in unreadable + host_problems(values, profiles, probes, rules))
+        if warnings:
+            result["warnings"] = warnings
+        result.update(changed=False, problems=problems, profiles=sorted(profiles), probes=probes)
+        if problems:
+            result.update(failed=True, msg="%d problem(s) in the run's inputs, so nothing was run: %s"
+                          % (len(problems), " | ".join(problems)))
+        else:
+            result["msg"] = "the inputs of %d host(s) are sound" % len(args["hosts"])
+        return result

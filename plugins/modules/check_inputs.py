@@ -1,0 +1,87 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: check_inputs
+short_description: Check a validation run's inputs on the controller before anything runs
+version_added: "0.1.0"
+description:
+  - Reads the variables of every host of O(hosts) and of the controller and fails, naming the host, the variable and
+    what is wrong, when one is of the wrong type or out of range, so that a bad inventory stops the run before any
+    probe starts and before anything is written.
+  - Checks C(gpufleet_profile) (one of the probe role's profiles), C(gpufleet_python) (a string),
+    C(gpufleet_results_dir) (a non-empty string), C(probe_timeouts) (probe name to whole seconds, at least 1),
+    C(probe_params) (probe name to a mapping; the probe itself refuses a parameter it does not know),
+    C(gpufleet_rule_overrides) (against C(schemas/rule_overrides.schema.json) and the rules, that is the rule ids,
+    their params and the params' kinds), C(gpufleet_run_id), and that every profile names probes the collection has.
+  - Loads the rules file (C(gpufleet_rules_file), or the report role's C(report_rules_file) when set; default
+    C(rules/default.yaml)) and fails when it is not valid YAML or
+    breaks C(schemas/rules.schema.json), naming the file and the problem. A broken file in the baselines folder
+    (C(gpufleet_baselines_dir), default C(baselines/)) is a warning; the judge reports it and compares that SKU's hosts
+    with their peers only.
+  - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts and nothing is written.
+author:
+  - gpufleet.validation contributors (@gpufleet)
+options:
+  hosts:
+    description:
+      - Inventory names of the hosts the run will validate; each one's variables are checked.
+    type: list
+    elements: str
+    required: true
+attributes:
+  check_mode:
+    support: full
+    description: Checks the same way in check mode; it never changes anything.
+  diff_mode:
+    support: none
+    description: Produces no diff.
+  action:
+    support: full
+    description: All the work happens in the action plugin of the same name.
+  async:
+    support: none
+    description: Not supported.
+"""
+
+EXAMPLES = r"""
+- name: Check every host's variables before anything runs
+  gpufleet.validation.check_inputs:
+    hosts: "{{ query('ansible.builtin.inventory_hostnames', 'all') }}"
+"""
+
+RETURN = r"""
+problems:
+  description: One sentence per problem, each naming the host (or the controller) and the variable.
+  returned: always
+  type: list
+  elements: str
+profiles:
+  description: The profiles a host may name in C(gpufleet_profile).
+  returned: success
+  type: list
+  elements: str
+probes:
+  description: The probes a key of C(probe_timeouts) or C(probe_params) may name.
+  returned: success
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.inputs_spec import INPUTS_ARGUMENT_SPEC
+
+
+def main():
+    module = AnsibleModule(argument_spec=INPUTS_ARGUMENT_SPEC, supports_check_mode=True)
+    module.fail_json(msg="gpufleet.validation.check_inputs runs in its action plugin on the controller; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""Check a run's inputs on the controller before anything runs: each host's variables, the rules, the rule overrides.
+
+Every problem is a sentence that names the variable (and the host) and says what is wrong and what is allowed, so a
+wrong type, a value out of range, an unknown profile or probe, or a broken rules file stops the run before a probe
+starts, instead of failing half-way or being accepted silently.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+import yaml
+
+from .judge_inputs import load_baselines, load_rules, validate_overrides
+from .probe_archive import collection_root
+from .result_paths import check_run_id
+
+PROFILES_FILE = os.path.join("roles", "probe", "vars", "main.yml")
+HOST_VARIABLES = ("gpufleet_profile", "gpufleet_python", "gpufleet_results_dir", "gpufleet_rule_overrides",
+                  "probe_timeouts", "probe_params")
+CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_baselines_dir", "report_rules_file", "report_baselines_dir")
+CONTROLLER_REPORT_VARIABLES = ("gpufleet_profile", "gpufleet_results_dir")
+
+
+def kind(value) -> str:
+    """The YAML word for a value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__
+
+
+def shown(value) -> str:
+    text = repr(value) if not isinstance(value, str) else repr(str(value))
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def collection_profiles(root: str | None = None) -> dict:
+    """The profiles of the probe role (roles/probe/vars/main.yml): {profile: [probe, ...]}."""
+    with open(os.path.join(root or collection_root(), PROFILES_FILE), encoding="utf-8") as handle:
+        return dict(yaml.safe_load(handle)["__probe_profiles"])
+
+
+def profile_problems(profiles: Mapping, probes: list[str]) -> list[str]:
+    """A profile that names a probe the collection does not have (checked before any host is probed)."""
+    problems = []
+    for profile in sorted(profiles, key=str):
+        members = profiles[profile]
+        if not isinstance(members, list):
+            problems.append("profile %s must be a list of probe names, not %s" % (profile, kind(members)))
+            continue
+        unknown = [str(name) for name in members if name not in probes]
+        if unknown:
+            problems.append("profile %s names unknown probe(s) %s (known probes: %s)"
+                            % (profile, ", ".join(unknown), ", ".join(probes)))
+    return problems
+
+
+def _per_probe_mapping(name: str, value, probes: list[str]) -> tuple[list[str], dict]:
+    if not isinstance(value, Mapping):
+        return ["%s must be a mapping of probe name to its setting, e.g. {health: ...}, not %s %s"
+                % (name, kind(value), shown(value))], {}
+    problems = ["%s.%s: no such probe (known probes: %s)" % (name, probe, ", ".join(probes))
+                for probe in sorted(value, key=str) if probe not in probes]
+    return problems, {probe: setting for probe, setting in value.items() if probe in probes}
+
+
+def timeout_problems(value, probes: list[str]) -> list[str]:
+    problems, known = _per_probe_mapping("probe_timeouts", value, probes)
+    for probe in sorted(known):
+        seconds = known[probe]
+        if isinstance(seconds, bool) or not isinstance(seconds, int):
+            problems.append("probe_timeouts.%s must be a whole number of seconds (at least 1), not %s %s"
+                            % (probe, kind(seconds), shown(seconds)))
+        elif seconds < 1:
+            problems.append("probe_timeouts.%s is %d; a time limit must be at least 1 second" % (probe, seconds))
+    return problems
+
+
+def params_problems(value, probes: list[str]) -> list[str]:
+    """The probe itself refuses a parameter it does not know, naming the ones it takes (a per-host error)."""
+    problems, known = _per_probe_mapping("probe_params", value, probes)
+    problems.extend("probe_params.%s must be a mapping of parameter name to value, not %s %s"
+                    % (probe, kind(known[probe]), shown(known[probe]))
+                    for probe in sorted(known) if not isinstance(known[probe], Mapping))
+    return problems
+
+
+def host_problems(values: Mapping, profiles: Mapping, probes: list[str], rules: dict | None) -> list[str]:
+    """Problems of one host's variables (values: the variables it sets among HOST_VARIABLES)."""
+    problems = []
+    if "gpufleet_profile" in values:
+        profile = values["gpufleet_profile"]
+        if not isinstance(profile, str) or profile not in profiles:
+            problems.append("gpufleet_profile is %s %s, not a profile (known profiles: %s)"
+                            % (kind(profile), shown(profile), ", ".join(sorted(profiles))))
+    if "gpufleet_python" in values and not isinstance(values["gpufleet_python"], str):
+        problems.append("gpufleet_python must be a string, the path of the host's Python (empty: the interpreter "
+                        "Ansible uses), not %s %s" % (kind(values["gpufleet_python"]), shown(values["gpufleet_python"])))
+    if "gpufleet_results_dir" in values:
+        directory = values["gpufleet_results_dir"]
+        if not isinstance(directory, str) or not directory.strip():
+            problems.append("gpufleet_results_dir must be a directory on the controller (default: results), not %s %s"
+                            % ("an empty string" if isinstance(directory, str) else kind(directory), shown(directory)))
+    if "probe_timeouts" in values:
+        problems.extend(timeout_problems(values["probe_timeouts"], probes))
+    if "probe_params" in values:
+        problems.extend(params_problems(values["probe_params"], probes))
+    overrides = values.get("gpufleet_rule_overrides")
+    if overrides is not None and not isinstance(overrides, Mapping):
+        problems.append("gpufleet_rule_overrides must be a mapping of rule id to {severity, params, enabled}, not %s %s"
+                        % (kind(overrides), shown(overrides)))
+    elif overrides is not None:
+        problems.extend(re.sub(r"\brule_overrides\b", "gpufleet_rule_overrides", problem, count=1)
+                        for problem in validate_overrides(values["gpufleet_rule_overrides"], rules))
+    return problems
+
+
+def _path(value):
+    """None when unset or empty (the collection's own file); a path like the report module's (~ and $VARS expanded)."""
+    if not value:
+        return None
+    return os.path.expanduser(os.path.expandvars(value)) if isinstance(value, str) else value
+
+
+def _rules(values: Mapping) -> tuple[list[str], dict | None]:
+    """The rules the report will judge with, or the problem that stops the run."""
+    # The report role's own variable, when set, wins over gpufleet_rules_file (its default).
+    variable = "report_rules_file" if values.get("report_rules_file") else "gpufleet_rules_file"
+    rules_file = _path(values.get(variable))
+    if rules_file is not None and not isinstance(rules_file, str):
+        return ["%s must be the path of a rules file, not %s %s" % (variable, kind(rules_file), shown(rules_file))], None
+    try:
+        return [], load_rules(rules_file)
+    except ValueError as exc:
+        return ["%s%s" % (variable + ": " if rules_file else "", exc)], None
+
+
+def _baselines(values: Mapping) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of the baselines folder; a broken file in it is a warning, not fatal."""
+    variable = "report_baselines_dir" if values.get("report_baselines_dir") else "gpufleet_baselines_dir"
+    directory = _path(values.get(variable))
+    if directory is not None and not isinstance(directory, str):
+        return ["%s must be the path of a folder of baseline files, not %s %s" % (variable, kind(directory), shown(directory))], []
+    if directory is not None and not os.path.isdir(directory):
+        return ["%s %s is not a folder" % (variable, directory)], []
+    # The judge reports a broken file too, and compares the hosts of that SKU with their peers only.
+    return [], ["%s %s: %s" % (variable, directory, problem) if directory else problem for problem in load_baselines(directory)[1]]
+
+
+def controller_problems(values: Mapping) -> tuple[list[str], list[str], dict | None]:
+    """(problems, warnings, rules) of the controller's variables: run id, rules file, baselines folder."""
+    problems = []
+    if "gpufleet_run_id" in values:
+        try:
+            check_run_id(values["gpufleet_run_id"] if isinstance(values["gpufleet_run_id"], str) else "")
+        except ValueError:
+            problems.append("gpufleet_run_id %s must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or "
+                            "digit" % shown(values["gpufleet_run_id"]))
+    rules_problems, rules = _rules(values)
+    baselines_problems, warnings = _baselines(values)
+    return problems + rules_problems + baselines_problems, warnings, rules
