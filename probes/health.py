@@ -1,6 +1,7 @@
 """health probe: is this host's GPU stack sound? Driver, GPUs, topology, device nodes, CUDA init, XIDs."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Callable, Dict, List, Tuple
 
@@ -8,7 +9,7 @@ from probelib.fields import SectionErrors, is_unavailable
 from probelib.health.cgroup_devices import collect_cgroup_devices
 from probelib.health.context import HealthContext, SystemRoots
 from probelib.health.cuda_init import collect_cuda_init
-from probelib.health.device_nodes import collect_device_nodes
+from probelib.health.device_nodes import collect_device_nodes, read_after_init, read_device_nodes
 from probelib.health.kernel_log import collect_kernel_log
 from probelib.health.nvml_access import NvmlSession
 from probelib.health.nvml_devices import collect_gpus, nvml_bus_ids
@@ -31,13 +32,28 @@ DEFAULTS: Dict[str, Any] = {
 }
 
 Section = Callable[[HealthContext], Any]
+StatFunction = Callable[[str], Any]
+NvmlOpener = Callable[[SystemRoots], NvmlSession]
+# Where the readings made before NVML opened are kept in HealthContext.cache.
+AS_FOUND = "as_found"
+
+
+def device_nodes_with_nvml(context: HealthContext) -> Any:
+    """The nodes as found before NVML opened, with the open test and NVML's GPU count added now."""
+    return collect_device_nodes(context, as_found=context.cache[AS_FOUND]["device_nodes"])
+
+
+def cgroup_devices_as_found(context: HealthContext) -> Any:
+    return context.cache[AS_FOUND]["cgroup_devices"]
+
+
 REGISTRY: List[Tuple[str, Section]] = [
     ("platform", collect_platform),
     ("software", collect_software),
     ("gpus", collect_gpus),
     ("topology", collect_topology),
-    ("device_nodes", collect_device_nodes),
-    ("cgroup_devices", collect_cgroup_devices),
+    ("device_nodes", device_nodes_with_nvml),
+    ("cgroup_devices", cgroup_devices_as_found),
     ("cuda_init", collect_cuda_init),
     ("kernel_log", lambda context: collect_kernel_log(context, nvml_bus_ids(context))),
 ]
@@ -46,10 +62,15 @@ ENVIRONMENT_FROM_SOFTWARE = ("driver_version", "cuda_driver_version", "nvml_vers
 ENVIRONMENT_FROM_CUDA_INIT = ("torch_version", "torch_cuda_version", "nccl_version", "cudnn_version")
 
 
-def collect(params: Dict[str, Any], roots: SystemRoots = None, nvml: NvmlSession = None) -> ProbeResult:
-    session = nvml if nvml is not None else NvmlSession().open()
-    context = HealthContext(params=params, nvml=session, roots=roots or SystemRoots())
+def collect(params: Dict[str, Any], roots: SystemRoots = None, nvml: NvmlSession = None,
+            open_nvml: NvmlOpener = None, stat_fn: StatFunction = os.stat) -> ProbeResult:
+    """nvml: a session the caller already opened (then the first reading comes after NVML); open_nvml: how to open one
+    after the first reading (default nvidia-ml-py); stat_fn: how a node is stat'ed (tests give files device numbers)."""
+    roots = roots or SystemRoots()
     errors = SectionErrors()
+    as_found = read_before_nvml(params, roots, errors, stat_fn)
+    session = nvml if nvml is not None else (open_nvml or open_nvml_session)(roots)
+    context = HealthContext(params=params, nvml=session, roots=roots, cache={AS_FOUND: as_found})
     data: Dict[str, Any] = {}
     usable = session.usable
     try:
@@ -57,8 +78,34 @@ def collect(params: Dict[str, Any], roots: SystemRoots = None, nvml: NvmlSession
             data[name] = errors.run(name, lambda: section(context))
     finally:
         session.close()
+    read_again_after_init(data, roots, errors, stat_fn)
     data["errors"] = errors.errors
     return ProbeResult(status_of(usable, errors), data, reason_of(usable, session, errors), environment_of(data))
+
+
+def open_nvml_session(roots: SystemRoots) -> NvmlSession:
+    return NvmlSession().open(proc_root=roots.proc)
+
+
+def read_before_nvml(params: Dict[str, Any], roots: SystemRoots, errors: SectionErrors,
+                     stat_fn: StatFunction) -> Dict[str, Any]:
+    """The device nodes and the cgroup device rules as the host has them. As root, NVML and CUDA initialisation
+    re-create stale /dev/nvidia* nodes, so this reading comes before anything loads either."""
+    context = HealthContext(params=params, nvml=NvmlSession(), roots=roots)
+    return {
+        "device_nodes": errors.run("device_nodes", lambda: read_device_nodes(roots, stat_fn)),
+        "cgroup_devices": errors.run("cgroup_devices", lambda: collect_cgroup_devices(context)),
+    }
+
+
+def read_again_after_init(data: Dict[str, Any], roots: SystemRoots, errors: SectionErrors,
+                          stat_fn: StatFunction) -> None:
+    """device_nodes.after_init: the nodes read again once NVML and the CUDA init section ran, and what changed."""
+    nodes = data.get("device_nodes")
+    if not isinstance(nodes, dict) or is_unavailable(nodes):
+        return
+    nodes["after_init"] = errors.run("device_nodes.after_init", lambda: read_after_init(
+        roots, nodes["nodes"], nodes["probe_ran_as_root"], stat_fn))
 
 
 def status_of(nvml_usable: bool, errors: SectionErrors) -> str:

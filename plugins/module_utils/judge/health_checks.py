@@ -138,6 +138,7 @@ def gpu_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
 
 
 def device_majors(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """The majors as found, before NVML or CUDA could repair them; a node that changed while the probe ran is named."""
     nodes = data.get("device_nodes", MISSING)
     if nodes is MISSING:
         return []
@@ -150,13 +151,25 @@ def device_majors(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
     if mismatches is MISSING:
         return []
     checked = len([node for node in nodes.get("nodes", []) if node.get("major_matches") is not None])
+    changes = node_changes_during_probe(nodes)
+    fields = {"reference": majors, "reference_source": "/proc/devices on the host",
+              "threshold": "every node's major == its driver's major"}
     if mismatches:
-        return [make_check(rule, host, rule["severity"], "; ".join(entry["sentence"] for entry in mismatches),
-                           value=[entry["path"] for entry in mismatches], reference=majors,
-                           reference_source="/proc/devices on the host", threshold="every node's major == its driver's major")]
+        sentences = [entry["sentence"] for entry in mismatches] + [change["sentence"] for change in changes]
+        return [make_check(rule, host, rule["severity"], "; ".join(sentences),
+                           value=[entry["path"] for entry in mismatches], **fields)]
+    if changes:
+        return [make_check(rule, host, "warn", "every /dev/nvidia* major (%d nodes) matched /proc/devices when the probe "
+                           "started, but %s" % (checked, "; ".join(change["sentence"] for change in changes)),
+                           value=[change["path"] for change in changes], **fields)]
     return [make_check(rule, host, "pass", "every /dev/nvidia* major (%d nodes) matches /proc/devices" % checked,
-                       value=[], reference=majors, reference_source="/proc/devices on the host",
-                       threshold="every node's major == its driver's major")]
+                       value=[], **fields)]
+
+
+def node_changes_during_probe(nodes: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """device_nodes.after_init.changes: nodes NVML/CUDA initialisation created or re-created; [] when not recorded."""
+    changes = dig(nodes, "after_init", "changes")
+    return changes if isinstance(changes, list) else []
 
 
 def device_nodes_present(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:

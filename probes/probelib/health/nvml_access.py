@@ -5,6 +5,7 @@ releases lack some names, and NVML_P2P_CAPS_INDEX_READ is a tuple ``(0,)`` in se
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -111,14 +112,28 @@ class NvmlSession:
     def usable(self) -> bool:
         return self.initialized and bool(self.handles)
 
-    def open(self, importer: Callable[[], Any] = None) -> "NvmlSession":
+    def open(self, importer: Callable[[], Any] = None, proc_root: str = "/proc") -> "NvmlSession":
+        """Import nvidia-ml-py and initialise NVML. When that fails on a host without the NVIDIA kernel module, the
+        missing module is the first reason. NVML is tried all the same: a sandbox may hide /proc/driver/nvidia."""
+        self._initialise(importer)
+        if not self.initialized:
+            self._lead_with_missing_kernel_module(proc_root)
+        return self
+
+    def _lead_with_missing_kernel_module(self, proc_root: str) -> None:
+        missing = missing_kernel_module(proc_root)
+        if missing:
+            self.reason = "%s; %s" % (missing, self.reason) if self.reason else missing
+            self.device_count = unavailable(self.reason)
+
+    def _initialise(self, importer: Callable[[], Any] = None) -> None:
         try:
             self.module = (importer or _import_pynvml)()
         except ImportError as exc:
             self.reason = "nvidia-ml-py is not installed for %s: pip install nvidia-ml-py (%s)" % (
                 sys.executable, exc)
             self.device_count = unavailable(self.reason)
-            return self
+            return
         self.reader = NvmlReader(self.module)
         try:
             self.module.nvmlInit()
@@ -133,22 +148,21 @@ class NvmlSession:
             else:
                 self.reason = "NVML cannot initialise: %s" % describe_nvml_error(exc)
             self.device_count = unavailable(self.reason)
-            return self
+            return
         self.initialized = True
         count = self.reader.value("nvmlDeviceGetCount")
         self.device_count = count
         if not isinstance(count, int):
             self.reason = "NVML cannot count GPUs: %s" % count["unavailable"]
-            return self
+            return
         if count == 0:
             self.reason = "the NVIDIA driver sees no GPU (NVML reports 0 devices)"
-            return self
+            return
         for index in range(count):
             ok, handle = self.reader.attempt("nvmlDeviceGetHandleByIndex", index)
             self.handles.append(handle if ok else None)
             if not ok:
                 self.handle_failures[index] = reason_of(handle)
-        return self
 
     def close(self) -> None:
         if self.initialized:
@@ -157,6 +171,13 @@ class NvmlSession:
             except Exception:
                 pass
             self.initialized = False
+
+
+def missing_kernel_module(proc_root: str = "/proc") -> str:
+    """Why NVML cannot work when the NVIDIA kernel module is not loaded, else ''."""
+    if os.path.isdir(os.path.join(proc_root, "driver", "nvidia")):
+        return ""
+    return "no NVIDIA kernel module loaded: /proc/driver/nvidia is missing"
 
 
 def _import_pynvml() -> Any:

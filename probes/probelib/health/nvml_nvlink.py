@@ -20,14 +20,19 @@ def max_links(module: Any) -> int:
 
 
 def read_nvlinks(reader: NvmlReader, handle: Any) -> Any:
+    """Every link index up to NVML_NVLINK_MAX_LINKS (links_queried). not_supported_count counts those NVML answered
+    Not Supported or Invalid Argument for, which are not listed in links: all of them on a GPU (or VM slice) without
+    NVLink, the indices past the GPU's own links otherwise (nvidia-ml-py 13.610 asks 36 of an 18-link H200)."""
     links: List[Dict[str, Any]] = []
+    not_supported = 0
     first_failure = None
-    for link in range(max_links(reader.module)):
+    queried = max_links(reader.module)
+    for link in range(queried):
         ok, state = reader.attempt("nvmlDeviceGetNvLinkState", handle, link)
         if not ok:
             if nvml_error_code(state) in (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT):
-                continue
-            if first_failure is None:
+                not_supported += 1
+            elif first_failure is None:
                 first_failure = reason_of(state)
             continue
         links.append(describe_link(reader, handle, link, bool(state)))
@@ -37,6 +42,8 @@ def read_nvlinks(reader: NvmlReader, handle: Any) -> Any:
         "links": links,
         "supported_count": len(links),
         "active_count": sum(1 for entry in links if entry["state"] == "active"),
+        "not_supported_count": not_supported,
+        "links_queried": queried,
     }
 
 

@@ -7,6 +7,7 @@ import fake_pynvml
 import health
 from probelib.health.context import SystemRoots
 from probelib.health.nvml_access import NvmlReader, NvmlSession, describe_nvml_error
+from probelib.health.nvml_nvlink import read_nvlinks
 from probelib.health.software import format_cuda_version
 from probelib.health.sysfs import normalize_bus_id, parse_cpulist
 
@@ -36,23 +37,64 @@ def test_reader_names_functions_this_nvidia_ml_py_lacks():
     assert (value, used) == ("12.4", "nvmlSystemGetCudaDriverVersion")
 
 
-def test_session_reasons_without_pynvml_driver_or_gpu():
-    def missing():
-        raise ImportError("No module named 'pynvml'")
+def _missing_pynvml():
+    raise ImportError("No module named 'pynvml'")
 
-    session = NvmlSession().open(importer=missing)
+
+def _proc_with_driver(tmp_path):
+    (tmp_path / "proc" / "driver" / "nvidia").mkdir(parents=True)
+    return str(tmp_path / "proc")
+
+
+def test_session_reasons_without_pynvml_driver_or_gpu(tmp_path):
+    proc = _proc_with_driver(tmp_path)
+    session = NvmlSession().open(importer=_missing_pynvml, proc_root=proc)
     assert session.reason.startswith("nvidia-ml-py is not installed for ")
     assert "pip install nvidia-ml-py" in session.reason
 
     module = fake_pynvml.FakeModule()
     module.nvmlInit = fake_pynvml.library_not_found
-    session = NvmlSession().open(importer=lambda: module)
+    session = NvmlSession().open(importer=lambda: module, proc_root=proc)
     assert session.reason.startswith("NVML library not found: no NVIDIA driver installed")
     assert not session.usable
 
-    session = NvmlSession().open(importer=lambda: fake_pynvml.FakeModule(count=0))
+    session = NvmlSession().open(importer=lambda: fake_pynvml.FakeModule(count=0), proc_root=proc)
     assert session.reason == "the NVIDIA driver sees no GPU (NVML reports 0 devices)"
     assert session.initialized and not session.usable
+
+
+def test_without_the_kernel_module_that_is_the_first_reason(tmp_path):
+    proc = str(tmp_path)  # no driver/nvidia in it
+    first = "no NVIDIA kernel module loaded: /proc/driver/nvidia is missing"
+    session = NvmlSession().open(importer=_missing_pynvml, proc_root=proc)
+    assert session.reason.startswith(first + "; nvidia-ml-py is not installed for ")
+    assert session.device_count == {"unavailable": session.reason}
+
+    module = fake_pynvml.FakeModule()
+    module.nvmlInit = fake_pynvml.library_not_found
+    session = NvmlSession().open(importer=lambda: module, proc_root=proc)
+    assert session.reason.startswith(first + "; NVML library not found")
+    assert not session.usable
+
+    # a sandbox may hide /proc/driver/nvidia from a driver that works: NVML's answer stands
+    session = NvmlSession().open(importer=fake_pynvml.FakeModule, proc_root=proc)
+    assert session.usable and session.reason == ""
+
+
+class NoNvlinkModule(fake_pynvml.FakeModule):
+    """A 1-GPU VM: NVML answers Not Supported for every one of the 18 links."""
+
+    NVML_NVLINK_MAX_LINKS = 18
+
+    def nvmlDeviceGetNvLinkState(self, handle, link):
+        raise fake_pynvml.NVMLError(3, "Not Supported")
+
+
+def test_nvlinks_nvml_calls_not_supported_are_counted():
+    assert read_nvlinks(NvmlReader(NoNvlinkModule(count=1)), "handle0") == {
+        "links": [], "supported_count": 0, "active_count": 0, "not_supported_count": 18, "links_queried": 18}
+    two_of_four = read_nvlinks(NvmlReader(fake_pynvml.FakeModule()), "handle0")
+    assert (two_of_four["supported_count"], two_of_four["not_supported_count"], two_of_four["links_queried"]) == (2, 2, 4)
 
 
 def test_units_and_bus_ids():
@@ -87,6 +129,7 @@ def test_collect_with_an_old_nvidia_ml_py_on_two_gpus(tmp_path):
     assert first["power"]["draw_w"] == 71.234
     assert first["vbios_version"] == {"unavailable": "this nvidia-ml-py lacks nvmlDeviceGetVbiosVersion"}
     assert first["nvlink"]["supported_count"] == 2 and first["nvlink"]["active_count"] == 2
+    assert first["nvlink"]["not_supported_count"] == 2 and first["nvlink"]["links_queried"] == 4
     process = first["processes"]["compute"][0]
     assert process["pid"] == 999999999 and process["used_memory_mib"] == 1024.0
     assert "not visible" in process["name"]["unavailable"]
@@ -99,6 +142,7 @@ def test_collect_with_an_old_nvidia_ml_py_on_two_gpus(tmp_path):
     assert result.environment["driver_version"] == "550.54.15"
     assert data["cuda_init"] == {"unavailable": "skipped: parameter cuda_init is false"}
     assert data["errors"] == []
+    assert data["device_nodes"]["after_init"]["changes"] == []
 
 
 def test_a_raising_section_makes_the_probe_partial(tmp_path, monkeypatch):
