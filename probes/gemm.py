@@ -27,7 +27,12 @@ DESCRIPTION = (
     "{GPU UUID or \"cpu\": number}; default: the probe times a device-to-device copy of up to 1 GiB itself); "
     "peak_tflops ({dtype: dense peak TFLOP/s} of the GPU SKU, GPUs only; default: a short calibration on the biggest "
     "square classifies, and the best measured shape is the compute roof afterwards); "
-    "repeats (timed repeats per shape, median reported; default 3); "
+    "repeats (timed repeats per shape and per state, median reported; default 3); "
+    "power_state_dtypes (dtypes whose calibration shape (GPU square 8192) is also timed in two named states; default "
+    "bf16, fp8_e4m3): burst = from an idle GPU (a bounded wait until NVML shows it idle), a window of burst_window_s "
+    "(default 0.05) that ends before the 700 W-class software power cap engages; sustained = after sustained_settle_s "
+    "(default 3) of the same product, windows of sustained_window_s (default 1) at steady state; NVML clocks, power and "
+    "clock-event reasons are sampled every 10 ms inside every window; idle_wait_max_s (default 20) bounds the wait; "
     "repeat_time_s / warmup_time_s (seconds of back-to-back calls per repeat / of warm-up; null: GPU 0.1 / 0.05, CPU "
     "0.02 / 0.005); fp8_fast_accum (bool, torch._scaled_mm use_fast_accum; default false); "
     "device (auto | cuda | cpu; default auto)." % ", ".join(DTYPE_NAMES)
@@ -43,7 +48,15 @@ DEFAULTS: Dict[str, Any] = {
     "warmup_time_s": None,
     "fp8_fast_accum": False,
     "device": "auto",
+    "power_state_dtypes": ["bf16", "fp8_e4m3"],
+    "burst_window_s": 0.05,
+    "sustained_settle_s": 3.0,
+    "sustained_window_s": 1.0,
+    "idle_wait_max_s": 20.0,
 }
+# Fixed parts of the two states: NVML every 10 ms (a sample takes well under 1 ms), three warm-up calls before a burst
+# window, and "idle" = gpu_idle with power at most 30 % of the limit (NVML's power is an average that lags the load).
+POWER_STATE_FIXED = {"sampling_interval_s": 0.01, "burst_warmup_calls": 3, "idle_power_fraction": 0.3}
 
 
 def check_params(params: Dict[str, Any]) -> None:
@@ -59,6 +72,13 @@ def check_params(params: Dict[str, Any]) -> None:
         value = params[key]
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise ParameterError("%s must be a positive number of seconds or null" % key)
+    for key in ("burst_window_s", "sustained_settle_s", "sustained_window_s", "idle_wait_max_s"):
+        if params[key] <= 0:
+            raise ParameterError("%s must be a positive number of seconds" % key)
+    try:
+        params["power_state_dtypes"] = check_dtypes(params["power_state_dtypes"]) if params["power_state_dtypes"] else []
+    except GemmParameterError as exc:
+        raise ParameterError("power_state_dtypes: %s" % exc) from exc
 
 
 def collect(params: Dict[str, Any]) -> ProbeResult:
@@ -78,6 +98,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         plan = build_plan(kind, bool(params["quick"]), params["dtypes"], params["shapes"])
     except ShapeError as exc:
         raise ParameterError(str(exc)) from exc
+    plan["power_state_dtypes"] = [name for name in params["power_state_dtypes"] if name in plan["dtypes"]]
+    plan["power_state_settings"] = power_state_settings(params)
     snapshots = None
     if kind == "cuda":
         from probelib.measure.gpu_snapshot import GpuSnapshots
@@ -86,7 +108,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
                             "torch_settings": torch_settings(torch), "devices": [], "errors": []}
     try:
         for device in devices:
-            sweep = DeviceSweep(torch, device, plan, params, snapshots.take if snapshots else None)
+            sweep = DeviceSweep(torch, device, plan, params, snapshots.take if snapshots else None,
+                                snapshots.reads if snapshots else None)
             try:
                 data["devices"].append(sweep.run())
             except Exception as exc:  # one device fails alone
@@ -110,7 +133,15 @@ def plan_record(plan: Dict[str, Any], params: Dict[str, Any]) -> Dict[str, Any]:
         "warmup_time_s": float(params["warmup_time_s"] or plan["warmup_time_s"]),
         "min_iterations": plan["min_iterations"], "max_iterations": plan["max_iterations"],
         "fp8_fast_accum": bool(params["fp8_fast_accum"]),
+        "power_state_dtypes": plan.get("power_state_dtypes", []),
+        "power_state_settings": plan.get("power_state_settings") or power_state_settings(params),
     }
+
+
+def power_state_settings(params: Dict[str, Any]) -> Dict[str, Any]:
+    settings = {key: float(params[key]) for key in ("burst_window_s", "sustained_settle_s", "sustained_window_s", "idle_wait_max_s")}
+    settings.update(POWER_STATE_FIXED)
+    return settings
 
 
 def torch_settings(torch: Any) -> Dict[str, Any]:

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..module_utils.judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict
+from ..module_utils.judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .result_paths import host_dir_name
 
 FLEET_SCHEMA_VERSION = "1"
@@ -72,9 +72,9 @@ def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
         "previous_run_id": judgement.previous_run_id,
         "collection_versions": list(run_model.collection_versions()) if hasattr(run_model, "collection_versions") else [],
         "counts": counts,
-        "gate": {"passed": not any(counts.get(verdict) for verdict in GATING_VERDICTS),
+        "gate": {"passed": not any(blocks_gate(verdict) for verdict in judgement.hosts.values()),
                  "gating_verdicts": list(GATING_VERDICTS),
-                 "gating_hosts": sorted(name for name, verdict in judgement.hosts.items() if verdict.verdict in GATING_VERDICTS)},
+                 "gating_hosts": sorted(name for name, verdict in judgement.hosts.items() if blocks_gate(verdict))},
         "hosts_worst_first": [verdict.host for verdict in judgement.hosts_worst_first()],
         "hosts": hosts,
         "unmatched_rules": [json_safe(check.to_dict()) for check in judgement.unmatched_rules],

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from ..module_utils.judge.fleet import judge_fleet
-from ..module_utils.judge.model import GATING_VERDICTS, Check, FleetJudgement
+from ..module_utils.judge.model import Check, FleetJudgement, blocks_gate
 from .judge_inputs import load_baselines, load_rules
 from .previous_run import most_common_run, previous_results
 from .report_model import RunModel
@@ -41,7 +41,7 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
 def gate_lines(judgement: FleetJudgement) -> List[str]:
     """One line per host that fails the gate, with its reasons."""
     return ["%s: %s - %s" % (verdict.host, verdict.verdict, "; ".join(verdict.reasons) or "no reason recorded")
-            for verdict in judgement.hosts_worst_first() if verdict.verdict in GATING_VERDICTS]
+            for verdict in judgement.hosts_worst_first() if blocks_gate(verdict)]
 
 
 def verdict_lines(judgement: FleetJudgement, limit_reasons: int = 3) -> List[str]:

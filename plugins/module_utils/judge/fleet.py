@@ -357,6 +357,37 @@ def _unmatched(tally: _RuleTally, reached_hosts: List[str]) -> Tuple[List[Check]
     return unmatched, per_host
 
 
+# Probes whose results say why no GPU was measured, in the order their reasons are given.
+WHY_NO_GPU_PROBES = ("health", "toolchain", "membw", "gemm", "hostbw", "p2p", "collective", "load", "precision")
+
+
+def _why_no_gpu(envelopes: Mapping[str, Any]) -> str:
+    reasons = []
+    for probe in WHY_NO_GPU_PROBES:
+        envelope = envelopes.get(probe)
+        if isinstance(envelope, Mapping) and envelope.get("status") != "ok" and envelope.get("reason"):
+            reasons.append("%s: %s" % (probe, envelope["reason"]))
+    return "; ".join(reasons[:2]) if reasons else "no probe measured a GPU (every GPU check was skipped)"
+
+
+def gpu_measured_check(host: str, checks: List[Check], envelopes: Mapping[str, Any], expected: Optional[int],
+                       expected_source: str) -> Optional[Check]:
+    """None when some check judged a GPU, or when a failing or undecided check already keeps the host out; else why no
+    GPU was measured: fail where the host should have GPUs, warn otherwise (a host without a GPU is not a validated GPU
+    host, and acceptance refuses it)."""
+    if not envelopes or any(check.status in ("fail", "error") for check in checks):
+        return None
+    if any(check.gpu_uuid and check.status in ("pass", "warn") for check in checks):
+        return None
+    why = _why_no_gpu(envelopes)
+    if expected:
+        return _host_check("host.gpu_measured", host, "", "fail", "no GPU was measured although this host should have %d (%s): %s"
+                           % (expected, expected_source, why), value=0, unit="GPUs", reference=expected,
+                           reference_source=expected_source, threshold=">= 1 GPU measured")
+    return _host_check("host.gpu_measured", host, "", "warn", "no GPU was measured on this host, so it was not validated as a "
+                       "GPU host: %s" % why, value=0, unit="GPUs", threshold=">= 1 GPU measured")
+
+
 def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str, groups: List[str]) -> HostVerdict:
     statuses = [check.status for check in checks]
     verdict = worst_verdict(statuses)
@@ -367,8 +398,10 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
         # Nothing was held against anything: that is not a pass.
         verdict = "warn"
         skipped = "; ".join("%s: %s" % (check.id, check.reason) for check in checks[:3])
-        reasons = ["host.nothing_checked: every check was skipped, so nothing on this host was validated%s"
-                   % ((" (" + skipped + ")") if skipped else "")]
+        nothing = _host_check("host.nothing_checked", host, "", "warn", "every check was skipped, so nothing on this host was "
+                              "validated%s" % ((" (" + skipped + ")") if skipped else ""))
+        checks = [nothing] + checks
+        reasons = ["%s: %s" % (nothing.id, nothing.reason)]
     return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups))
 
 
@@ -393,6 +426,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
             tally.rules.setdefault(rule["id"], effective_rules([rule])[0][0])
     host_checks: Dict[str, List[Check]] = {}
     identities: Dict[str, Tuple[Optional[str], str, List[str]]] = {}
+    expectations: Dict[str, Tuple[Optional[int], str]] = {}
     samples: List[Tuple[str, str, str, Metric]] = []
     verdicts: Dict[str, HostVerdict] = {}
     reached: List[str] = []
@@ -416,8 +450,10 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
             sku_reason = ("no health result to identify the SKU from" if health is None else
                           "the health probe gave no data (%s: %s)" % (health.get("status"), health.get("reason")))
         baseline = by_id.get(sku) if sku else None
-        context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline)
         host_rules, problems = effective_rules(rules, entry.get("rule_overrides"))
+        expected_gpus, expected_gpus_source = _expected_gpus(host_rules, baseline)
+        context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,
+                              expected_gpus_source=expected_gpus_source)
         checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
         if not envelopes:
             checks.append(_host_check("host.results", name, "", "error", "the host was reached but no probe result came back"))
@@ -436,10 +472,15 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
             checks.extend(_drift(name, envelopes, (previous or {}).get(name) or {}, previous_run_id, current_samples, options))
         host_checks[name] = checks
         identities[name] = (sku, sku_reason, groups)
+        expectations[name] = (expected_gpus, expected_gpus_source)
     fleet_checks, statistics = _fleet_checks(samples, options)
     unmatched, empty = _unmatched(tally, reached)
     for name in reached:
         checks = host_checks[name] + empty.get(name, []) + fleet_checks.get(name, [])
+        expected, expected_source = expectations[name]
+        unmeasured = gpu_measured_check(name, checks, hosts[name].get("envelopes") or {}, expected, expected_source)
+        if unmeasured is not None:
+            checks = [unmeasured] + checks
         sku, sku_reason, groups = identities[name]
         verdicts[name] = _verdict(name, checks, sku, sku_reason, groups)
     return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,

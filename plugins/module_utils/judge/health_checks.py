@@ -453,12 +453,30 @@ def pcie_link_gen(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
     return per_gpu(host, data, rule, "the PCIe link generation", judge)
 
 
+def _nvlink_words(nvlink: Dict[str, Any]) -> str:
+    queried, unsupported = nvlink.get("links_queried"), nvlink.get("not_supported_count")
+    supported = nvlink.get("supported_count", 0)
+    if isinstance(queried, int) and isinstance(unsupported, int) and unsupported and not supported:
+        return "NVML answers Not Supported for every one of the %d link indices it was asked (no NVLink here)" % queried
+    return "NVML reports %d supported NVLinks" % supported
+
+
 def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """Active NVLinks per GPU, where the host is expected to have GPU peers to link to.
+
+    A host expected to have one GPU (a VM or container given one SXM GPU) has no peer, so its links are a skip with
+    what NVML reports; a multi-GPU host of an NVLink SKU fails with any link down or missing.
+    """
     baseline = getattr(context, "baseline", None)
     expected = rule["params"].get("expected")
     source = param_source(rule, "expected")
     if expected is None and baseline and baseline.get("nvlink_links") is not None:
         expected, source = baseline["nvlink_links"], context.baseline_source("nvlink_links")
+    gpus = data.get("gpus")
+    host_gpus = getattr(context, "expected_gpus", None)
+    host_gpus_source = getattr(context, "expected_gpus_source", "")
+    if host_gpus is None and isinstance(gpus, list):
+        host_gpus, host_gpus_source = len(gpus), "the GPUs NVML lists (no expected count is set)"
 
     def judge(gpu: Dict[str, Any]) -> Optional[Check]:
         nvlink = gpu.get("nvlink", MISSING)
@@ -468,8 +486,15 @@ def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
             if expected == 0:
                 return make_check(rule, host, "pass", "%s: no NVLink, as expected (%s: 0)" % (gpu_label(gpu), source), gpu,
                                   value=0, unit="links", reference=0, reference_source=source, threshold="== 0")
+            if isinstance(host_gpus, int) and host_gpus < 2:
+                return make_check(rule, host, "skip", "%s: NVLink state unreadable (%s); not judged: this host should have %d GPU "
+                                  "(%s), so no link has a peer" % (gpu_label(gpu), nvlink["unavailable"], host_gpus, host_gpus_source), gpu)
             return unavailable_check(rule, host, "NVLink state", nvlink, gpu)
         active, supported = nvlink.get("active_count", 0), nvlink.get("supported_count", 0)
+        if isinstance(host_gpus, int) and host_gpus < 2:
+            return make_check(rule, host, "skip", "%s: %d active NVLinks, %s; not judged: this host should have %d GPU (%s), so "
+                              "no NVLink has a GPU peer to reach" % (gpu_label(gpu), active, _nvlink_words(nvlink), host_gpus,
+                                                                      host_gpus_source), gpu, value=active, unit="links")
         want, want_source, note = expected, source, ""
         if want is None:
             want, want_source = supported, "the GPU's own supported link count (NVML)"
@@ -479,9 +504,49 @@ def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
             return make_check(rule, host, "pass", "%s: %d of %d NVLinks active%s" % (gpu_label(gpu), active, want, note), gpu, **fields)
         inactive = [link.get("link") for link in nvlink.get("links", []) if link.get("state") != "active"]
         listed = " (inactive: %s)" % ", ".join(str(link) for link in inactive) if inactive else ""
-        return make_check(rule, host, rule["severity"], "%s: %d of %d NVLinks active%s%s; inactive links cut P2P and collective "
-                          "bandwidth: check the fabric manager and the board" % (gpu_label(gpu), active, want, listed, note), gpu, **fields)
+        return make_check(rule, host, rule["severity"], "%s: %d of %d NVLinks active%s%s; %s; this host should have %s GPUs (%s): "
+                          "inactive links cut P2P and collective bandwidth: check the fabric manager and the board"
+                          % (gpu_label(gpu), active, want, listed, note, _nvlink_words(nvlink), host_gpus, host_gpus_source),
+                          gpu, **fields)
     return per_gpu(host, data, rule, "the NVLink state", judge)
+
+
+def power_limit(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """The enforced power limit is the GPU's default (or params.min_w): a lowered limit is a configuration finding, and
+    every rate measured under it is lower for that reason, not because the GPU is slow."""
+    minimum = rule["params"].get("min_w")
+    baseline = getattr(context, "baseline", None) or {}
+    datasheet = ((baseline.get("datasheet") or {}).get("power") or {}).get("value")
+
+    def judge(gpu: Dict[str, Any]) -> Optional[Check]:
+        power = gpu.get("power", MISSING)
+        if power is MISSING:
+            return None
+        if is_unavailable(power):
+            return unavailable_check(rule, host, "the power limit", power, gpu)
+        enforced = power.get("enforced_limit_w", power.get("limit_w"))
+        if enforced is None or enforced is MISSING:
+            return None
+        if is_unavailable(enforced):
+            return unavailable_check(rule, host, "the enforced power limit", enforced, gpu)
+        if minimum is not None:
+            wanted, wanted_source = float(minimum), param_source(rule, "min_w")
+        elif isinstance(power.get("default_limit_w"), (int, float)):
+            wanted, wanted_source = float(power["default_limit_w"]), "NVML default power limit of this GPU"
+        else:
+            return make_check(rule, host, "skip", "%s: power limit %g W; neither NVML's default limit nor params.min_w is known"
+                              % (gpu_label(gpu), enforced), gpu, value=enforced, unit="W")
+        fields = {"value": enforced, "unit": "W", "reference": wanted, "reference_source": wanted_source, "threshold": ">= %g W" % wanted}
+        of_sku = " (the SKU's datasheet: %g W)" % datasheet if isinstance(datasheet, (int, float)) else ""
+        if enforced >= wanted - 0.5:
+            return make_check(rule, host, "pass", "%s: power limit %g W, at its %g W default%s" % (gpu_label(gpu), enforced, wanted, of_sku),
+                              gpu, **fields)
+        return make_check(rule, host, rule["severity"], "%s: power limit %g W is below the %g W %s%s: a configuration finding "
+                          "(nvidia-smi -pl, a DCGM or BMC power policy, a data-centre cap), not a slow GPU; every rate measured "
+                          "under it is lower for that reason. Restore the default, or set params.min_w for a deliberate cap"
+                          % (gpu_label(gpu), enforced, wanted, "set by params.min_w" if minimum is not None else "default", of_sku),
+                          gpu, **fields)
+    return per_gpu(host, data, rule, "the power limit", judge)
 
 
 def clock_event_reasons(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -583,6 +648,7 @@ HEALTH_CHECKS: Dict[str, CheckFunction] = {
     "pcie_link_width": pcie_link_width,
     "pcie_link_gen": pcie_link_gen,
     "nvlink_active": nvlink_active,
+    "power_limit": power_limit,
     "clock_event_reasons": clock_event_reasons,
     "persistence_mode": persistence_mode,
     "xid_events": xid_events,

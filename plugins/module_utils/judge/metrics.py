@@ -81,17 +81,27 @@ def membw_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
+GEMM_STATE_METRICS = (("bf16", "burst"), ("bf16", "sustained"), ("fp8_e4m3", "burst"), ("fp8_e4m3", "sustained"))
+
+
 def gemm_metrics(data: Dict[str, Any]) -> List[Metric]:
-    """The best bf16 dense matmul rate per GPU."""
+    """Per GPU, the calibration shape's burst and sustained rates (median of repeats) for bf16 and fp8: each compared only
+    with the same state on peers and in earlier runs (a shape sweep's best mixes the two states)."""
     metrics: List[Metric] = []
     devices = data.get("devices")
     for entry in devices if isinstance(devices, list) else []:
         device = entry.get("device") if isinstance(entry, dict) and isinstance(entry.get("device"), dict) else {}
         rates = entry.get("dtypes") if isinstance(entry, dict) and isinstance(entry.get("dtypes"), dict) else {}
-        bf16 = rates.get("bf16") if isinstance(rates.get("bf16"), dict) else {}
-        value = _number((bf16.get("best") or {}).get("tflops")) if isinstance(bf16.get("best"), dict) else None
-        if device.get("kind") == "cuda" and isinstance(device.get("uuid"), str) and value is not None:
-            metrics.append(Metric("gemm.bf16_tflops", device["uuid"], device.get("index"), value, "TFLOP/s", "higher"))
+        if device.get("kind") != "cuda" or not isinstance(device.get("uuid"), str):
+            continue
+        for dtype, method in GEMM_STATE_METRICS:
+            rate = rates.get(dtype) if isinstance(rates.get(dtype), dict) else {}
+            states = rate.get("power_states") if isinstance(rate.get("power_states"), dict) else {}
+            state = states.get(method) if isinstance(states.get(method), dict) else {}
+            value = _number(state.get("tflops"))
+            if value is not None:
+                metrics.append(Metric("gemm.%s_%s_tflops" % (dtype.split("_")[0], method), device["uuid"], device.get("index"),
+                                      value, "TFLOP/s", "higher"))
     return metrics
 
 

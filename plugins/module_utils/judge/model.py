@@ -12,6 +12,8 @@ CHECK_STATUSES = ("pass", "warn", "fail", "skip", "error")
 VERDICTS = ("fail", "error", "unreachable", "warn", "pass")
 VERDICT_RANK = {"pass": 0, "warn": 1, "unreachable": 2, "error": 3, "fail": 4}
 GATING_VERDICTS = ("fail", "error", "unreachable")
+# Host-level checks that keep a host out of acceptance even as a warning: nothing on it was validated as a GPU host.
+GATE_BLOCKING_CHECKS = ("host.gpu_measured", "host.nothing_checked")
 
 
 @dataclass
@@ -76,6 +78,12 @@ class FleetJudgement:
             "unmatched_rules": [check.to_dict() for check in self.unmatched_rules],
             "fleet_statistics": self.fleet_statistics,
         }
+
+
+def blocks_gate(verdict: "HostVerdict") -> bool:
+    """Whether the acceptance gate refuses this host: a gating verdict, or a host where no GPU was measured."""
+    return verdict.verdict in GATING_VERDICTS or any(
+        check.id in GATE_BLOCKING_CHECKS and check.status in ("warn", "fail", "error") for check in verdict.checks)
 
 
 def worst_verdict(statuses: List[str]) -> str:

@@ -30,6 +30,8 @@ class RuleContext:
     sku_reason: str = ""
     baseline: Optional[Dict[str, Any]] = None      # the host's baseline document, None when the SKU is unknown
     envelope: Dict[str, Any] = field(default_factory=dict)
+    expected_gpus: Optional[int] = None            # the GPUs the host should have, None when nothing says
+    expected_gpus_source: str = ""                 # where expected_gpus came from, in words
 
     def baseline_source(self, key: str) -> str:
         if not self.baseline:

@@ -59,6 +59,7 @@ def case_before_timing(case: GemmCase, spec: DtypeSpec, before_roof: Any) -> Dic
     record["measurement"] = unavailable("not timed yet")
     record["explained_after_timing"] = unavailable("not timed yet")
     record["gpu_state_after_timing"] = unavailable("not timed yet")
+    record["timed_state"] = unavailable("not timed yet")
     return record
 
 
@@ -76,6 +77,21 @@ def measurement(m: int, n: int, k: int, timings_s: Sequence[float], iterations: 
         "output_finite": check["output_finite"],
         "output_nonzero": check["output_nonzero"],
     }
+
+
+def timed_state(state: Any) -> Any:
+    """Which state a shape was timed in, read from the NVML snapshot taken as its timing ended."""
+    if not isinstance(state, dict) or is_unavailable(state):
+        return unavailable("no GPU state was read after the timing: %s" % (
+            state["unavailable"] if is_unavailable(state) else "not a GPU"))
+    facts = _clock_facts(state)
+    clock = facts["sm_clock_mhz"]
+    at = " (SM clock %d MHz)" % clock if clock is not None else ""
+    if "sw_power_cap" in facts["clock_event_names"]:
+        return {"state": "power_capped", "sm_clock_mhz": clock,
+                "sentence": "timed at the software power cap, as in the sustained state%s" % at}
+    return {"state": "below_power_cap", "sm_clock_mhz": clock,
+            "sentence": "timed below the power cap (no sw_power_cap as the timing ended)%s" % at}
 
 
 def best_of(records: List[Dict[str, Any]], dtype: str) -> Optional[Dict[str, Any]]:

@@ -12,6 +12,7 @@ from probelib.gemm.cases import GemmCase, iterations_for
 from probelib.gemm.copy_bandwidth import measure_copy_bandwidth
 from probelib.gemm.dtypes import DTYPES, DtypeSpec, shape_unavailability, static_unavailability
 from probelib.gemm.operations import build_operation, matmul_precision, operand_bytes, output_check, runtime_unavailability
+from probelib.gemm.power_run import PowerStateRun
 from probelib.measure.devices import free_memory_bytes
 from probelib.measure.timing import repeat_s, time_per_iteration_s
 
@@ -25,9 +26,10 @@ class DeviceSweep:
     """One device's run. ``snapshot(uuid)`` reads the GPU state (NVML); errors collect what failed, per case."""
 
     def __init__(self, torch: Any, device: Dict[str, Any], plan: Dict[str, Any], params: Dict[str, Any],
-                 snapshot: Callable[[Any], Any]) -> None:
+                 snapshot: Callable[[Any], Any], reads_for: Optional[Callable[[Any], Any]] = None) -> None:
         self.torch, self.device, self.plan, self.params = torch, device, plan, params
         self.snapshot = snapshot
+        self.reads_for = reads_for
         self.kind = device["kind"]
         self.errors: List[Dict[str, Any]] = []
         self.sm_count: Optional[int] = None
@@ -95,6 +97,7 @@ class DeviceSweep:
         if skip:
             record["measurement"] = unavailable(skip)
             record["gpu_state_after_timing"] = unavailable("not timed")
+            record["timed_state"] = unavailable("not timed")
             return
         operation = None
         try:
@@ -108,6 +111,7 @@ class DeviceSweep:
             record["measurement"] = unavailable("failed: %s" % self.error("timing", exc, spec.name, case.name))
             self.release()
         record["gpu_state_after_timing"] = self.snapshot(self.device["uuid"]) if self.kind == "cuda" else unavailable("not a GPU")
+        record["timed_state"] = records.timed_state(record["gpu_state_after_timing"])
 
     def release(self) -> None:
         if self.kind == "cuda":
@@ -130,6 +134,38 @@ class DeviceSweep:
         return {"case": case.name, "tflops": records.significant(roofline.tflops_of(case.m, case.n, case.k, seconds)),
                 "iterations": timed["iterations"]}
 
+    # -- burst and sustained ------------------------------------------------------------------------------------
+    def power_states(self, spec: DtypeSpec) -> Any:
+        """The calibration shape timed in both named states, burst then sustained (GPUs only)."""
+        if self.kind != "cuda":
+            return unavailable("burst and sustained are states of a GPU under its power limit; the CPU path times the shapes only")
+        chosen = self.plan.get("power_state_dtypes") or []
+        if spec.name not in chosen:
+            return unavailable("burst and sustained are measured for %s only (parameter power_state_dtypes)"
+                               % (", ".join(chosen) or "no dtype"))
+        case: GemmCase = self.plan["calibration_case"]
+        skip = shape_unavailability(spec, case.n, case.k) or self.fits(spec, case)
+        if skip:
+            return unavailable(skip)
+        reads = self.reads_for(self.device["uuid"]) if self.reads_for else None
+        run = PowerStateRun(self.torch, self.device, case, reads, self.plan["power_state_settings"])
+        states: Dict[str, Any] = {"case": case.name, "m": case.m, "n": case.n, "k": case.k,
+                                  "nvml": "sampled" if reads is not None else unavailable("NVML is not usable here")}
+        try:
+            operation = build_operation(self.torch, spec, case, self.device["torch_device"], self.params["fp8_fast_accum"])
+        except Exception as exc:  # the states fail alone; the sweep still runs
+            text = self.error("burst and sustained", exc, spec.name, case.name)
+            self.release()
+            return unavailable("failed: %s" % text)
+        for method in ("burst", "sustained"):
+            try:
+                states[method] = getattr(run, method)(operation, self.repeats)
+            except Exception as exc:  # one method fails alone
+                states[method] = unavailable("failed: %s" % self.error(method, exc, spec.name, case.name))
+        operation = None
+        self.release()
+        return states
+
     # -- one dtype -----------------------------------------------------------------------------------------------
     def run_dtype(self, spec: DtypeSpec, bandwidth: Any, results: List[Dict[str, Any]]) -> Any:
         reason = static_unavailability(spec, self.kind, _capability(self.device))
@@ -137,6 +173,8 @@ class DeviceSweep:
             reason = runtime_unavailability(self.torch, spec, self.device["torch_device"])
         if reason is not None:
             return unavailable(reason)
+        with matmul_precision(self.torch, spec):
+            power_states = self.power_states(spec)
         bandwidth_gbps = None if is_unavailable(bandwidth) else float(bandwidth)
         with matmul_precision(self.torch, spec) as allow_tf32:
             given_peak = gemm_params.peak_for(self.params["peak_tflops"], self.kind, spec.name)
@@ -174,6 +212,7 @@ class DeviceSweep:
             "roof_before_timing": before,
             "roof_after_timing": after,
             "best": best if best is not None else unavailable("no shape of this dtype was measured"),
+            "power_states": power_states,
         }
 
     # -- the whole device ----------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from probelib.fields import unavailable
 from probelib.health.clock_event_reasons import describe_clock_event_reasons
 from probelib.health.gpu_processes import collect_processes
 from probelib.health.nvml_access import NvmlSession
+from probelib.load.nvml_reads import GpuReads
 
 _NVML_CLOCK_SM, _NVML_CLOCK_MEM = 1, 2
 
@@ -51,6 +52,11 @@ class GpuSnapshots:
             "clock_event_reasons": describe_clock_event_reasons(mask, method) if isinstance(mask, int) else mask,
             "other_processes": others,
         }
+
+    def reads(self, uuid: Any) -> Any:
+        """The load sampler's NVML reads of the GPU whose UUID torch reported, or None."""
+        handle = self.by_uuid.get(uuid) if isinstance(uuid, str) and self.session.usable else None
+        return GpuReads(self.session.reader, handle) if handle is not None else None
 
     def close(self) -> None:
         self.session.close()

@@ -212,7 +212,13 @@ def test_a_host_where_every_check_was_skipped_is_not_a_pass(tmp_path):
     baselines, unused_problems = load_baselines()
     hosts = {"cpu-only": {"envelopes": {"health": envelope}, "reached": True, "reason": "", "groups": [],
                           "rule_overrides": {}}}
-    verdict = judge_fleet("r1", hosts, baselines, load_rules()).hosts["cpu-only"]
-    assert all(check.status == "skip" for check in verdict.checks)
+    judgement = judge_fleet("r1", hosts, baselines, load_rules())
+    verdict = judgement.hosts["cpu-only"]
+    assert all(check.status == "skip" for check in verdict.checks if check.id != "host.gpu_measured")
     assert verdict.verdict == "warn"
-    assert verdict.reasons[0].startswith("host.nothing_checked: every check was skipped")
+    # The first reason is the true one: no driver here, not "install nvidia-ml-py".
+    assert verdict.reasons[0].startswith("host.gpu_measured: no GPU was measured on this host")
+    assert "no NVIDIA kernel module loaded: /proc/driver/nvidia is missing" in verdict.reasons[0]
+    # and the acceptance gate refuses it although its verdict is only a warning
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines
+    assert gate_lines(judgement) and gate_lines(judgement)[0].startswith("cpu-only: warn - host.gpu_measured")

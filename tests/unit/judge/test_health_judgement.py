@@ -203,8 +203,9 @@ def test_unavailable_field_skip_or_error():
 
 def test_unavailable_envelope_is_one_check():
     verdict = judge_one(health_unavailable(), overrides={})
-    assert [check.id for check in verdict.checks] == ["health.probe_status"]
-    check = verdict.checks[0]
+    assert [check.id for check in verdict.checks] == ["host.gpu_measured", "health.probe_status"]
+    assert verdict.checks[0].status == "warn" and "nvidia-ml-py is not installed" in verdict.checks[0].reason
+    check = verdict.checks[1]
     # no expectation set, but the host has /dev/nvidia0 and /dev/nvidia1: the probe should have read them
     assert check.status == "warn"
     assert "nvidia-ml-py is not installed for /usr/bin/python3: pip install nvidia-ml-py" in check.reason
@@ -212,7 +213,7 @@ def test_unavailable_envelope_is_one_check():
     # rules of a probe that gave no data anywhere are reported, as skips
     unmatched = verdict.judgement.unmatched_rules
     assert {rule.status for rule in unmatched} == {"skip"}
-    assert len([rule for rule in unmatched if rule.probe == "health"]) == 18
+    assert len([rule for rule in unmatched if rule.probe == "health"]) == 19
 
 
 def test_unavailable_envelope_fails_when_gpus_are_expected():

@@ -186,3 +186,48 @@ def test_older_gpu_and_own_copy(gpu_data):
     assert ampere["roofline"]["bandwidth_gbps"] == ampere["roofline"]["own_copy"]["bandwidth_gbps"] > 0
     assert [result["dtype"] for result in ampere["results"]] == ["bf16"] * 3
     assert gpu_data["devices"][2]["status"] == "error" and gpu_data["devices"][2]["results"] == []
+
+
+class FakeReader:
+    def first_value(self, functions, handle, convert=None):
+        return 700.0, functions[0]
+
+
+class FakeReads:
+    """NVML reads of a GPU that idles at 80 W, then runs at 1980 MHz and reaches the power cap after a while."""
+
+    def __init__(self):
+        self.reader = FakeReader()
+        self.handle = object()
+        self.calls = 0
+
+    def sample(self):
+        self.calls += 1
+        capped = self.calls % 7 == 0
+        return [1980, 3201, 80.0 if self.calls == 1 else 650.0, 45, 0x4 if capped else 0x1, 100], {}
+
+
+def test_burst_and_sustained_are_timed_with_the_gpu_state_inside_each_window():
+    hopper = FakeTorch(FakeCuda(9, 0))
+    plan = small_plan(["bf16", "fp16"])
+    given = params(peak_tflops={"bf16": 989}, memory_bandwidth_gbps={UUID: 500000.0}, burst_window_s=0.01,
+                   sustained_settle_s=0.05, sustained_window_s=0.02, idle_wait_max_s=0.3)
+    plan["power_state_dtypes"] = ["bf16"]
+    plan["power_state_settings"] = gemm.power_state_settings(given)
+    plan["power_state_settings"]["sampling_interval_s"] = 0.001
+    sweep = gemm_sweep.DeviceSweep(hopper, gpu_device(0, "9.0"), plan, given, snapshot, lambda uuid: FakeReads())
+    device = sweep.run()
+    states = device["dtypes"]["bf16"]["power_states"]
+    assert states["case"] == "square-128" and states["nvml"] == "sampled"
+    for method in ("burst", "sustained"):
+        state = states[method]
+        assert state["method"] == method and state["repeats"] == 3 and len(state["repeats_tflops"]) == 3
+        assert state["tflops"] == sorted(state["repeats_tflops"])[1]
+    assert states["sustained"]["power_limit_w"] == 700.0
+    assert "idle_before" in states["burst"]["windows"][0]
+    assert device["dtypes"]["fp16"]["power_states"]["unavailable"].startswith("burst and sustained are measured for bf16 only")
+    assert all(result["timed_state"]["state"] == "power_capped" for result in device["results"]
+               if "state" in result["timed_state"])
+    data = {"plan": gemm.plan_record(plan, given), "conventions": dict(gemm.CONVENTIONS),
+            "torch_settings": gemm.torch_settings(hopper), "devices": [device], "errors": sweep.errors}
+    jsonschema.validate(data, _schema())

@@ -1,0 +1,141 @@
+"""Time one product (the calibration shape) in both named states, burst and sustained, with NVML sampled inside every
+timed window (torch is passed in; NVML through the load probe's reads). Read only: no clock or power setting."""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from probelib.fields import unavailable
+from probelib.gemm import power_methods, roofline
+from probelib.gemm.cases import GemmCase
+from probelib.load.nvml_reads import POWER_LIMIT_FUNCTIONS, GpuReads, milliwatts_to_w
+from probelib.load.sampler import Sampler
+
+IDLE_POLL_S = 0.1
+
+
+class PowerStateRun:
+    """Burst and sustained for one device and dtype. ``reads`` is the GPU's NVML reads (None: NVML is not usable, and
+    the windows are timed without state evidence)."""
+
+    def __init__(self, torch: Any, device: Dict[str, Any], case: GemmCase, reads: Optional[GpuReads],
+                 settings: Dict[str, Any], clock: Callable[[], float] = time.monotonic) -> None:
+        self.torch, self.device, self.case, self.reads = torch, device, case, reads
+        self.settings = settings
+        self.clock = clock
+        self.origin = clock()
+
+    # -- NVML --------------------------------------------------------------------------------------------------
+    def power_limit_w(self) -> Any:
+        if self.reads is None:
+            return unavailable("NVML is not usable")
+        limit, unused_function = self.reads.reader.first_value(POWER_LIMIT_FUNCTIONS, self.reads.handle, convert=milliwatts_to_w)
+        return limit
+
+    def sampler(self) -> Optional[Sampler]:
+        if self.reads is None:
+            return None
+        return Sampler({"gpu": self.reads}, self.settings["sampling_interval_s"], 0, self.origin, [os.getpid()],
+                       clock=self.clock).start()
+
+    def wait_for_idle(self) -> Dict[str, Any]:
+        """Wait until NVML shows the GPU idle (bounded); say how long it took and whether it got there."""
+        if self.reads is None:
+            return {"waited_s": 0.0, "reached_idle": unavailable("NVML is not usable: the wait cannot see the GPU")}
+        limit = self.power_limit_w()
+        began = self.clock()
+        last: List[Any] = []
+        while True:
+            values, unused_failures = self.reads.sample()
+            last = [0.0] + list(values)
+            if power_methods.is_idle(last, limit if isinstance(limit, (int, float)) else None, self.settings["idle_power_fraction"]):
+                reached = True
+                break
+            if self.clock() - began >= self.settings["idle_wait_max_s"]:
+                reached = False
+                break
+            time.sleep(IDLE_POLL_S)
+        return {"waited_s": round(self.clock() - began, 2), "reached_idle": reached,
+                "sm_clock_mhz_at_start": last[power_methods.SM_CLOCK], "power_w_at_start": last[power_methods.POWER]}
+
+    # -- timing --------------------------------------------------------------------------------------------------
+    def timed(self, operation: Callable[[], Any], calls: int) -> float:
+        """Seconds per call of ``calls`` back-to-back calls between CUDA events."""
+        torch = self.torch
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for unused_call in range(calls):
+            operation()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1000.0 / calls
+
+    def window(self, operation: Callable[[], Any], calls: int) -> Dict[str, Any]:
+        began = self.clock()
+        seconds = self.timed(operation, calls)
+        ended = self.clock()
+        return {"calls": calls, "tflops": roofline.tflops_of(self.case.m, self.case.n, self.case.k, seconds),
+                "began_s": began, "ended_s": ended}
+
+    def _state(self, sampler: Optional[Sampler], window: Dict[str, Any]) -> Any:
+        if sampler is None:
+            return unavailable("NVML is not usable: no sample of the GPU's state")
+        rows = sampler.rows["gpu"]
+        return power_methods.window_state(rows, window["began_s"] - self.origin, window["ended_s"] - self.origin,
+                                          self.settings["sampling_interval_s"])
+
+    def _record(self, window: Dict[str, Any], state: Any, extra: Dict[str, Any]) -> Dict[str, Any]:
+        record = {"calls": window["calls"], "tflops": power_methods.significant(window["tflops"]),
+                  "duration_s": round(window["ended_s"] - window["began_s"], 4), "state": state}
+        record.update(extra)
+        return record
+
+    # -- the two methods -----------------------------------------------------------------------------------------
+    def burst(self, operation: Callable[[], Any], repeats: int) -> Dict[str, Any]:
+        settings = self.settings
+        windows = []
+        for unused_repeat in range(repeats):
+            idle = self.wait_for_idle()
+            sampler = self.sampler()
+            try:
+                single = self.timed(operation, settings["burst_warmup_calls"])
+                calls = max(1, int(settings["burst_window_s"] // max(single, 1e-9)))
+                window = self.window(operation, calls)
+            finally:
+                if sampler is not None:
+                    sampler.stop()
+            windows.append(self._record(window, self._state(sampler, window),
+                                        {"idle_before": idle, "warmup_calls": settings["burst_warmup_calls"]}))
+        result = power_methods.summary("burst", [window["tflops"] for window in windows], windows)
+        result["window_target_s"] = settings["burst_window_s"]
+        result["note"] = power_methods.burst_note(result)
+        return result
+
+    def sustained(self, operation: Callable[[], Any], repeats: int) -> Dict[str, Any]:
+        settings = self.settings
+        limit = self.power_limit_w()
+        sampler = self.sampler()
+        windows = []
+        try:
+            single = self.timed(operation, 3)
+            chunk = max(1, int(0.25 // max(single, 1e-9)))
+            settle_began = self.clock()
+            while self.clock() - settle_began < settings["sustained_settle_s"]:
+                self.timed(operation, chunk)
+            settle = {"began_s": settle_began, "ended_s": self.clock(), "calls": 0, "tflops": 0.0}
+            calls = max(1, int(settings["sustained_window_s"] // max(single, 1e-9)))
+            for unused_repeat in range(repeats):
+                windows.append(self.window(operation, calls))
+        finally:
+            if sampler is not None:
+                sampler.stop()
+        settle_state = self._state(sampler, settle)
+        records = [self._record(window, self._state(sampler, window), {}) for window in windows]
+        result = power_methods.summary("sustained", [window["tflops"] for window in records], records)
+        settled = "samples" in settle_state and bool(settle_state["power_cap_reached"])
+        result.update({"settle_s": settings["sustained_settle_s"], "settle_state": settle_state,
+                       "reached_power_cap_while_settling": settled if "samples" in settle_state else settle_state,
+                       "power_limit_w": limit})
+        result["note"] = power_methods.sustained_note(result, settled, limit)
+        return result
