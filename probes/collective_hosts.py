@@ -93,11 +93,13 @@ def check_params(params: Dict[str, Any]) -> None:
 
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
-    from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
+    from probelib.measure.devices import cuda_device_count, measured_devices, refuse_hidden_gpus  # pylint: disable=import-outside-toplevel
 
     check_params(params)
     environment = envelope_environment(torch)
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if params["backend"] != "gloo":
+        refuse_hidden_gpus(torch)
+    gpus = cuda_device_count(torch)
     backend = params["backend"] if params["backend"] != "auto" else ("nccl" if gpus else "gloo")
     kind = "cuda" if backend == "nccl" else "cpu"
     ranks_per_host = int(params["ranks_per_host"]) or (gpus if kind == "cuda" else 1)

@@ -1,7 +1,8 @@
 """The part every probe shares: command line, parameters, the envelope, an atomic write.
 
 A probe module calls ``main(...)`` with a ``collect`` function. ``collect(params)`` returns a
-``ProbeResult``; whatever it raises becomes an ``error`` envelope, so the probe always writes JSON.
+``ProbeResult``; whatever it raises becomes an ``error`` envelope, so the probe always writes JSON (a ``ProbeError``'s
+message is the reason as it stands).
 Runs on Python >= 3.9 with the standard library only.
 """
 from __future__ import annotations
@@ -40,6 +41,15 @@ class ProbeResult:
 
 class ParameterError(ValueError):
     """A parameter the probe does not know, or of the wrong type."""
+
+
+class ProbeError(Exception):
+    """A failure the probe has already put in words a person can act on: the message is the error envelope's
+    reason as it stands, ``data`` its data (never a measurement)."""
+
+    def __init__(self, reason: str, data: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(reason)
+        self.data: Dict[str, Any] = dict(data or {})
 
 
 def read_params(path: Optional[str], defaults: Dict[str, Any]) -> Dict[str, Any]:
@@ -149,6 +159,8 @@ def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], Probe
         result = ProbeResult("unavailable", {}, missing) if missing else collect(params)
     except ParameterError as exc:
         result = ProbeResult("error", {}, "bad parameters: %s" % exc)
+    except ProbeError as exc:
+        result = ProbeResult("error", exc.data, str(exc))
     except Exception as exc:  # the probe must always leave an envelope behind
         result = ProbeResult(
             "error",

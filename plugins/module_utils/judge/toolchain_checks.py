@@ -22,6 +22,10 @@ def contract(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any
     entry = found[0]
     title, observed, expected = entry.get("title") or wanted, entry.get("observed", ""), entry.get("expected", "")
     status = entry.get("status")
+    if wanted == "nvml_cuda_agree":
+        short = cuda_short_of_host(host, entry, rule, context)
+        if short:
+            return short
     fields = {"value": observed, "reference": expected, "reference_source": "the toolchain probe's contract %s" % wanted,
               "threshold": "contract holds"}
     if status == "pass":
@@ -32,6 +36,28 @@ def contract(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any
     decided = "skip" if not getattr(context, "sku", None) else "error"
     return [make_check(rule, host, decided, "%s: %s%s" % (title, observed, (". Remedy: %s" % entry["remedy"]) if entry.get("remedy") else ""),
                        **fields)]
+
+
+def cuda_short_of_host(host: str, entry: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """A fail when CUDA sees fewer GPUs than the host should have, whatever CUDA_VISIBLE_DEVICES says: a variable that
+    hides GPUs leaves the GPU probes measuring only the rest, or nothing. Empty when the counts are not known or agree."""
+    expected = getattr(context, "expected_gpus", None)
+    details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+    count = details.get("cuda_device_count")
+    if not _is_count(expected) or not _is_count(count) or count >= expected:
+        return []
+    visible = details.get("cuda_visible_devices")
+    source = getattr(context, "expected_gpus_source", "") or "the host's expected GPU count"
+    reason = ("CUDA sees %d of the %d GPU(s) this host should have (%s) — %s. Remedy: unset CUDA_VISIBLE_DEVICES or "
+              "list every GPU of the host in it; a host meant to have fewer sets params.expected of the health.gpu_count "
+              "rule in its rule overrides" % (count, expected, source, "CUDA_VISIBLE_DEVICES is unset" if visible is None
+                                                else "CUDA_VISIBLE_DEVICES=%r" % (visible,)))
+    return [make_check(rule, host, "fail", reason, value=count, unit="GPUs", reference=expected, reference_source=source,
+                       threshold=">= %d" % expected)]
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 TOOLCHAIN_CHECKS: Dict[str, Callable[..., List[Check]]] = {"contract": contract}

@@ -1,19 +1,71 @@
-"""The devices a measurement probe runs on: every visible CUDA GPU, or the CPU when there is none."""
+"""The devices a measurement probe runs on: every visible CUDA GPU, or the CPU on a host without NVIDIA GPUs.
+
+A host whose NVIDIA GPUs CUDA cannot see (CUDA_VISIBLE_DEVICES hides them, torch is a CPU build, the driver is not
+loaded) is an error, never a CPU measurement in their place.
+"""
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List
 
 from probelib.fields import unavailable
+from probelib.measure.host_gpus import HostGpus, read_host_gpus
+from probelib.runner import ProbeError
+
+GPU_PROBES_RULE = "the GPU probes measure GPUs, never the CPU in their place"
+
+
+class GpuHiddenError(ProbeError):
+    """The host has NVIDIA GPUs and CUDA sees none of them; the message names the mismatch and what to do."""
+
+
+def cuda_device_count(torch: Any) -> int:
+    """The CUDA GPUs torch sees (0 when CUDA is not available)."""
+    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+
+
+def refuse_hidden_gpus(torch: Any) -> None:
+    """Raise GpuHiddenError when torch sees no CUDA GPU on a host that has NVIDIA GPUs."""
+    if cuda_device_count(torch) > 0:
+        return
+    host = read_host_gpus()
+    if host.count > 0:
+        raise GpuHiddenError(hidden_gpus_reason(host, os.environ.get("CUDA_VISIBLE_DEVICES"), torch.version.cuda),
+                             {"host_gpu_count": host.count, "host_gpu_source": host.source,
+                              "nvidia_kernel_module_loaded": host.kernel_module_loaded, "cuda_device_count": 0})
+
+
+def hidden_gpus_reason(host: HostGpus, visible: Any, torch_cuda: Any) -> str:
+    """The mismatch in one sentence: what the host has, that CUDA sees none, why where known, and what to do.
+    visible: CUDA_VISIBLE_DEVICES (None when unset), the one environment value a result may carry; torch_cuda:
+    torch.version.cuda (None on a CPU build)."""
+    if host.source == "pci" and not host.kernel_module_loaded:
+        return ("%d NVIDIA GPU(s) on the PCI bus but no NVIDIA kernel module loaded: /proc/driver/nvidia is missing, so "
+                "CUDA sees 0: %s; load the NVIDIA driver (modprobe nvidia; dmesg says why it did not load) or run the "
+                "health probe" % (host.count, GPU_PROBES_RULE))
+    has = {"nvml": "NVML lists %d NVIDIA GPU(s)", "proc": "the NVIDIA kernel module knows %d GPU(s)",
+           "pci": "%d NVIDIA GPU(s) on the PCI bus"}[host.source] % host.count
+    why = ["CUDA_VISIBLE_DEVICES is unset" if visible is None else "CUDA_VISIBLE_DEVICES=%r" % visible]
+    remedy = ("unset or fix CUDA_VISIBLE_DEVICES, or run the health probe for why CUDA cannot use them"
+              if visible is not None else "run the health probe for why CUDA cannot use them")
+    if not torch_cuda:
+        why.append("torch is a CPU build")
+        remedy = "set gpufleet_python to a Python with a CUDA build of torch, or %s" % remedy
+    return "%s but CUDA sees 0 (%s): %s; %s" % (has, "; ".join(why), GPU_PROBES_RULE, remedy)
 
 
 def measured_devices(torch: Any, requested: str = "auto") -> List[Dict[str, Any]]:
     """[{kind: cuda|cpu, index, torch_device, name, uuid, memory_total_mib}] in index order.
 
-    requested: "auto" (every GPU, else the CPU), "cuda" (GPUs only; none is an empty list), "cpu".
+    requested: "auto" (every GPU, else the CPU), "cuda" (GPUs only; none is an empty list), "cpu". With auto or cuda,
+    a host whose NVIDIA GPUs CUDA cannot see raises GpuHiddenError; where CUDA sees some of them (a deliberate
+    CUDA_VISIBLE_DEVICES), those are measured.
     """
     if requested not in ("auto", "cuda", "cpu"):
         raise ValueError("device must be auto, cuda or cpu, not %r" % requested)
-    if requested != "cpu" and torch.cuda.is_available() and torch.cuda.device_count() > 0:
+    if requested != "cpu":
+        refuse_hidden_gpus(torch)
+    if requested != "cpu" and cuda_device_count(torch) > 0:
         devices = []
         for index in range(torch.cuda.device_count()):
             properties = torch.cuda.get_device_properties(index)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List, Tuple
 
+from probelib.measure.devices import refuse_hidden_gpus
 from probelib.precision import explain
 from probelib.precision.formats import FORMATS, measure, reference
 from probelib.precision.safetensors_file import Header, SafetensorsError, check_readable, read_tensor_bytes
@@ -25,9 +26,12 @@ def rounded(value: Any) -> Any:
 
 
 def choose_device(torch: Any, requested: str) -> Tuple[Any, Dict[str, Any]]:
-    """(torch.device, {kind, name}); auto takes the current CUDA GPU when torch sees one, else the CPU."""
+    """(torch.device, {kind, name}); auto takes the current CUDA GPU when torch sees one, else the CPU on a host
+    without NVIDIA GPUs (GpuHiddenError where CUDA cannot see the host's GPUs)."""
     if requested not in ("auto", "cuda", "cpu"):
         raise ValueError("device must be auto, cuda or cpu, not %r" % requested)
+    if requested != "cpu":
+        refuse_hidden_gpus(torch)
     if requested == "cuda" or (requested == "auto" and torch.cuda.is_available()):
         if not torch.cuda.is_available():
             raise RuntimeError("device is cuda but torch sees no CUDA GPU (torch.cuda.is_available() is False)")

@@ -1,5 +1,5 @@
 """Contract nvml_cuda_agree: CUDA, in a fresh Python, shows exactly the GPUs NVML lists that CUDA_VISIBLE_DEVICES
-lets through, compared by UUID."""
+lets through, compared by UUID; a CUDA_VISIBLE_DEVICES that lets none of them through is no agreement."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
@@ -12,6 +12,8 @@ EXPECTED = "CUDA shows the GPUs NVML lists, restricted by CUDA_VISIBLE_DEVICES w
 MAPPING_REMEDY = ("Name the GPUs in CUDA_VISIBLE_DEVICES by UUID (indices follow nvidia-smi's order only with "
                   "CUDA_DEVICE_ORDER=PCI_BUS_ID or GPUs of one model), and run the health probe for any GPU CUDA cannot "
                   "open.")
+HIDDEN_REMEDY = ("Unset CUDA_VISIBLE_DEVICES, or list in it (by UUID) the GPUs to validate: a host whose GPUs are all "
+                 "hidden from CUDA has nothing the GPU probes can measure.")
 CUDA_REMEDY = ("Run the health probe and fix what its CUDA init, /dev/nvidia* and cgroup device checks report (CUDA fails "
                "while NVML works when the device nodes or their cgroup rules are wrong).")
 
@@ -62,6 +64,13 @@ def decide(nvml: Dict[str, Any], visible: Optional[str], cuda: Dict[str, Any]) -
     expected: List[str] = list(plan["uuids"])
     details["expected_uuids"] = expected
     details["cuda_device_count"] = cuda.get("device_count")
+    if nvml_uuids and not expected:
+        seen = ("CUDA raised %s" % _error_text(cuda["error"]) if cuda.get("error")
+                else "CUDA sees %s" % cuda.get("device_count"))
+        evidence.append("CUDA in a fresh Python: %s" % seen)
+        observed = "CUDA_VISIBLE_DEVICES %s hides all %d GPU(s) NVML lists (%s)" % (
+            _visible_text(visible), len(nvml_uuids), seen)
+        return make_contract(CONTRACT_ID, FAIL, observed, EXPECTED, HIDDEN_REMEDY, evidence, details)
     if cuda.get("error"):
         evidence.append("CUDA in a fresh Python raised at stage %s: %s" % (cuda.get("stage"), _error_text(cuda["error"])))
         if not expected:

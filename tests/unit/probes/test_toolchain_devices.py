@@ -42,7 +42,7 @@ def test_agreeing_sets_pass():
     contract = decide({"uuids": NVML, "problem": None}, "2,GPU-8932", cuda([C, A]))
     assert contract["status"] == "pass" and contract["details"]["cuda_visible_devices"] == "2,GPU-8932"
     assert contract["details"]["expected_uuids"] == [C, A]
-    assert decide({"uuids": NVML, "problem": None}, "", cuda([]))["status"] == "pass"
+    assert decide({"uuids": [], "problem": None}, "", cuda([]))["status"] == "pass"  # nothing to hide
 
 
 def test_mismatched_sets_name_what_is_missing_on_each_side():
