@@ -42,6 +42,13 @@ def test_gemm_bf16_runs_on_every_gpu(tmp_path):
     for entry in envelope["data"]["devices"]:
         assert entry["device"]["kind"] == "cuda"
         assert entry["dtypes"]["bf16"]["best"]["tflops"] > 50
+        states = entry["dtypes"]["bf16"]["power_states"]
+        burst, sustained = states["burst"], states["sustained"]
+        assert burst["repeats"] == sustained["repeats"] == 3
+        # NVML was read inside every timed window, and a burst from idle is never slower than the steady state
+        assert all(window["state"]["samples"] >= 1 for window in burst["windows"] + sustained["windows"])
+        assert burst["tflops"] >= 0.98 * sustained["tflops"], (burst["repeats_tflops"], sustained["repeats_tflops"])
+        assert isinstance(sustained["power_limit_w"], float)
 
 
 def test_hostbw_pinned_copies_on_every_gpu(tmp_path):

@@ -54,6 +54,8 @@ VERSION_FIELDS = (
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
 # Probes that measure between GPUs: on a host that should have fewer GPUs, "unavailable" is what is expected.
 MIN_GPUS = {"p2p": 2, "collective": 2}
+# Probes that describe and judge nothing (no rule reads them): their absence is worth a look, never a failed GPU.
+INFORMATIONAL_PROBES = ("precision",)
 
 
 def _data(envelope: Any) -> Optional[Dict[str, Any]]:
@@ -95,6 +97,9 @@ def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], rules: L
         if expected and expected < needed:
             return [_host_check(check_id, host, probe, "skip", "the %s probe needs at least %d GPUs and this host should have %d (%s): %s"
                                 % (probe, needed, expected, source, reason), value=status, reference=expected, reference_source=source)]
+        if probe in INFORMATIONAL_PROBES:
+            return [_host_check(check_id, host, probe, "warn", "the %s probe could not run: %s (it judges nothing, so the GPUs "
+                                "are not failed for it)" % (probe, reason), value=status)]
         if expected:
             return [_host_check(check_id, host, probe, "fail", "the %s probe could not run although this host should have %d GPUs (%s): %s"
                                 % (probe, expected, source, reason), value=status, reference=expected, reference_source=source)]
