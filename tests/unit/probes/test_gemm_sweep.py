@@ -214,7 +214,7 @@ def test_burst_and_sustained_are_timed_with_the_gpu_state_inside_each_window():
                    sustained_settle_s=0.05, sustained_window_s=0.02, idle_wait_max_s=0.3)
     plan["power_state_dtypes"] = ["bf16"]
     plan["power_state_settings"] = gemm.power_state_settings(given)
-    plan["power_state_settings"]["sampling_interval_s"] = 0.001
+    plan["power_state_settings"].update(sampling_interval_s=0.001, burst_idle_hold_s=0.01)
     sweep = gemm_sweep.DeviceSweep(hopper, gpu_device(0, "9.0"), plan, given, snapshot, lambda uuid: FakeReads())
     device = sweep.run()
     states = device["dtypes"]["bf16"]["power_states"]
