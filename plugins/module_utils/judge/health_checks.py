@@ -239,6 +239,9 @@ def cuda_init(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
     else:
         error = init.get("error") or {}
         parts = [init.get("reason") or "CUDA did not initialise"]
+        hidden = _hidden_gpus(data, init)
+        if hidden:
+            parts.insert(0, hidden)
         if error.get("message") and error["message"] not in parts[0]:
             parts.append("%s: %s" % (error.get("type", "error"), error["message"]))
         if init.get("timed_out"):
@@ -254,6 +257,18 @@ def cuda_init(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
                 checks.append(make_check(rule, host, rule["severity"], "%s: CUDA could not write and read it back: %s" % (
                     gpu_label(gpu), error.get("message") or "no error recorded"), gpu, value=device.get("duration_s"), unit="s"))
     return checks
+
+
+def _hidden_gpus(data: Dict[str, Any], init: Dict[str, Any]) -> str:
+    """The NVML/CUDA mismatch in words when NVML lists GPUs and CUDA saw none, else ""."""
+    gpus = data.get("gpus")
+    listed = len(gpus) if isinstance(gpus, list) else 0
+    count = init.get("device_count")
+    if not listed or (isinstance(count, int) and count > 0):
+        return ""
+    visible = init.get("cuda_visible_devices", MISSING)
+    shown = "" if visible is MISSING else (" (CUDA_VISIBLE_DEVICES %s)" % ("unset" if visible is None else "= %r" % visible))
+    return "NVML lists %d GPU(s) but CUDA sees none%s" % (listed, shown)
 
 
 def xid_events(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
