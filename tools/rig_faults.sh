@@ -29,6 +29,7 @@ plant
 mkdir -p /tmp/faults/nobody && chown nobody /tmp/faults/nobody
 setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp/faults/nobody PYTHONPATH=/tmp/site PATH="$PATH" \
   LC_ALL=C.UTF-8 ANSIBLE_CONFIG="$PWD/ansible.cfg" ANSIBLE_LOCAL_TEMP=/tmp/faults/nobody/.ansible/tmp \
+  ANSIBLE_REMOTE_TMP=/tmp/faults/nobody/.ansible/tmp \
   ansible-playbook validate.yml -e gpufleet_profile=health -e gpufleet_results_dir=/tmp/faults/nobody/results \
   -e gpufleet_python="$python" -e "$overrides" >"$out/playbook-stale-nobody.log" 2>&1
 echo "stale $node as nobody: rc=$? (node after the run: $(stat -c '%t:%T' "$node"))" | tee -a "$out/summary.txt"
@@ -37,4 +38,4 @@ trap - EXIT
 echo "restored $node: $(stat -c '%t:%T' "$node")" | tee -a "$out/summary.txt"
 for log in hidden stale-root stale-nobody; do grep -E "msg|fail -|WARNING\]: localhost" "$out/playbook-$log.log" | tail -n 4; done
 rm -f /tmp/faults/*/latest /tmp/faults/nobody/results/latest
-tar -C /tmp -czf "$out/faults.tgz" faults --exclude=.ansible
+tar -C /tmp --exclude=.ansible -czf "$out/faults.tgz" faults
