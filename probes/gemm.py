@@ -32,7 +32,8 @@ DESCRIPTION = (
     "bf16, fp8_e4m3): burst = from an idle GPU (a bounded wait until NVML shows it idle), a window of burst_window_s "
     "(default 0.05) that ends before the 700 W-class software power cap engages; sustained = after sustained_settle_s "
     "(default 3) of the same product, windows of sustained_window_s (default 1) at steady state; NVML clocks, power and "
-    "clock-event reasons are sampled every 10 ms inside every window; idle = power at most 30 %% of the limit for 5 s, and idle_wait_max_s (default 10) bounds the wait; "
+    "clock-event reasons are sampled every 10 ms inside every window; idle = power at most 30 %% of the limit for 5 s, "
+    "and idle_wait_max_s (default 10) bounds the wait; "
     "repeat_time_s / warmup_time_s (seconds of back-to-back calls per repeat / of warm-up; null: GPU 0.1 / 0.05, CPU "
     "0.02 / 0.005); fp8_fast_accum (bool, torch._scaled_mm use_fast_accum; default false); "
     "device (auto | cuda | cpu; default auto)." % ", ".join(DTYPE_NAMES)

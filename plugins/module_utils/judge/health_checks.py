@@ -507,9 +507,9 @@ def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
             return unavailable_check(rule, host, "NVLink state", nvlink, gpu)
         active, supported = nvlink.get("active_count", 0), nvlink.get("supported_count", 0)
         if isinstance(host_gpus, int) and host_gpus < 2:
-            return make_check(rule, host, "skip", "%s: %d active NVLinks, %s; not judged: this host should have %d GPU (%s), so "
-                              "no NVLink has a GPU peer to reach" % (gpu_label(gpu), active, _nvlink_words(nvlink), host_gpus,
-                                                                      host_gpus_source), gpu, value=active, unit="links")
+            words = "%s: %d active NVLinks, %s; not judged: this host should have %d GPU (%s), so no NVLink has a GPU peer to reach" % (
+                gpu_label(gpu), active, _nvlink_words(nvlink), host_gpus, host_gpus_source)
+            return make_check(rule, host, "skip", words, gpu, value=active, unit="links")
         want, want_source, note = expected, source, ""
         if want is None:
             want, want_source = supported, "the GPU's own supported link count (NVML)"

@@ -100,7 +100,7 @@ def gemm_metrics(data: Dict[str, Any]) -> List[Metric]:
             state = states.get(method) if isinstance(states.get(method), dict) else {}
             value = _number(state.get("tflops"))
             if value is not None:
-                metrics.append(Metric("gemm.%s_%s_tflops" % (dtype.split("_")[0], method), device["uuid"], device.get("index"),
+                metrics.append(Metric("gemm.%s_%s_tflops" % (dtype.split("_", maxsplit=1)[0], method), device["uuid"], device.get("index"),
                                       value, "TFLOP/s", "higher"))
     return metrics
 

@@ -11,6 +11,10 @@ from .health_checks import make_check
 from .model import Check
 
 
+def _visible_words(visible: Any) -> str:
+    return "CUDA_VISIBLE_DEVICES is unset" if visible is None else "CUDA_VISIBLE_DEVICES=%r" % (visible,)
+
+
 def contract(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """The contract named by params.contract: pass, fail with its remedy, or (not decided) skip on a host whose SKU is
     unknown, error on a GPU host where it should have been decidable."""
@@ -50,8 +54,7 @@ def cuda_short_of_host(host: str, entry: Dict[str, Any], rule: Dict[str, Any], c
     source = getattr(context, "expected_gpus_source", "") or "the host's expected GPU count"
     reason = ("CUDA sees %d of the %d GPU(s) this host should have (%s) — %s. Remedy: unset CUDA_VISIBLE_DEVICES or "
               "list every GPU of the host in it; a host meant to have fewer sets params.expected of the health.gpu_count "
-              "rule in its rule overrides" % (count, expected, source, "CUDA_VISIBLE_DEVICES is unset" if visible is None
-                                                else "CUDA_VISIBLE_DEVICES=%r" % (visible,)))
+              "rule in its rule overrides" % (count, expected, source, _visible_words(visible)))
     return [make_check(rule, host, "fail", reason, value=count, unit="GPUs", reference=expected, reference_source=source,
                        threshold=">= %d" % expected)]
 

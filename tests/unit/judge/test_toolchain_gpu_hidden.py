@@ -49,9 +49,9 @@ def test_all_expected_gpus_seen_passes_and_an_unset_variable_is_named():
                                                             "unset; NVML lists 2)")
     context = RuleContext(host="rig", expected_gpus=2, expected_gpus_source="rule health.gpu_count param expected")
     (short,) = contract("rig", {"contracts": [agree("pass", "fine", None, 1, 2)]}, RULE, context)
-    assert short.status == "fail" and short.reason.startswith("CUDA sees 1 of the 2 GPU(s) this host should have (rule "
-                                                             "health.gpu_count param expected) — CUDA_VISIBLE_DEVICES is "
-                                                             "unset")
+    assert short.status == "fail"
+    assert short.reason.startswith("CUDA sees 1 of the 2 GPU(s) this host should have (rule health.gpu_count param "
+                                   "expected) — CUDA_VISIBLE_DEVICES is unset")
 
 
 def test_without_an_expected_count_or_a_cuda_count_the_contract_decides():

@@ -165,7 +165,6 @@ def test_without_nvidia_gpus_p2p_and_load_stay_unavailable(probe, tmp_path, monk
     jsonschema.Draft202012Validator(schema(probe + ".schema.json")).validate(envelope["data"])
 
 
-
 def test_the_toolchain_contract_fails_when_cuda_visible_devices_hides_every_gpu():
     from probelib.toolchain.devices_contract import HIDDEN_REMEDY, decide  # pylint: disable=import-outside-toplevel
 

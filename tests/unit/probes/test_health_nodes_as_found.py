@@ -76,10 +76,10 @@ class RepairingNvml(fake_pynvml.FakeModule):
         self.host.devices_list.write_text("a *:* rwm\n")
 
 
-def run_probe_on(host, monkeypatch, euid=0, params=PARAMS):
+def run_probe_on(host, monkeypatch, euid=0, params=None):
     monkeypatch.setattr("os.geteuid", lambda: euid)
     module = RepairingNvml(host)
-    result = health.collect(dict(params), roots=host.roots, stat_fn=host.stat,
+    result = health.collect(dict(params or PARAMS), roots=host.roots, stat_fn=host.stat,
                             open_nvml=lambda roots: NvmlSession().open(importer=lambda: module, proc_root=roots.proc))
     jsonschema.validate(result.data, schema("health.schema.json"))
     return result
