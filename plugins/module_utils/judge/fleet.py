@@ -362,13 +362,10 @@ def _unmatched(tally: _RuleTally, reached_hosts: List[str]) -> Tuple[List[Check]
     return unmatched, per_host
 
 
-# Probes whose results say why no GPU was measured, in the order their reasons are given.
-WHY_NO_GPU_PROBES = ("health", "toolchain", "membw", "gemm", "hostbw", "p2p", "collective", "load", "precision")
-
-
 def _why_no_gpu(envelopes: Mapping[str, Any]) -> str:
+    """The first two probes' reasons for not being ok: health's first (it is the one that looks for the GPUs)."""
     reasons = []
-    for probe in WHY_NO_GPU_PROBES:
+    for probe in sorted(envelopes, key=lambda name: (name != "health", name)):
         envelope = envelopes.get(probe)
         if isinstance(envelope, Mapping) and envelope.get("status") != "ok" and envelope.get("reason"):
             reasons.append("%s: %s" % (probe, envelope["reason"]))

@@ -239,13 +239,13 @@ def cuda_init(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
     else:
         error = init.get("error") or {}
         parts = [init.get("reason") or "CUDA did not initialise"]
-        hidden = _hidden_gpus(data, init)
-        if hidden:
-            parts.insert(0, hidden)
         if error.get("message") and error["message"] not in parts[0]:
             parts.append("%s: %s" % (error.get("type", "error"), error["message"]))
         if init.get("timed_out"):
             parts.append("timed out after %s s" % init.get("timeout_s"))
+        hidden = _hidden_gpus(data, init)
+        if hidden:
+            parts.insert(0, hidden)
         checks = [make_check(rule, host, rule["severity"], "CUDA init failed at stage %s: %s" % (init.get("stage"), "; ".join(parts)),
                              value=duration, unit="s", threshold="initialises")]
     devices = init.get("devices")
@@ -266,9 +266,7 @@ def _hidden_gpus(data: Dict[str, Any], init: Dict[str, Any]) -> str:
     count = init.get("device_count")
     if not listed or (isinstance(count, int) and count > 0):
         return ""
-    visible = init.get("cuda_visible_devices", MISSING)
-    shown = "" if visible is MISSING else (" (CUDA_VISIBLE_DEVICES %s)" % ("unset" if visible is None else "= %r" % visible))
-    return "NVML lists %d GPU(s) but CUDA sees none%s" % (listed, shown)
+    return "NVML lists %d GPU(s) but CUDA sees none" % listed
 
 
 def xid_events(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -469,6 +467,8 @@ def pcie_link_gen(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
 
 
 def _nvlink_words(nvlink: Dict[str, Any]) -> str:
+    if is_unavailable(nvlink):
+        return "NVLink state unreadable (%s)" % nvlink["unavailable"]
     queried, unsupported = nvlink.get("links_queried"), nvlink.get("not_supported_count")
     supported = nvlink.get("supported_count", 0)
     if isinstance(queried, int) and isinstance(unsupported, int) and unsupported and not supported:
@@ -497,19 +497,18 @@ def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
         nvlink = gpu.get("nvlink", MISSING)
         if nvlink is MISSING:
             return None
+        if is_unavailable(nvlink) and expected == 0:
+            return make_check(rule, host, "pass", "%s: no NVLink, as expected (%s: 0)" % (gpu_label(gpu), source), gpu,
+                              value=0, unit="links", reference=0, reference_source=source, threshold="== 0")
+        if isinstance(host_gpus, int) and host_gpus < 2:
+            active = None if is_unavailable(nvlink) else nvlink.get("active_count", 0)
+            words = "%s: %s%s; not judged: this host should have %d GPU (%s), so no NVLink has a GPU peer to reach" % (
+                gpu_label(gpu), "" if active is None else "%d active NVLinks, " % active, _nvlink_words(nvlink), host_gpus,
+                host_gpus_source)
+            return make_check(rule, host, "skip", words, gpu, value=active, unit="links")
         if is_unavailable(nvlink):
-            if expected == 0:
-                return make_check(rule, host, "pass", "%s: no NVLink, as expected (%s: 0)" % (gpu_label(gpu), source), gpu,
-                                  value=0, unit="links", reference=0, reference_source=source, threshold="== 0")
-            if isinstance(host_gpus, int) and host_gpus < 2:
-                return make_check(rule, host, "skip", "%s: NVLink state unreadable (%s); not judged: this host should have %d GPU "
-                                  "(%s), so no link has a peer" % (gpu_label(gpu), nvlink["unavailable"], host_gpus, host_gpus_source), gpu)
             return unavailable_check(rule, host, "NVLink state", nvlink, gpu)
         active, supported = nvlink.get("active_count", 0), nvlink.get("supported_count", 0)
-        if isinstance(host_gpus, int) and host_gpus < 2:
-            words = "%s: %d active NVLinks, %s; not judged: this host should have %d GPU (%s), so no NVLink has a GPU peer to reach" % (
-                gpu_label(gpu), active, _nvlink_words(nvlink), host_gpus, host_gpus_source)
-            return make_check(rule, host, "skip", words, gpu, value=active, unit="links")
         want, want_source, note = expected, source, ""
         if want is None:
             want, want_source = supported, "the GPU's own supported link count (NVML)"
@@ -540,7 +539,7 @@ def power_limit(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
         if is_unavailable(power):
             return unavailable_check(rule, host, "the power limit", power, gpu)
         enforced = power.get("enforced_limit_w", power.get("limit_w"))
-        if enforced is None or enforced is MISSING:
+        if enforced is None:
             return None
         if is_unavailable(enforced):
             return unavailable_check(rule, host, "the enforced power limit", enforced, gpu)

@@ -4,6 +4,7 @@
 """Checks of the measurement probes (membw, gemm, hostbw): a measured rate against the SKU's known-good value."""
 from __future__ import annotations
 
+import statistics
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from .health_checks import gpu_label, make_check, param_source
@@ -66,7 +67,7 @@ def judge_against_baseline(host: str, rule: Dict[str, Any], context: Any, measur
         if not samples:
             samples = [float(value)]
         if known_good is None:
-            median = decide(samples, 0.0, 0.0).value
+            median = statistics.median(samples)
             of_datasheet = " (%.0f %% of the datasheet's %g %s)" % (100.0 * median / datasheet, datasheet, unit) if datasheet else ""
             checks.append(make_check(rule, host, "skip", "%s: %s %.1f %s%s; no known-good value for SKU %s, so it is "
                                      "compared with its peers only" % (label, what, median, unit, of_datasheet, context.sku or "unknown"),
@@ -128,7 +129,7 @@ def membw_repeat_cv(host: str, data: Dict[str, Any], rule: Dict[str, Any], conte
     for entry in _devices(data):
         repeats = entry.get("repeats") if isinstance(entry.get("repeats"), dict) else {}
         device = _device_of(entry)
-        gpu = {"index": device.get("index"), "uuid": device.get("uuid") if isinstance(device.get("uuid"), str) else None}
+        gpu = _gpu_of(device)
         cv = repeats.get("cv_pct")
         if not isinstance(cv, (int, float)):
             continue

@@ -10,6 +10,7 @@ import statistics
 from typing import Any, Dict, List, Optional, Sequence
 
 from probelib.fields import unavailable
+from probelib.gemm.records import significant
 from probelib.health.clock_event_reasons import decode_clock_event_reasons
 
 GPU_IDLE_BIT = 0x0001
@@ -71,10 +72,6 @@ def window_state(rows: Sequence[Sequence[Any]], start_s: float, end_s: float, sa
         "power_cap_first_seen_after_s": first_cap,
         "samples_at_power_cap_pct": round(100.0 * len(capped) / len(inside), 1),
     }
-
-
-def significant(value: float, digits: int = 5) -> float:
-    return float("%.*g" % (digits, value))
 
 
 def spread_pct(values: Sequence[float]) -> float:

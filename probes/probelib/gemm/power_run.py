@@ -9,8 +9,10 @@ from typing import Any, Callable, Dict, List, Optional
 from probelib.fields import unavailable
 from probelib.gemm import power_methods, roofline
 from probelib.gemm.cases import GemmCase
+from probelib.gemm.records import significant
 from probelib.load.nvml_reads import POWER_LIMIT_FUNCTIONS, GpuReads, milliwatts_to_w
 from probelib.load.sampler import Sampler
+from probelib.measure.timing import time_per_iteration_s
 
 IDLE_POLL_S = 0.1
 
@@ -71,14 +73,7 @@ class PowerStateRun:
     # -- timing --------------------------------------------------------------------------------------------------
     def timed(self, operation: Callable[[], Any], calls: int) -> float:
         """Seconds per call of ``calls`` back-to-back calls between CUDA events."""
-        torch = self.torch
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for unused_call in range(calls):
-            operation()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1000.0 / calls
+        return time_per_iteration_s(self.torch, self.device, operation, 0, calls)
 
     def window(self, operation: Callable[[], Any], calls: int) -> Dict[str, Any]:
         began = self.clock()
@@ -95,7 +90,7 @@ class PowerStateRun:
                                           self.settings["sampling_interval_s"])
 
     def _record(self, window: Dict[str, Any], state: Any, extra: Dict[str, Any]) -> Dict[str, Any]:
-        record = {"calls": window["calls"], "tflops": power_methods.significant(window["tflops"]),
+        record = {"calls": window["calls"], "tflops": significant(window["tflops"]),
                   "duration_s": round(window["ended_s"] - window["began_s"], 4), "state": state}
         record.update(extra)
         return record

@@ -173,11 +173,14 @@ class NvmlSession:
             self.initialized = False
 
 
+NO_KERNEL_MODULE = "no NVIDIA kernel module loaded: /proc/driver/nvidia is missing"
+
+
 def missing_kernel_module(proc_root: str = "/proc") -> str:
     """Why NVML cannot work when the NVIDIA kernel module is not loaded, else ''."""
     if os.path.isdir(os.path.join(proc_root, "driver", "nvidia")):
         return ""
-    return "no NVIDIA kernel module loaded: /proc/driver/nvidia is missing"
+    return NO_KERNEL_MODULE
 
 
 def _import_pynvml() -> Any:

@@ -9,6 +9,7 @@ import os
 from typing import Any, Dict, List
 
 from probelib.fields import unavailable
+from probelib.health.nvml_access import NO_KERNEL_MODULE
 from probelib.measure.host_gpus import HostGpus, read_host_gpus
 from probelib.runner import ProbeError
 
@@ -40,9 +41,8 @@ def hidden_gpus_reason(host: HostGpus, visible: Any, torch_cuda: Any) -> str:
     visible: CUDA_VISIBLE_DEVICES (None when unset), the one environment value a result may carry; torch_cuda:
     torch.version.cuda (None on a CPU build)."""
     if host.source == "pci" and not host.kernel_module_loaded:
-        return ("%d NVIDIA GPU(s) on the PCI bus but no NVIDIA kernel module loaded: /proc/driver/nvidia is missing, so "
-                "CUDA sees 0: %s; load the NVIDIA driver (modprobe nvidia; dmesg says why it did not load) or run the "
-                "health probe" % (host.count, GPU_PROBES_RULE))
+        return ("%d NVIDIA GPU(s) on the PCI bus but %s, so CUDA sees 0: %s; load the NVIDIA driver (modprobe nvidia; "
+                "dmesg says why it did not load) or run the health probe" % (host.count, NO_KERNEL_MODULE, GPU_PROBES_RULE))
     has = {"nvml": "NVML lists %d NVIDIA GPU(s)", "proc": "the NVIDIA kernel module knows %d GPU(s)",
            "pci": "%d NVIDIA GPU(s) on the PCI bus"}[host.source] % host.count
     why = ["CUDA_VISIBLE_DEVICES is unset" if visible is None else "CUDA_VISIBLE_DEVICES=%r" % visible]

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple
 
-from probelib.health.nvml_access import NvmlSession
+from probelib.health.nvml_access import NvmlSession, missing_kernel_module
 
 NVIDIA_VENDOR = "0x10de"
 # VGA and 3D controllers; an NVSwitch is a bridge (0x0680) and no GPU.
@@ -79,7 +79,7 @@ def read_host_gpus(proc_root: str = "/proc", sys_root: str = "/sys",
     (a GPU the driver could not initialise is still on the PCI bus)."""
     counts = dict(zip(SOURCES, (nvml_count(nvml_importer), proc_count(proc_root), pci_count(sys_root))))
     evidence = "; ".join(said for unused_count, said in counts.values())
-    loaded = os.path.isdir(os.path.join(proc_root, "driver", "nvidia"))
+    loaded = not missing_kernel_module(proc_root)
     for source in SOURCES:
         count = counts[source][0]
         if count:
