@@ -5,6 +5,7 @@ import statistics
 from typing import Any, Dict, List, Optional, Sequence
 
 from probelib.fields import is_unavailable, unavailable
+from probelib import sweep
 from probelib.gemm import roofline
 from probelib.gemm.cases import GemmCase
 from probelib.gemm.dtypes import DtypeSpec
@@ -13,7 +14,7 @@ from probelib.gemm.explain import FAR_BELOW_PCT, explain
 
 def significant(value: float, digits: int = 5) -> float:
     """``value`` rounded to ``digits`` significant digits (CPU rates are thousandths of a TFLOP/s, GPU ones hundreds)."""
-    return float("%.*g" % (digits, value))
+    return float(sweep.significant(value, digits))
 
 
 CONVENTIONS = {

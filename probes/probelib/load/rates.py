@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence
 
 from probelib.fields import unavailable
+from probelib.sweep import significant
 
 
 def tflops(flop: float, seconds: float) -> Optional[float]:
-    return round(flop / seconds / 1e12, 2) if seconds > 0 else None
+    # Significant digits, not two decimals: the CPU path's rates are thousandths of a TFLOP/s and rounded to 0.0.
+    return significant(flop / seconds / 1e12, 5) if seconds > 0 else None
 
 
 def achieved(products: int, elapsed_ms: float, flop_per_product: int) -> Any:
