@@ -62,7 +62,14 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
         assert entry["roof_after_timing"]["peak_tflops"] >= best
         decode = next(result for result in results if result["name"] == "decode-mlp-up-m1-n3584-k1024")
         assert decode["arithmetic_intensity_flop_per_byte"] < 1.01  # M=1: about one FLOP per byte moved
-        assert decode["explained_after_timing"]["classification"] == "memory-bound"
+        # The class follows the measured roofline. fp32 has hardware everywhere, so M=1 sits far below its ridge; bf16
+        # on a CPU without bf16 instructions (this CI machine: 2.6 GFLOP/s, ridge 0.09 FLOP/byte) is compute-bound even
+        # at M=1, and saying so is right.
+        ridge = entry["roof_after_timing"]["ridge_flop_per_byte"]
+        expected = "memory-bound" if decode["arithmetic_intensity_flop_per_byte"] < ridge else "compute-bound"
+        assert decode["explained_after_timing"]["classification"] == expected
+        if dtype == "fp32":
+            assert expected == "memory-bound"
 
 
 def test_quick_with_given_shapes_and_bandwidth(tmp_path):
