@@ -154,11 +154,12 @@ def _host_suite(parent: ET.Element, verdict: HostVerdict) -> Dict[str, int]:
         ET.SubElement(case, "error", {"message": xml_text(reason), "type": "unreachable"}).text = xml_text(reason)
         outcomes.append("errors")
     outcomes.extend(_add_check(suite, classname, check) for check in verdict.checks)
-    if verdict.verdict in GATING_VERDICTS and not any(outcome in ("failures", "errors") for outcome in outcomes):
-        # The judge failed the host without a failing check: the suite must still fail.
+    if blocks_gate(verdict) and not any(outcome in ("failures", "errors") for outcome in outcomes):
+        # The gate refuses the host without a failing check (a judge's verdict, or a warn host where no GPU was
+        # measured): the suite must still fail.
         case = _testcase(suite, classname, "host.verdict")
         reason = "; ".join(verdict.reasons) or "the judge's verdict is %s" % verdict.verdict
-        tag = "failure" if verdict.verdict == "fail" else "error"
+        tag = "error" if verdict.verdict in ("error", "unreachable") else "failure"
         ET.SubElement(case, tag, {"message": xml_text(reason), "type": verdict.verdict}).text = xml_text(reason)
         outcomes.append("failures" if tag == "failure" else "errors")
     for outcome in outcomes:

@@ -213,3 +213,15 @@ def test_run_timestamp_from_the_run_id_or_the_earliest_probe(judged, tmp_path, r
     run = load_run(str(judged.run_dir))
     run.run_id = run_id
     assert run_timestamp(run) == expected
+
+
+def test_junit_fails_a_warn_host_the_gate_refuses_because_no_gpu_was_measured():
+    reason = "host.gpu_measured: no GPU was measured on this host"
+    judgement = FleetJudgement("r1", {"cpu-only": HostVerdict("cpu-only", "warn", [reason], [
+        Check(id="host.gpu_measured", host="cpu-only", probe="", status="warn", reason=reason)])})
+    (suite,) = _suites(junit_xml(judgement)).values()
+    cases = {case.name: case for case in suite}
+    assert set(cases) == {"host.gpu_measured", "host.verdict"}
+    assert cases["host.gpu_measured"].is_passed
+    (failure,) = cases["host.verdict"].result
+    assert isinstance(failure, Failure) and failure.message == reason and suite.failures == 1
