@@ -2,7 +2,7 @@
 
     python3 benchmarks/independent_gemm_states.py [--out FILE] [--gpu 0] [--n 8192] [--repeats 5]
 
-burst: wait (at most 10 s) until the GPU draws at most 30 % of its power limit, 3 warm-up
+burst: wait (at most 30 s) until the GPU has drawn at most 30 % of its power limit for 5 s in a row, 3 warm-up
 products, then products for about 50 ms between CUDA events; repeated --repeats times. sustained: 3 s of products, then
 --repeats windows of about 1 s each. bf16 (torch.matmul) and fp8 e4m3 (torch._scaled_mm, per-tensor scales, bf16 out).
 NVML's SM clock, power and the power-cap bit are read every 10 ms by a thread. Prints a table and writes JSON with the
@@ -73,11 +73,19 @@ def main() -> int:
                 "power_w_median": statistics.median([row[2] for row in inside]) if inside else None,
                 "power_capped": any(row[3] for row in inside)}
 
-    def wait_idle():
+    def wait_idle(hold_s=5.0, give_up_s=30.0):
+        # NVML's power reading trails the load by about a second: one low reading right after a burst does not mean
+        # the board has cooled, so the draw must stay low for hold_s in a row.
         began = time.monotonic()
-        while time.monotonic() - began < 10:
+        low_since = None
+        while time.monotonic() - began < give_up_s:
+            now = time.monotonic()
             if pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0 <= 0.3 * limit_w:
-                break
+                low_since = now if low_since is None else low_since
+                if now - low_since >= hold_s:
+                    break
+            else:
+                low_since = None
             time.sleep(0.1)
         return time.monotonic() - began
 

@@ -60,6 +60,7 @@ def host_copy_gbps(torch, device, direction, size_bytes=2 ** 30):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the JSON here")
+    parser.add_argument("--copy-only", action="store_true", help="only the device copy bandwidth (membw's reference)")
     args = parser.parse_args()
     import torch
 
@@ -67,15 +68,16 @@ def main():
     for index in range(torch.cuda.device_count()):
         device = torch.device("cuda", index)
         with torch.cuda.device(index):
-            results.append({
-                "gpu_index": index,
-                "name": torch.cuda.get_device_name(index),
-                "copy_bandwidth_gbps": round(copy_bandwidth_gbps(torch, device), 1),
-                "bf16_8192_tflops": round(matmul_tflops(torch, device, torch.bfloat16), 1),
-                "fp16_8192_tflops": round(matmul_tflops(torch, device, torch.float16), 1),
-                "pinned_h2d_gbps": round(host_copy_gbps(torch, device, "h2d"), 2),
-                "pinned_d2h_gbps": round(host_copy_gbps(torch, device, "d2h"), 2),
-            })
+            row = {"gpu_index": index, "name": torch.cuda.get_device_name(index),
+                   "copy_bandwidth_gbps": round(copy_bandwidth_gbps(torch, device), 1)}
+            if not args.copy_only:
+                row.update({
+                    "bf16_8192_tflops": round(matmul_tflops(torch, device, torch.bfloat16), 1),
+                    "fp16_8192_tflops": round(matmul_tflops(torch, device, torch.float16), 1),
+                    "pinned_h2d_gbps": round(host_copy_gbps(torch, device, "h2d"), 2),
+                    "pinned_d2h_gbps": round(host_copy_gbps(torch, device, "d2h"), 2),
+                })
+            results.append(row)
     text = json.dumps({"torch": torch.__version__, "gpus": results}, indent=2)
     print(text)
     if args.out:

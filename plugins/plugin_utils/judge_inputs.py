@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import statistics
 
 import yaml
 
@@ -100,9 +101,25 @@ def load_baselines(directory: str | None = None, schemas_dir: str | None = None)
         if limits["min"] > limits["max"]:
             problems.append("%s skipped: match.memory_mib min %d is above max %d" % (shown, limits["min"], limits["max"]))
             continue
+        unsummarised = _values_off_their_machines(document)
+        if unsummarised:
+            problems.append("%s skipped: %s" % (shown, "; ".join(unsummarised)))
+            continue
         seen[document["id"]] = shown
         baselines.append(document)
     return baselines, problems
+
+
+def _values_off_their_machines(document: dict) -> list[str]:
+    """A reference measured on several machines is their median: say where a value is not (a hand-edited number)."""
+    problems = []
+    for section in ("known_good", "datasheet", "numbers"):
+        for key, number in sorted((document.get(section) or {}).items()):
+            machines = (number.get("measured") or {}).get("machines")
+            if machines and abs(statistics.median(machines) - number["value"]) > 0.05:
+                problems.append("%s.%s is %s but the median of its measured.machines %s is %s" % (
+                    section, key, number["value"], machines, round(statistics.median(machines), 2)))
+    return problems
 
 
 def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:

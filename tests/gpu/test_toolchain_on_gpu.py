@@ -52,7 +52,7 @@ def test_every_contract_is_decided_and_the_stack_agrees(tmp_path):
     assert len(contracts["persistence_mode"]["details"]["gpus"]) >= count
 
 
-def test_a_visible_subset_and_an_empty_list_agree(tmp_path):
+def test_a_visible_subset_agrees_and_an_empty_list_fails_by_name(tmp_path):
     _gpu_count()
     envelope, contracts, unused_text = run_toolchain(tmp_path)
     first = contracts["nvml_cuda_agree"]["details"]["nvml_uuids"][0]
@@ -63,7 +63,9 @@ def test_a_visible_subset_and_an_empty_list_agree(tmp_path):
     assert agree["details"]["cuda_visible_devices"] == first[:12]
     envelope, contracts, unused_text = run_toolchain(tmp_path, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
     agree = contracts["nvml_cuda_agree"]
-    assert agree["status"] == "pass" and agree["details"]["cuda_device_count"] == 0, agree["observed"]
+    # an empty list hides every GPU NVML lists: the GPU probes would measure nothing, so the contract fails by name
+    assert agree["status"] == "fail" and agree["details"]["cuda_device_count"] == 0, agree["observed"]
+    assert agree["observed"].startswith("CUDA_VISIBLE_DEVICES '' hides all"), agree["observed"]
 
 
 def test_a_distorting_variable_fails_the_environment_contract_by_name(tmp_path):

@@ -116,3 +116,14 @@ def test_sku_identification():
     sku, sentence, unused = identify_host([gpu, h100], baselines())
     assert sku is None and sentence.startswith("mixed GPUs on one host: 1 x h100-sxm, 1 x h200-sxm")
     assert identify_host({"unavailable": "no NVML"}, baselines())[:2] == (None, "no GPU list to identify the SKU from: no NVML")
+
+
+def test_a_reference_measured_on_several_machines_must_be_their_median(tmp_path):
+    with open(os.path.join(ROOT, "baselines", "h200-sxm.yaml"), encoding="utf-8") as handle:
+        text = handle.read()
+    assert "value: 1202.0" in text
+    (tmp_path / "h200-sxm.yaml").write_text(text.replace("value: 1202.0", "value: 1231.6"), encoding="utf-8")
+    loaded, problems = load_baselines(str(tmp_path))
+    assert loaded == [] and problems == [
+        "baselines/h200-sxm.yaml skipped: known_good.fp8_matmul_sustained is 1231.6 but the median of its "
+        "measured.machines [1231.6, 1185.6, 1202.0] is 1202.0"]

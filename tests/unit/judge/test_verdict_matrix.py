@@ -146,3 +146,14 @@ def test_the_lowered_limit_is_not_called_slow():
     result = judged(lowered_power_limit(run(H200X1)), ONE_GPU)
     sustained = [check for check in result.checks if check.id == "gemm.bf16_sustained"]
     assert sustained and sustained[0].status == "skip" and "not compared" in sustained[0].reason
+
+
+def test_a_gpu_20_pct_slow_fails_every_rate_rule_not_one_of_them():
+    """Each rate rule holds its own reference measured the way the probe measures: 20 % slow is outside each one."""
+    result = judged(scaled(run(H200X1), 0.8), ONE_GPU)
+    statuses = {check.id: check.status for check in result.checks if check.id in RATE_RULES}
+    assert statuses == {rule: "fail" for rule in RATE_RULES}, statuses
+
+
+RATE_RULES = ("membw.bandwidth", "hostbw.pinned_h2d", "hostbw.pinned_d2h", "gemm.bf16_burst", "gemm.bf16_sustained",
+              "gemm.fp8_burst", "gemm.fp8_sustained")
