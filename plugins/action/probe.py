@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import ExitStack, contextmanager
 
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import failure_envelope, utc_now_iso
-from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import build_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_inputs import with_derived_inputs
@@ -20,7 +21,17 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths i
     check_probe_name,
     probe_result_path,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import prepare_result_dir, store_result
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import store_result_at
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.safe_fs import entry_kind
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store import (
+    INPUTS_FILE,
+    StoreRefused,
+    claimed_host_dir,
+    host_inputs,
+    open_run,
+    playbook_writer,
+    write_host_inputs,
+)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import SchemaToolMissing, load_schema
 
 display = Display()
@@ -41,7 +52,8 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
-        validation, args = self.validate_argument_spec(argument_spec=PROBE_ARGUMENT_SPEC)
+        validation, args = self.validate_argument_spec(argument_spec=dict(PROBE_ARGUMENT_SPEC, **PROBE_STORE_ARGUMENT_SPEC))
+        store_args = {key: args.pop(key) for key in PROBE_STORE_ARGUMENT_SPEC}
         host = task_vars["inventory_hostname"]
 
         try:
@@ -64,14 +76,38 @@ class ActionModule(ActionBase):
             display.display("  " + message)
             result.update(changed=False, skipped=True, status="skipped", msg=message)
             return result
-        try:
-            prepare_result_dir(result_path)
-        except OSError as exc:
-            result.update(failed=True, msg="probe %s was not run on %s: its result could not be stored in %s (%s); set "
-                                           "gpufleet_results_dir to a directory this user can write"
-                                           % (name, host, os.path.dirname(result_path), exc))
-            return result
+        with ExitStack() as held:
+            try:
+                host_fd = held.enter_context(self._claim_host_dir(host, args, store_args, task_vars))
+            except StoreRefused as exc:
+                result.update(failed=True, msg="probe %s was not run on %s: %s" % (name, host, exc))
+                return result
+            except OSError as exc:
+                result.update(failed=True, msg="probe %s was not run on %s: its result could not be stored in %s (%s); "
+                                               "set gpufleet_results_dir to a directory this user can write"
+                                               % (name, host, os.path.dirname(result_path), exc))
+                return result
+            return self._run_and_store(result, name, host, args, archive, archive_sha256, input_notes, task_vars,
+                                       host_fd, os.path.dirname(result_path))
 
+    @contextmanager
+    def _claim_host_dir(self, host, args, store_args, task_vars):
+        """Join (or open) the run as this playbook run, claim the host's directory, record the host's judge inputs."""
+        inputs = dict(store_args["host_inputs"] or {})
+        writer = playbook_writer(store_args["resume"], inputs.get("profile"), task_vars.get("ansible_limit"))
+        open_run(args["results_dir"], args["run_id"], writer)
+        with claimed_host_dir(args["results_dir"], args["run_id"], host, writer) as host_fd:
+            shown = os.path.dirname(probe_result_path(args["results_dir"], args["run_id"], host, "inputs"))
+            # A task that gives no inputs (playbooks/collective_hosts.yml's probe) keeps what the profile's run stored.
+            if inputs or entry_kind(host_fd, INPUTS_FILE) == "missing":
+                write_host_inputs(host_fd, host_inputs(host, args["run_id"], writer, inputs.get("profile"),
+                                                       inputs.get("rule_overrides"), inputs.get("groups") or [],
+                                                       args.get("python")), os.path.join(shown, INPUTS_FILE))
+            yield host_fd
+
+    def _run_and_store(self, result, name, host, args, archive, archive_sha256, input_notes, task_vars, host_fd,
+                       shown_dir):
+        result_path = os.path.join(shown_dir, name + ".json")
         unreachable = False
         raw_output = None
         self._job_started = None
@@ -93,7 +129,7 @@ class ActionModule(ActionBase):
         if input_notes:
             envelope["notes"] = list(envelope.get("notes", [])) + ["parameters derived on the controller: %s" % "; ".join(input_notes)]
         try:
-            envelope = store_result(result_path, envelope, raw_output)
+            envelope = store_result_at(host_fd, name, envelope, raw_output, shown_dir)
         except SchemaToolMissing as exc:
             result.update(failed=True, msg=str(exc))
             return result

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import write_text_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
@@ -50,8 +50,10 @@ class ActionModule(ActionBase):
                     for host, value in sorted(overrides.items()) for problem in validate_overrides(value)]
         try:
             run = load_run(path, args["expected_hosts"], host_groups)
+            overrides = judged_overrides(run, overrides)
             judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"])
-            render_run(path, args["expected_hosts"], host_groups, write_text_atomically, judgement=judgement, loaded=run)
+            render_run(path, args["expected_hosts"], host_groups, text_writer_below(args["results_dir"]),
+                       judgement=judgement, loaded=run)
             point_latest_at(args["results_dir"], args["run_id"])
         except (OSError, ValueError) as exc:
             result.update(failed=True, msg="could not judge or render run %s in %s: %s" % (args["run_id"], path, exc))
@@ -64,6 +66,7 @@ class ActionModule(ActionBase):
             hosts[verdict.host] = {"verdict": verdict.verdict, "reasons": verdict.reasons, "sku": verdict.sku,
                                    "dossier_html": os.path.join(host_path, "dossier.html"),
                                    "dossier_md": os.path.join(host_path, "dossier.md")}
+        warnings.extend("%s in run %s: %s" % (entry["dir"], args["run_id"], entry["why"]) for entry in run.stray)
         lines = verdict_lines(judgement)
         warnings.extend("%s: %s" % (verdict.host, verdict.verdict) + (" - " + verdict.reasons[0] if verdict.reasons else "")
                         for verdict in judgement.hosts_worst_first() if verdict.verdict not in ("pass", "unreachable"))
@@ -75,3 +78,16 @@ class ActionModule(ActionBase):
                       unreachable_hosts=sorted(name for name, host in hosts.items() if host["verdict"] == "unreachable"),
                       previous_run_id=judgement.previous_run_id, index_html=files["index.html"], files=files)
         return result
+
+
+def judged_overrides(run, given):
+    """Each host's rule overrides as its own run stored them (inputs.json), with the ones given now on top, rule by
+    rule: a merge of slices or a re-judge months later judges a host as its run did unless told otherwise."""
+    merged = dict(given)
+    for host in run.hosts:
+        stored = host.inputs.get("rule_overrides")
+        if not isinstance(stored, Mapping) or not stored:
+            continue
+        now = given.get(host.name)
+        merged[host.name] = dict(stored, **now) if isinstance(now, Mapping) else (now if now else dict(stored))
+    return merged

@@ -14,3 +14,9 @@ PROBE_ARGUMENT_SPEC = dict(
     progress_interval=dict(type="int", default=15),
     archive=dict(type="path"),
 )
+
+# Set by the probe role on the controller, never passed to the module: they belong to the run's store.
+PROBE_STORE_ARGUMENT_SPEC = dict(
+    resume=dict(type="bool", default=False),
+    host_inputs=dict(type="dict", default={}),
+)

@@ -1,35 +1,42 @@
-"""Write a file so that a reader sees the old content or the new, never half of it."""
+"""Write a file so that a reader sees the old content or the new, never half of it, and never through a link.
+
+With ``root`` (the results directory), every component of the path below it is reached without following a link
+(plugins/plugin_utils/safe_fs.py); the store always passes it.
+"""
 from __future__ import annotations
 
 import json
 import os
-import tempfile
-from typing import Any
+from typing import Any, Callable, Optional
+
+from .safe_fs import write_bytes_below
 
 
-def write_bytes_atomically(path: str, payload: bytes, mode: int = 0o644) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp_path = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_path, mode)
-        os.replace(tmp_path, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_path)
-        except OSError:
-            pass
-        raise
+def write_bytes_atomically(path: str, payload: bytes, mode: int = 0o644, root: Optional[str] = None) -> None:
+    path = os.path.abspath(path)
+    write_bytes_below(root or os.path.dirname(path), path, payload, mode)
 
 
-def write_text_atomically(path: str, text: str) -> None:
-    write_bytes_atomically(path, text.encode("utf-8"))
+def write_text_atomically(path: str, text: str, root: Optional[str] = None) -> None:
+    # A lone surrogate cannot be UTF-8: it is written as its escape, not lost and not a crash.
+    write_bytes_atomically(path, text.encode("utf-8", "backslashreplace"), root=root)
 
 
-def write_json_atomically(path: str, document: Any) -> None:
+def json_text(document: Any) -> str:
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=str)
-    write_text_atomically(path, text + "\n")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON's own \uXXXX escape keeps it exactly
+        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True, allow_nan=False, default=str)
+    return text + "\n"
+
+
+def write_json_atomically(path: str, document: Any, root: Optional[str] = None) -> None:
+    write_text_atomically(path, json_text(document), root=root)
+
+
+def text_writer_below(root: str) -> Callable[[str, str], None]:
+    """A write(path, text) callback for the renderers that writes only below root and through no link."""
+    def write(path: str, text: str) -> None:
+        write_text_atomically(path, text, root=root)
+    return write

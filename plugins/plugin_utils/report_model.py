@@ -8,7 +8,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
 from .report_values import unavailable_fields
-from .result_paths import PROBE_NAME_PATTERN, host_dir_name
+from .result_paths import PROBE_NAME_PATTERN, host_dir_name, is_hashed_dir_name
+from .run_store import INPUTS_FILE, STORE_FILES, StoreRefused, run_record
+from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at, read_bytes_at
 
 # Worse states rank higher; error and timeout are equally bad.
 STATE_RANK = {"ok": 0, "unavailable": 1, "partial": 2, "timeout": 3, "error": 3, "unreachable": 4}
@@ -16,6 +18,8 @@ PROBE_STATUSES = ("ok", "partial", "unavailable", "error", "timeout", "unreachab
 NO_RESULT_REASON = ("no result was written for this host: it was not reached or failed before probing; "
                     "see the ansible-playbook output")
 UNGROUPED = "(no group)"
+# A result larger than this is not loaded: no probe writes one, and reading it could exhaust the controller's memory.
+RESULT_LIMIT_BYTES = 64 * 2 ** 20
 
 
 @dataclass
@@ -48,6 +52,7 @@ class HostModel:
     probes: Dict[str, ProbeEntry]
     state: str
     reasons: List[str]
+    inputs: Dict[str, Any] = field(default_factory=dict)  # inputs.json: what its own run judged it with
 
     @property
     def rank(self) -> int:
@@ -59,6 +64,9 @@ class RunModel:
     run_id: str
     run_dir: str
     hosts: List[HostModel]
+    # Directories in the run that are not judged, each with why: no stored inputs, or a link that is not followed.
+    stray: List[Dict[str, str]] = field(default_factory=list)
+    writers: List[Dict[str, Any]] = field(default_factory=list)  # run.json: the playbook runs that wrote it
 
     def hosts_worst_first(self) -> List[HostModel]:
         return sorted(self.hosts, key=lambda host: (-host.rank, host.name))
@@ -81,12 +89,21 @@ class RunModel:
                        for entry in host.probes.values() if "collection_version" in entry.envelope})
 
 
+def _read_json_below(host_path: str, name: str) -> Any:
+    """The JSON in host_path/name, never through a link, at most RESULT_LIMIT_BYTES; OSError or ValueError."""
+    fd = os.open(host_path, DIRECTORY_FLAGS)
+    try:
+        payload = read_bytes_at(fd, name, RESULT_LIMIT_BYTES, os.path.join(os.path.basename(host_path), name))
+    finally:
+        os.close(fd)
+    return json.loads(payload.decode("utf-8"))
+
+
 def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     json_file = probe + ".json"
     raw_file = probe + ".raw" if os.path.isfile(os.path.join(host_path, probe + ".raw")) else None
     try:
-        with open(os.path.join(host_path, json_file), encoding="utf-8") as handle:
-            envelope = json.load(handle)
+        envelope = _read_json_below(host_path, json_file)
         if not isinstance(envelope, dict):
             raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
@@ -101,14 +118,27 @@ def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
 
 
 def read_host_probes(host_path: str) -> Dict[str, ProbeEntry]:
-    if not os.path.isdir(host_path):
+    if not os.path.isdir(host_path) or os.path.islink(host_path):
         return {}
     probes = {}
     for name in sorted(os.listdir(host_path)):
         probe, extension = os.path.splitext(name)
-        if extension == ".json" and PROBE_NAME_PATTERN.match(probe):
+        if extension == ".json" and name not in STORE_FILES and PROBE_NAME_PATTERN.match(probe):
             probes[probe] = read_probe_entry(host_path, probe)
     return probes
+
+
+def read_host_inputs(host_path: str) -> Tuple[Dict[str, Any], str]:
+    """(inputs.json of the host, "") or ({}, why there are none)."""
+    try:
+        inputs = _read_json_below(host_path, INPUTS_FILE)
+    except FileNotFoundError:
+        return {}, "no %s: no playbook run of this run wrote it" % INPUTS_FILE
+    except (OSError, ValueError) as exc:
+        return {}, "%s is unreadable: %s" % (INPUTS_FILE, exc)
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("host"), str) or not inputs["host"]:
+        return {}, "%s names no host" % INPUTS_FILE
+    return inputs, ""
 
 
 def host_state(probes: Mapping[str, ProbeEntry]) -> Tuple[str, List[str]]:
@@ -123,37 +153,79 @@ def host_state(probes: Mapping[str, ProbeEntry]) -> Tuple[str, List[str]]:
     return worst.status, reasons
 
 
-def _host_dirs_on_disk(run_path: str) -> List[str]:
-    """Host directories in the run; links are not followed, so that nothing outside the run is read or written."""
+def _entries_on_disk(run_path: str) -> List[Tuple[str, str]]:
+    """(name, kind) of the run's entries that could be hosts; links are listed as links, never followed."""
     if not os.path.isdir(run_path):
         return []
-    with os.scandir(run_path) as entries:
-        return sorted(entry.name for entry in entries
-                      if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False))
+    fd = os.open(run_path, DIRECTORY_FLAGS)
+    try:
+        return sorted((name, entry_kind(fd, name)) for name in os.listdir(fd)
+                      if not name.startswith(".") and entry_kind(fd, name) in ("dir", "link"))
+    finally:
+        os.close(fd)
+
+
+def _link_reason(run_path: str, dir_name: str) -> str:
+    fd = os.open(run_path, DIRECTORY_FLAGS)
+    try:
+        target = link_target_at(fd, dir_name)
+    finally:
+        os.close(fd)
+    return ("its results directory %s is a symbolic link (to %s): nothing was read or written through it; remove the "
+            "link and run the host again" % (os.path.join(os.path.basename(run_path), dir_name), target))
 
 
 def load_run(run_path: str, expected_hosts: Iterable[str] = (),
              host_groups: Optional[Mapping[str, Sequence[str]]] = None) -> RunModel:
-    """Every expected host, and every host directory found on disk, with its probes and state."""
+    """Every expected host, and every host directory on disk that a playbook run of this run wrote (its inputs.json
+    names the host), with its probes, state and stored inputs. A run written before run.json existed is read the old
+    way: every directory is a host, named by unquoting its directory name."""
     host_groups = host_groups or {}
     run_path = os.path.abspath(run_path)
+    try:
+        record = run_record(os.path.dirname(run_path), os.path.basename(run_path)) if os.path.isdir(run_path) else None
+    except (StoreRefused, OSError, ValueError):
+        record = None
     names_by_dir: Dict[str, str] = {}
     expected_dirs = set()
     for name in expected_hosts:
         dir_name = host_dir_name(name)
         names_by_dir.setdefault(dir_name, name)
         expected_dirs.add(dir_name)
-    for dir_name in _host_dirs_on_disk(run_path):
-        # host_dir_name writes unsafe bytes as %XX, so unquoting gives back the inventory name.
-        names_by_dir.setdefault(dir_name, unquote(dir_name))
+    stray: List[Dict[str, str]] = []
+    inputs_by_dir: Dict[str, Dict[str, Any]] = {}
+    links = set()
+    for dir_name, kind in _entries_on_disk(run_path):
+        if kind == "link":
+            links.add(dir_name)
+            if dir_name not in expected_dirs:
+                stray.append({"dir": dir_name, "why": _link_reason(run_path, dir_name)})
+            continue
+        inputs, why = read_host_inputs(os.path.join(run_path, dir_name))
+        if inputs:
+            inputs_by_dir[dir_name] = inputs
+            names_by_dir[dir_name] = inputs["host"] if dir_name not in expected_dirs else names_by_dir[dir_name]
+        elif dir_name in expected_dirs:
+            continue
+        elif record is not None or is_hashed_dir_name(dir_name):
+            stray.append({"dir": dir_name, "why": "not judged: %s" % why})
+        else:
+            # host_dir_name writes unsafe bytes as %XX, so unquoting gives back the inventory name.
+            names_by_dir.setdefault(dir_name, unquote(dir_name))
 
     hosts = []
     for dir_name, name in names_by_dir.items():
         host_path = os.path.join(run_path, dir_name)
-        probes = read_host_probes(host_path) if not os.path.islink(host_path) else {}
-        state, reasons = host_state(probes)
+        inputs = inputs_by_dir.get(dir_name, {})
+        if dir_name in links:
+            probes, state, reasons = {}, "error", [_link_reason(run_path, dir_name)]
+        else:
+            probes = read_host_probes(host_path)
+            state, reasons = host_state(probes)
+        groups = host_groups.get(name) or inputs.get("groups") or ()
         hosts.append(HostModel(name=name, dir_name=dir_name, expected=dir_name in expected_dirs,
-                               groups=[str(group) for group in host_groups.get(name, ())],
-                               probes=probes, state=state, reasons=reasons))
+                               groups=[str(group) for group in groups], probes=probes, state=state, reasons=reasons,
+                               inputs=inputs))
     hosts.sort(key=lambda host: host.name)
-    return RunModel(run_id=os.path.basename(run_path), run_dir=run_path, hosts=hosts)
+    return RunModel(run_id=os.path.basename(run_path), run_dir=run_path, hosts=hosts, stray=stray,
+                    writers=list((record or {}).get("writers") or []))

@@ -1,11 +1,17 @@
 """Where a run's files live: results/<run-id>/<host>/<probe>.json, with names that cannot escape."""
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 
 _SAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# Names the store itself uses inside the results directory: never a run id.
+RESERVED_RUN_IDS = ("latest",)
+# A directory name stays well inside NAME_MAX (255 bytes) with room for the store's temporary-file prefix.
+HOST_DIR_NAME_MAX = 120
+HASH_SUFFIX_CHARS = 16
 PROBE_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
@@ -19,12 +25,26 @@ def host_dir_name(inventory_hostname: str) -> str:
     )
     if encoded.startswith("."):
         encoded = "%2E" + encoded[1:]
+    if len(encoded) > HOST_DIR_NAME_MAX:
+        # Bounded and still collision-free: the cut name plus a hash of the whole one (the real name is in inputs.json).
+        digest = hashlib.sha256(inventory_hostname.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_SUFFIX_CHARS]
+        cut = encoded[:HOST_DIR_NAME_MAX - HASH_SUFFIX_CHARS - 1]
+        cut = cut[:cut.rfind("%")] if "%" in cut[-2:] else cut  # never end inside a %XX escape
+        encoded = "%s~%s" % (cut, digest)
     return encoded
+
+
+def is_hashed_dir_name(dir_name: str) -> bool:
+    """Whether the name was cut and hashed, so unquoting it does not give back the host name."""
+    return "~" in dir_name  # host_dir_name writes "~" as %7E, so only a cut name holds one
 
 
 def check_run_id(run_id: str) -> str:
     if not RUN_ID_PATTERN.match(run_id or ""):
         raise ValueError("run id %r must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit" % run_id)
+    if run_id in RESERVED_RUN_IDS:
+        raise ValueError("run id %r is the name of the link to the newest run, not a run id: name the run itself "
+                         "(ls -l on the results directory shows where %s points)" % (run_id, run_id))
     return run_id
 
 

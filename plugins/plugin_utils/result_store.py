@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 from ..module_utils.probe_envelope import failure_envelope
-from .atomic_write import write_json_atomically, write_text_atomically
+from .atomic_write import json_text
+from .safe_fs import open_root, write_bytes_at
 from .schema_check import envelope_problems
 
 PROVENANCE_KEYS = ("run_id", "collection_version", "probe_sha256")
 REASON_PROBLEMS_SHOWN = 5
+RAW_LIMIT_BYTES = 8 * 2 ** 20  # a rejected output this large is for a person to read, not to replay
 
 
 def trusted_envelope(envelope: dict, raw_output: str | None = None) -> tuple[dict, str | None]:
@@ -37,19 +38,34 @@ def trusted_envelope(envelope: dict, raw_output: str | None = None) -> tuple[dic
     return broken, json.dumps(envelope, indent=2, sort_keys=True, default=str)
 
 
-def store_result(result_path: str, envelope: dict, raw_output: str | None = None) -> dict:
-    """Validate, then write ``<probe>.json`` (and ``<probe>.raw`` when something was rejected) atomically."""
+def bounded_raw(raw: str, limit_bytes: int = RAW_LIMIT_BYTES) -> str:
+    """raw, or its head and tail with the size of what was cut between them, so a huge rejected output stays readable."""
+    payload = raw.encode("utf-8", "backslashreplace")
+    if len(payload) <= limit_bytes:
+        return raw
+    half = limit_bytes // 2
+    marker = ("\n[gpufleet: %d of %d bytes cut here; the probe's output was larger than the %d-byte limit for "
+              ".raw]\n" % (len(payload) - 2 * half, len(payload), limit_bytes))
+    return (payload[:half].decode("utf-8", "ignore") + marker + payload[-half:].decode("utf-8", "ignore"))
+
+
+def store_result_at(host_fd: int, probe: str, envelope: dict, raw_output: str | None, shown_dir: str) -> dict:
+    """Validate, then write ``<probe>.json`` (and ``<probe>.raw`` when something was rejected) atomically inside the
+    host's directory descriptor (plugins/plugin_utils/run_store.py), never through a link."""
     stored, raw = trusted_envelope(envelope, raw_output)
-    write_json_atomically(result_path, stored)
+    write_bytes_at(host_fd, probe + ".json", json_text(stored).encode("utf-8"),
+                   shown=os.path.join(shown_dir, probe + ".json"))
     if raw is not None:
-        write_text_atomically(result_path[:-len(".json")] + ".raw", raw)
+        write_bytes_at(host_fd, probe + ".raw", bounded_raw(raw).encode("utf-8", "backslashreplace"),
+                       shown=os.path.join(shown_dir, probe + ".raw"))
     return stored
 
 
-def prepare_result_dir(result_path: str) -> None:
-    """Make the directory of ``result_path`` and prove that a file can be written there (an unnamed temporary file,
-    gone when closed), so a run whose results cannot be stored fails before the probe runs, not after."""
+def store_result(result_path: str, envelope: dict, raw_output: str | None = None) -> dict:
+    """store_result_at for a path: its directory is made if needed, the files are never written through a link."""
     directory = os.path.dirname(os.path.abspath(result_path))
-    os.makedirs(directory, exist_ok=True)
-    with tempfile.TemporaryFile(dir=directory):
-        pass
+    name = os.path.basename(result_path)
+    if not name.endswith(".json"):
+        raise ValueError("a result file ends in .json, not %s" % name)
+    with open_root(directory) as dir_fd:
+        return store_result_at(dir_fd, name[:-len(".json")], envelope, raw_output, directory)

@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Open the run's directory for this playbook run (plugins/plugin_utils/run_store.py), or refuse it with the reason."""
+from __future__ import annotations
+
+import os
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.run_spec import RUN_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import check_run_id, run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store import StoreRefused, open_run, playbook_writer
+
+
+class ActionModule(ActionBase):
+
+    _supports_check_mode = True
+    _supports_async = False
+    TRANSFERS_FILES = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(argument_spec=RUN_ARGUMENT_SPEC)
+        del validation
+        writer = playbook_writer(args["resume"], args["profile"], task_vars.get("ansible_limit"))
+        try:
+            check_run_id(args["run_id"])
+            path = run_dir(args["results_dir"], args["run_id"])
+            if self._task.check_mode:
+                result.update(changed=False, run_dir=path, writer_id=writer["writer_id"], writers=0,
+                              msg="check mode: run %s was not opened and nothing was written" % args["run_id"])
+                return result
+            record = open_run(args["results_dir"], args["run_id"], writer)
+        except (StoreRefused, ValueError, OSError) as exc:
+            result.update(failed=True, msg="run %s was not started: %s" % (args["run_id"], exc))
+            return result
+        result.update(changed=True, run_dir=os.path.abspath(path), writer_id=writer["writer_id"],
+                      writers=len(record["writers"]))
+        return result

@@ -1,0 +1,92 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: open_run
+short_description: Open a validation run's directory for this playbook run, or refuse it
+version_added: "0.1.0"
+description:
+  - Makes C(<results_dir>/<run_id>/) for a fresh run and records this playbook run (its writer) in C(run.json).
+  - A run id names one run. An id that already names a run is refused, so nothing is written, unless O(resume) is
+    set (add a slice of hosts, re-probe hosts); the reserved name C(latest) and a run directory that is a symbolic link
+    are always refused.
+  - The probes then write each host's directory only while this playbook run holds it (C(writer.json)); a host that
+    another live playbook run holds is refused, naming that run. See C(docs/store.md).
+  - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
+author:
+  - gpufleet.validation contributors (@gpufleet)
+options:
+  results_dir:
+    description:
+      - Directory on the controller where the runs are stored.
+    type: path
+    default: results
+  run_id:
+    description:
+      - Identifier of the run (letters, digits, C(.), C(_), C(-); not C(latest)).
+    type: str
+    required: true
+  resume:
+    description:
+      - Join a run that already exists instead of refusing it.
+    type: bool
+    default: false
+  profile:
+    description:
+      - The profile this playbook run probes with, recorded in C(run.json).
+    type: str
+attributes:
+  check_mode:
+    support: full
+    description: Checks the run id and the directory in check mode and writes nothing.
+  diff_mode:
+    support: none
+    description: Produces no diff.
+  action:
+    support: full
+    description: All the work happens in the action plugin of the same name.
+  async:
+    support: none
+    description: Not supported.
+"""
+
+EXAMPLES = r"""
+- name: Open the run, or join it as one slice of several
+  gpufleet.validation.open_run:
+    results_dir: results
+    run_id: "{{ gpufleet_run_id }}"
+    resume: "{{ gpufleet_resume | default(false) }}"
+"""
+
+RETURN = r"""
+run_dir:
+  description: The run's directory.
+  returned: success
+  type: str
+writer_id:
+  description: This playbook run's id in C(run.json) and in each host's C(writer.json).
+  returned: success
+  type: str
+writers:
+  description: How many playbook runs have written into this run, this one included.
+  returned: success
+  type: int
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.run_spec import RUN_ARGUMENT_SPEC
+
+
+def main():
+    module = AnsibleModule(argument_spec=RUN_ARGUMENT_SPEC, supports_check_mode=True)
+    module.fail_json(msg="gpufleet.validation.open_run runs in its action plugin on the controller; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()

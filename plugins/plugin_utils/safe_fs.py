@@ -1,0 +1,167 @@
+"""Files below a root directory, reached without following a symbolic link at any step below the root.
+
+The root (the results directory the user names) may itself be a link: that is the user's choice. Below it, every
+directory is opened with O_NOFOLLOW | O_DIRECTORY relative to its parent's descriptor and every file is created with
+O_EXCL | O_NOFOLLOW and renamed into place, so a link planted anywhere in the run's tree is refused, never written
+through: rename replaces a link at the destination instead of following it.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from contextlib import contextmanager
+from typing import Iterator, List, Optional
+
+DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class LinkRefused(OSError):
+    """A symbolic link (or something that is not a directory) stands where the store needs a directory or file."""
+
+
+def _link_target(parent_fd: int, name: str) -> str:
+    try:
+        return os.readlink(name, dir_fd=parent_fd)
+    except OSError:
+        return "?"
+
+
+def _refuse(parent_fd: int, name: str, shown: str) -> LinkRefused:
+    try:
+        mode = os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISLNK(mode):
+        return LinkRefused(errno.ELOOP, "%s is a symbolic link (to %s); the store never writes or reads through a link: "
+                           "remove it" % (shown, _link_target(parent_fd, name)))
+    return LinkRefused(errno.ENOTDIR, "%s is not a directory; move it away" % shown)
+
+
+def relative_parts(root: str, path: str) -> List[str]:
+    """The components of path below root; ValueError when path is not strictly below it."""
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    parts = relative.split(os.sep)
+    if relative in (".", "") or parts[0] == os.pardir or os.path.isabs(relative):
+        raise ValueError("%s is not below %s" % (path, root))
+    if any(part in ("", os.curdir, os.pardir) for part in parts):
+        raise ValueError("%s has an empty, '.' or '..' component below %s" % (path, root))
+    return parts
+
+
+@contextmanager
+def open_root(root: str, create: bool = True) -> Iterator[int]:
+    """A descriptor of root (made with its parents when create); links in root's own path are followed."""
+    if create:
+        os.makedirs(root, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def open_dir_at(parent_fd: int, name: str, create: bool, shown: str) -> int:
+    """A descriptor of the directory name inside parent_fd, never through a link; made when create."""
+    if create:
+        try:
+            os.mkdir(name, 0o755, dir_fd=parent_fd)
+        except FileExistsError:
+            pass
+    try:
+        return os.open(name, DIRECTORY_FLAGS, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise _refuse(parent_fd, name, shown) from exc
+        raise
+
+
+@contextmanager
+def open_dirs(root: str, parts: List[str], create: bool = True) -> Iterator[int]:
+    """A descriptor of root/parts[0]/…, each step opened without following links."""
+    with open_root(root, create=create) as root_fd:
+        fd = os.dup(root_fd)
+        try:
+            shown = root
+            for part in parts:
+                shown = os.path.join(shown, part)
+                child = open_dir_at(fd, part, create, shown)
+                os.close(fd)
+                fd = child
+            yield fd
+        finally:
+            os.close(fd)
+
+
+def write_bytes_at(dir_fd: int, name: str, payload: bytes, mode: int = 0o644, shown: Optional[str] = None) -> None:
+    """Write name inside dir_fd atomically: a fresh temporary file (never a link), fsync, rename over the old name."""
+    temporary = ".tmp-%s-%s" % (name[:40], secrets.token_hex(6))
+    fd = os.open(temporary, NEW_FILE_FLAGS, mode, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        existing = _lstat_at(dir_fd, name)
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "%s is a directory; move it away" % (shown or name))
+        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(temporary, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+
+
+def write_bytes_below(root: str, path: str, payload: bytes, mode: int = 0o644) -> None:
+    """Write path (below root) atomically, making its directories, following no link below root."""
+    parts = relative_parts(root, path)
+    with open_dirs(root, parts[:-1]) as dir_fd:
+        write_bytes_at(dir_fd, parts[-1], payload, mode, shown=path)
+
+
+def read_bytes_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> bytes:
+    """The bytes of the regular file name inside dir_fd (never through a link); OSError when over limit bytes."""
+    try:
+        fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise _refuse(dir_fd, name, shown or name) from exc
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "%s is not a regular file" % (shown or name))
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, "%s is %d bytes, over the %d-byte limit for a stored result; it is not read"
+                          % (shown or name, info.st_size, limit))
+        return handle.read(limit + 1)[:limit]
+
+
+def _lstat_at(dir_fd: int, name: str) -> Optional[os.stat_result]:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def entry_kind(dir_fd: int, name: str) -> str:
+    """'dir', 'file', 'link', 'missing' or 'other' for name inside dir_fd, without following it."""
+    info = _lstat_at(dir_fd, name)
+    if info is None:
+        return "missing"
+    if stat.S_ISLNK(info.st_mode):
+        return "link"
+    if stat.S_ISDIR(info.st_mode):
+        return "dir"
+    if stat.S_ISREG(info.st_mode):
+        return "file"
+    return "other"
+
+
+def link_target_at(dir_fd: int, name: str) -> str:
+    return _link_target(dir_fd, name)
