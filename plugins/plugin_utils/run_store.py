@@ -1,8 +1,8 @@
 """The one owner of a run's directory on the controller: who may write it, and what each host was judged with.
 
-    <results>/.gpufleet.lock               flock'd while a run is made or joined
+    <results>/                             flock'd while a run is made or joined
     <results>/<run id>/run.json            the run: every playbook run (writer) that wrote into it
-    <results>/<run id>/.lock               flock'd while the record or a host's claim changes
+    <results>/<run id>/                    flock'd while a host's claim changes
     <results>/<run id>/<host>/writer.json  the writer that holds this host's directory
     <results>/<run id>/<host>/inputs.json  the host's judge inputs: its real name, profile, rule overrides, groups, Python
     <results>/<run id>/<host>/<probe>.json the results (plugins/plugin_utils/result_store.py)
@@ -27,8 +27,6 @@ from .result_paths import check_run_id, host_dir_name
 from .safe_fs import entry_kind, link_target_at, open_dir_at, open_root, read_bytes_at, write_bytes_at
 
 RUN_RECORD = "run.json"
-LOCK_FILE = ".lock"
-RESULTS_LOCK_FILE = ".gpufleet.lock"
 WRITER_FILE = "writer.json"
 INPUTS_FILE = "inputs.json"
 STORE_FILES = (RUN_RECORD, WRITER_FILE, INPUTS_FILE)
@@ -96,14 +94,13 @@ def _read_json_at(dir_fd: int, name: str, shown: str) -> Optional[Any]:
 
 
 @contextmanager
-def _locked(dir_fd: int, name: str = LOCK_FILE) -> Iterator[None]:
-    fd = os.open(name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644,
-                 dir_fd=dir_fd)
+def _locked(dir_fd: int) -> Iterator[None]:
+    """An exclusive flock on the directory itself (Linux allows it on a directory's descriptor): no lock file is left."""
+    fcntl.flock(dir_fd, fcntl.LOCK_EX)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)
+        fcntl.flock(dir_fd, fcntl.LOCK_UN)
 
 
 @contextmanager
@@ -128,7 +125,7 @@ def open_run(results_dir: str, run_id: str, writer: Dict[str, Any]) -> Dict[str,
     in its run.json or one that resumes (adds a slice, re-probes hosts). The writer is recorded in run.json."""
     check_run_id(run_id)
     shown = os.path.join(results_dir, run_id)
-    with open_root(results_dir) as root_fd, _locked(root_fd, RESULTS_LOCK_FILE):
+    with open_root(results_dir) as root_fd, _locked(root_fd):
         kind = entry_kind(root_fd, run_id)
         if kind == "link":
             raise StoreRefused("%s is a symbolic link (to %s): a run's directory is never reached through a link, so "

@@ -43,10 +43,14 @@ def assert_schema_valid(envelope):
         Draft202012Validator(load_schema(envelope["probe"] + ".schema.json")).validate(envelope["data"])
 
 
+# The store's own records (docs/store.md), not probe results.
+STORE_FILES = ("run.json", "writer.json", "inputs.json")
+
+
 def every_result_file(run_dir):
     for folder, _subfolders, files in os.walk(run_dir):
         for name in files:
-            if name.endswith(".json"):
+            if name.endswith(".json") and name not in STORE_FILES:
                 yield os.path.join(folder, name)
 
 

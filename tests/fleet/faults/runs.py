@@ -23,6 +23,8 @@ PLAYBOOK_TIMEOUT_S = 600
 # on a machine that has them; the measurement probes run on the CPU and are ok.
 GOOD_STATUSES = {"health": ("ok", "partial", "unavailable"), "membw": ("ok",)}
 GOOD_VERDICTS = ("pass", "warn")
+# The store's own records (docs/store.md), not probe results.
+STORE_FILES = ("run.json", "writer.json", "inputs.json")
 # The quick profile (health, then membw) made quicker, so that a fault test spends its time on the fault: health without
 # its CUDA initialisation in a fresh process (torch has no CUDA here), membw on a 16 MiB buffer.
 QUICK = ("-e", json.dumps({"gpufleet_profile": "quick",
