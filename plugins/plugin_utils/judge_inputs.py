@@ -4,38 +4,20 @@
 """Load and validate the judge's inputs on the controller: baselines (one YAML per SKU), rules, rule overrides."""
 from __future__ import annotations
 
+import math
 import os
 import statistics
-
-import yaml
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import CHECK_REGISTRIES
 from ansible_collections.gpufleet.validation.plugins.module_utils.judge.rules import param_kind_problem, rules_problems
 
 from .probe_archive import collection_root
+from .safe_yaml import load_plain_yaml
 from .schema_check import schema_problems
 
 BASELINE_SCHEMA = "baseline.schema.json"
 RULES_SCHEMA = "rules.schema.json"
 OVERRIDES_SCHEMA = "rule_overrides.schema.json"
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
-    """SafeLoader that refuses a mapping with the same key twice (plain YAML keeps the last one silently)."""
-
-
-def _construct_mapping(loader, node, deep=False):
-    seen = set()
-    for key_node, unused_value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
-                                                    "found duplicate key %r" % (key,), key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def default_baselines_dir() -> str:
@@ -53,14 +35,23 @@ def _schema(file_name: str, schemas_dir: str | None) -> dict:
 
 
 def load_yaml(path: str):
-    """Parse one YAML file (duplicate keys are an error); raises ValueError naming the file."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_UniqueKeyLoader)  # nosec B506 - a SafeLoader subclass
-    except OSError as exc:
-        raise ValueError("%s cannot be read: %s" % (path, exc.strerror or exc)) from exc
-    except yaml.YAMLError as exc:
-        raise ValueError("%s is not valid YAML: %s" % (path, " ".join(str(exc).split()))) from exc
+    """Parse one judge input file (no aliases, no duplicate keys, at most 1 MiB); raises ValueError naming the file."""
+    return load_plain_yaml(path)
+
+
+def non_finite_fields(document, prefix: str) -> list[str]:
+    """Where a number is NaN or infinite (YAML .nan / .inf): a reference or threshold that compares with nothing."""
+    problems = []
+    pending = [(prefix, document)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            problems.append("%s is %s; it must be a finite number" % (where, value))
+        elif isinstance(value, dict):
+            pending.extend(("%s.%s" % (where, key), item) for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend(("%s[%d]" % (where, index), item) for index, item in enumerate(value))
+    return sorted(problems)
 
 
 def load_baselines(directory: str | None = None, schemas_dir: str | None = None) -> tuple[list[dict], list[str]]:
@@ -85,6 +76,10 @@ def load_baselines(directory: str | None = None, schemas_dir: str | None = None)
             document = load_yaml(path)
         except ValueError as exc:
             problems.append("%s skipped: %s" % (shown, str(exc).replace(path, shown)))
+            continue
+        infinite = non_finite_fields(document, "baseline")
+        if infinite:
+            problems.append("%s skipped: %s" % (shown, "; ".join(infinite)))
             continue
         errors = schema_problems(document, schema, "baseline")
         if errors:
@@ -126,6 +121,9 @@ def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
     """The rules document at path (default rules/default.yaml); raises ValueError with a clear message when broken."""
     path = path or default_rules_path()
     document = load_yaml(path)
+    infinite = non_finite_fields(document, "rules")
+    if infinite:
+        raise ValueError("%s: %s" % (path, "; ".join(infinite)))
     errors = schema_problems(document, _schema(RULES_SCHEMA, schemas_dir), "rules")
     if errors:
         raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))
@@ -143,6 +141,9 @@ def validate_overrides(overrides, rules: dict | None = None, schemas_dir: str | 
     """
     if overrides is None:
         return []
+    infinite = non_finite_fields(overrides, "rule_overrides")
+    if infinite:
+        return infinite
     problems = schema_problems(overrides, _schema(OVERRIDES_SCHEMA, schemas_dir), "rule_overrides")
     if problems or rules is None:
         return problems

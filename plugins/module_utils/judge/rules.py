@@ -9,6 +9,7 @@ Per-host overrides {rule_id: {"severity": ..., "params": {...}, "enabled": false
 from __future__ import annotations
 
 import copy
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
@@ -111,6 +112,9 @@ def param_kind_problem(name: str, default: Any, value: Any) -> Optional[str]:
     """
     wanted = "a number" if default is None else _param_kind(default)
     given = _param_kind(value)
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(item, float) and not math.isfinite(item) for item in items):
+        return "param %s must be finite, not %r (a threshold of NaN or infinity compares with nothing)" % (name, value)
     if given == wanted or (default is None and value is None):
         return None
     return "param %s must be %s%s, not %s %r" % (name, wanted, " (or null)" if default is None else "", given, value)
