@@ -4,12 +4,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Dict, Iterable, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from .result_paths import RUN_ID_PATTERN, host_dir_name
+from .result_paths import PROBE_NAME_PATTERN, RUN_ID_PATTERN, host_dir_name
 
 _TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
 MEASURED_STATUSES = ("ok", "partial")
+EnvelopeCheck = Callable[[dict], List[str]]
 
 
 def _run_order_key(results_dir: str, run_id: str) -> Tuple[int, str]:
@@ -35,36 +37,63 @@ def earlier_runs(results_dir: str, run_id: str) -> List[str]:
     return runs
 
 
-def _reached_envelopes(host_path: str) -> Dict[str, dict]:
-    envelopes = {}
+@dataclass
+class PreviousResults:
+    """Each host's newest earlier run: its envelopes, its run id, and the results of it that cannot be compared."""
+
+    envelopes: Dict[str, Dict[str, dict]] = field(default_factory=dict)
+    run_ids: Dict[str, str] = field(default_factory=dict)
+    # host -> probe -> why that earlier result is not compared, e.g. "previous run's health.json is unreadable: ..."
+    problems: Dict[str, Dict[str, str]] = field(default_factory=dict)
+
+
+def _read_envelope(path: str) -> dict:
+    with open(path, encoding="utf-8") as handle:
+        envelope = json.load(handle)
+    if not isinstance(envelope, dict):
+        raise ValueError("it holds a JSON %s, not an object" % type(envelope).__name__)
+    return envelope
+
+
+def _host_results(host_path: str, run_id: str, check_envelope: Optional[EnvelopeCheck]) -> Tuple[Dict[str, dict], Dict[str, str]]:
+    envelopes: Dict[str, dict] = {}
+    problems: Dict[str, str] = {}
     try:
         names = sorted(os.listdir(host_path))
     except OSError:
-        return envelopes
+        return envelopes, problems
     for name in names:
-        if not name.endswith(".json"):
+        probe, extension = os.path.splitext(name)
+        if extension != ".json" or not PROBE_NAME_PATTERN.match(probe):
             continue
         try:
-            with open(os.path.join(host_path, name), encoding="utf-8") as handle:
-                envelope = json.load(handle)
-        except (OSError, ValueError):
+            envelope = _read_envelope(os.path.join(host_path, name))
+        except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            problems[probe] = "previous run's %s is unreadable: %s (run %s)" % (name, exc, run_id)
             continue
-        if isinstance(envelope, dict) and envelope.get("status") != "unreachable":
-            envelopes[name[:-len(".json")]] = envelope
-    # Drift needs something measured: a run where every probe failed or was unavailable is passed over.
-    if not any(envelope.get("status") in MEASURED_STATUSES for envelope in envelopes.values()):
-        return {}
-    return envelopes
+        if envelope.get("status") == "unreachable":
+            continue
+        broken = check_envelope(envelope) if check_envelope is not None else []
+        if broken:
+            problems[probe] = "previous run's %s breaks its schema: %s (run %s)" % (name, "; ".join(broken[:3]), run_id)
+            continue
+        envelopes[probe] = envelope
+    # Drift needs something measured: a run where every probe failed or was unavailable is passed over, but not one
+    # whose results cannot be read (that is said on the drift checks instead of comparing with an older run).
+    if not problems and not any(envelope.get("status") in MEASURED_STATUSES for envelope in envelopes.values()):
+        return {}, {}
+    return envelopes, problems
 
 
-def previous_results(results_dir: str, run_id: str, hosts: Iterable[str],
-                     max_runs: int = 400) -> Tuple[Dict[str, Dict[str, dict]], Dict[str, str]]:
-    """For each host, the envelopes of the newest earlier run where a probe of it measured something, and its run id.
+def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], max_runs: int = 400,
+                          check_envelope: Optional[EnvelopeCheck] = None) -> PreviousResults:
+    """For each host, the newest earlier run where a probe of it measured something or left an unreadable result.
 
-    Looks at no more than ``max_runs`` earlier runs, so that a years-old results directory stays cheap.
+    check_envelope(envelope) -> problem sentences (empty when sound), e.g. schema_check.envelope_problems: an
+    envelope with problems is reported, not compared. Looks at no more than ``max_runs`` earlier runs, so that a
+    years-old results directory stays cheap.
     """
-    envelopes: Dict[str, Dict[str, dict]] = {}
-    run_ids: Dict[str, str] = {}
+    found = PreviousResults()
     pending = {host: host_dir_name(host) for host in hosts}
     for earlier in earlier_runs(results_dir, run_id)[:max_runs]:
         if not pending:
@@ -73,12 +102,21 @@ def previous_results(results_dir: str, run_id: str, hosts: Iterable[str],
             host_path = os.path.join(os.path.abspath(results_dir), earlier, dir_name)
             if os.path.islink(host_path) or not os.path.isdir(host_path):
                 continue
-            found = _reached_envelopes(host_path)
-            if found:
-                envelopes[host] = found
-                run_ids[host] = earlier
+            envelopes, problems = _host_results(host_path, earlier, check_envelope)
+            if envelopes or problems:
+                found.envelopes[host] = envelopes
+                found.run_ids[host] = earlier
+                if problems:
+                    found.problems[host] = problems
                 del pending[host]
-    return envelopes, run_ids
+    return found
+
+
+def previous_results(results_dir: str, run_id: str, hosts: Iterable[str],
+                     max_runs: int = 400) -> Tuple[Dict[str, Dict[str, dict]], Dict[str, str]]:
+    """(envelopes, run ids) of find_previous_results, without schema checks."""
+    found = find_previous_results(results_dir, run_id, hosts, max_runs)
+    return {host: envelopes for host, envelopes in found.envelopes.items() if envelopes}, found.run_ids
 
 
 def most_common_run(run_ids: Dict[str, str]) -> Optional[str]:

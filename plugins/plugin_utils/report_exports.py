@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import calendar
+import json
 import math
 import re
 import time
@@ -10,6 +11,7 @@ from datetime import datetime
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..module_utils.judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
+from .control_chars import escape_control
 from .result_paths import host_dir_name
 
 FLEET_SCHEMA_VERSION = "1"
@@ -17,8 +19,10 @@ STATUS_VALUES = {"pass": 0, "warn": 1, "fail": 2, "error": 3, "skip": -1}
 STATUS_SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "fail": 4, "error": 3}
 UNMATCHED_SUITE = "(rules that matched nothing)"
 REACHABLE_CASE = "host.reachable"
-# Characters XML 1.0 cannot hold at all, escaped or not; ElementTree would write them and the file would not parse.
+# Characters XML 1.0 cannot hold at all, escaped or not, beside the control characters (written as \xNN before).
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# json.dumps escapes C0 in strings but writes DEL and C1 as they are; as \uXXXX the file holds no control byte.
+_JSON_RAW_CONTROL = re.compile("[\x7f-\x9f]")
 _RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6}Z)")
 
 
@@ -83,11 +87,17 @@ def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
     }
 
 
+def fleet_json_text(judgement: FleetJudgement, run_model: Any) -> str:
+    """fleet.json as written: strict JSON, one line, no raw control byte."""
+    text = json.dumps(fleet_json(judgement, run_model), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _JSON_RAW_CONTROL.sub(lambda match: "\\u%04x" % ord(match.group()), text) + "\n"
+
+
 # ---------------------------------------------------------------- JUnit XML
 
 def xml_text(value: Any) -> str:
-    """Text XML can hold: characters XML 1.0 forbids become U+FFFD (ElementTree escapes the rest)."""
-    return _XML_INVALID.sub("\ufffd", "" if value is None else str(value))
+    """Text XML can hold: control characters as \\xNN, others XML 1.0 forbids U+FFFD (ElementTree escapes the rest)."""
+    return _XML_INVALID.sub("\ufffd", escape_control("" if value is None else str(value), keep="\t\n\r"))
 
 
 def junit_case_name(check: Check) -> str:
@@ -202,12 +212,12 @@ def junit_xml(judgement: FleetJudgement) -> str:
 # ---------------------------------------------------------------- Prometheus textfile
 
 def label_value(value: Any) -> str:
-    """A label value escaped per the text exposition format: backslash, double quote and line feed."""
-    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value escaped per the text exposition format (backslash, double quote, line feed); controls as \\xNN."""
+    return escape_control(str(value), keep="\n").replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _help_text(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
+    return escape_control(text, keep="\n").replace("\\", "\\\\").replace("\n", "\\n")
 
 
 def sample_value(value: Any) -> str:

@@ -11,9 +11,11 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
-from ..module_utils.judge.model import FleetJudgement, HostVerdict, blocks_gate
-from .report_exports import fleet_json, junit_xml, prometheus_text, run_timestamp
+from ..module_utils.judge.model import FleetJudgement, HostVerdict, blocks_gate, error_verdict
+from .control_chars import escape_control
+from .report_exports import fleet_json_text, junit_xml, prometheus_text, run_timestamp
 from .report_health import fleet_columns, health_view
 from .report_interconnect import collective_view, cross_host_runs, p2p_view
 from .report_load import load_view
@@ -66,12 +68,13 @@ def markdown_escape(value: Any) -> str:
         return ""
     if isinstance(value, MarkdownText):
         return value
-    text = _MARKDOWN_SPECIAL.sub(r"\\\1", str(value))
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", escape_control(str(value), keep="\t\n\r"))
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
 
 
 def markdown_code_block(text: str) -> MarkdownText:
     """A fenced block whose fence is longer than any run of backticks inside it."""
+    text = escape_control(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return MarkdownText("%s\n%s\n%s" % (fence, text, fence))
@@ -107,7 +110,13 @@ def references_text(rows: Sequence[Mapping[str, Any]]) -> MarkdownText:
 
 
 def _html_finalize(value: Any) -> Any:
-    return "" if value is None else value
+    """None as nothing; control characters as \\xNN (autoescape leaves them, and a browser hides or mangles them)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        escaped = escape_control(value, keep="\t\n\r")
+        return Markup(escaped) if isinstance(value, Markup) else escaped
+    return value
 
 
 def _environment(markdown: bool) -> Environment:
@@ -311,15 +320,69 @@ EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
 
 def render_fleet_outputs(run: RunModel, write: Callable[[str, str], None], judgement: Optional[FleetJudgement] = None,
                          previous_run_id: Optional[str] = None) -> None:
-    """The fleet-level files: index.html and index.md; with a judgement fleet.json, junit.xml and gpufleet.prom."""
-    write(os.path.join(run.run_dir, "index.html"), render_fleet_index_html(run, judgement, previous_run_id))
-    write(os.path.join(run.run_dir, "index.md"), render_fleet_index_markdown(run, judgement, previous_run_id))
-    if judgement is None:
-        return
-    document = fleet_json(judgement, run)
-    write(os.path.join(run.run_dir, "fleet.json"), json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False) + "\n")
-    write(os.path.join(run.run_dir, "junit.xml"), junit_xml(judgement))
-    write(os.path.join(run.run_dir, "gpufleet.prom"), prometheus_text(judgement, run, run_timestamp(run)))
+    """The fleet-level files: index.html and index.md; with a judgement fleet.json, junit.xml and gpufleet.prom.
+
+    Each is rendered and written on its own, so that one that fails does not keep the others from being written;
+    raises ValueError naming every one that failed, after writing the rest.
+    """
+    outputs: List[Tuple[str, Callable[[], str]]] = [
+        ("index.html", lambda: render_fleet_index_html(run, judgement, previous_run_id)),
+        ("index.md", lambda: render_fleet_index_markdown(run, judgement, previous_run_id)),
+    ]
+    if judgement is not None:
+        outputs += [
+            ("fleet.json", lambda: fleet_json_text(judgement, run)),
+            ("junit.xml", lambda: junit_xml(judgement)),
+            ("gpufleet.prom", lambda: prometheus_text(judgement, run, run_timestamp(run))),
+        ]
+    failed = []
+    for name, render in outputs:
+        try:
+            write(os.path.join(run.run_dir, name), render())
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            failed.append("%s: %s: %s" % (name, type(exc).__name__, exc))
+    if failed:
+        raise ValueError("could not write %s" % "; ".join(failed))
+
+
+def _host_outputs(host: HostModel, run: RunModel, judgement: Optional[FleetJudgement],
+                  metrics: List[Dict[str, str]]) -> List[Tuple[str, str]]:
+    """(file name, text) of the host's dossiers, after building its fleet-index rows, which must render too."""
+    for markdown in (False, True):
+        if judgement is not None:
+            _judged_row(host, judgement, metrics, markdown)
+        else:
+            host_summary(host, markdown)
+    return [("dossier.html", render_host_dossier_html(host, run, judgement)),
+            ("dossier.md", render_host_dossier_markdown(host, run, judgement))]
+
+
+def _without_results(host: HostModel, reason: str) -> HostModel:
+    """The host as the report shows it when its results broke the rendering: in error, its probes not shown."""
+    return dataclasses.replace(host, probes={}, state="error", reasons=[reason])
+
+
+def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optional[FleetJudgement],
+                metrics: List[Dict[str, str]], write: Callable[[str, str], None]) -> Optional[HostModel]:
+    """Render and write one host's dossiers; on any exception the host stands in error (returned) and the rest go on."""
+    try:
+        for name, text in _host_outputs(host, run, judgement, metrics):
+            write(os.path.join(host_path, name), text)
+        return None
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        failure = exc
+    reason = "rendering this host's report raised %s: %s; its results are kept in %s/" % (
+        type(failure).__name__, failure, host.dir_name)
+    stand_in = _without_results(host, reason)
+    if judgement is not None:
+        judgement.hosts[host.name] = error_verdict(host.name, "host.rendered", reason,
+                                                   _groups_of(host, judgement.hosts.get(host.name)))
+    try:
+        for name, text in _host_outputs(stand_in, run, judgement, metrics):
+            write(os.path.join(host_path, name), text)
+    except Exception:  # pylint: disable=broad-exception-caught
+        pass  # Its directory cannot be written at all (e.g. a name too long): the fleet outputs still say why.
+    return stand_in
 
 
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
@@ -334,7 +397,10 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     with a judgement also <run_dir>/fleet.json, junit.xml and gpufleet.prom. A judged host that has no results on disk
     is rendered too (as a host without results); previous_run_id, when given, overrides judgement.previous_run_id.
 
-    Raises ValueError, before writing anything, if a path would resolve outside run_dir (e.g. a linked host directory).
+    A host whose dossier or index row raises while rendered or written is shown in error with the exception (its
+    entry in run.hosts and in judgement.hosts is replaced, so the caller sees it too) and every other host and the
+    fleet outputs are still written. Raises ValueError, before writing anything, if a path would resolve outside
+    run_dir (e.g. a linked host directory), and after writing the rest if a fleet output could not be written.
     """
     expected = list(expected_hosts)
     groups = dict(host_groups or {})
@@ -354,9 +420,13 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     for path in [os.path.join(host_path, name) for unused_host, host_path in dossiers for name in DOSSIER_FILES] + fleet_paths:
         if not _inside(run.run_dir, path):
             raise ValueError("refusing to write %s: it resolves outside the run directory %s" % (path, run.run_dir))
-    # Rendered and written one file at a time, so that a fleet of thousands never holds every dossier in memory.
-    for host, host_path in dossiers:
-        write(os.path.join(host_path, "dossier.html"), render_host_dossier_html(host, run, judgement))
-        write(os.path.join(host_path, "dossier.md"), render_host_dossier_markdown(host, run, judgement))
+    # Rendered and written one host at a time, so that a fleet of thousands never holds every dossier in memory,
+    # and one host whose results break the rendering is shown in error while every other host is reported.
+    metrics = metric_columns(judgement) if judgement is not None else []
+    for position, (host, host_path) in enumerate(dossiers):
+        stand_in = _write_host(host, host_path, run, judgement, metrics, write)
+        if stand_in is not None:
+            run.hosts[run.hosts.index(host)] = stand_in
+            dossiers[position] = (stand_in, host_path)
     render_fleet_outputs(run, write, judgement, previous_run_id)
     return run

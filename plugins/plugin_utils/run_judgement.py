@@ -5,9 +5,11 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from ..module_utils.judge.fleet import judge_fleet
 from ..module_utils.judge.model import Check, FleetJudgement, blocks_gate
+from .control_chars import terminal_text
 from .judge_inputs import load_baselines, load_rules
-from .previous_run import most_common_run, previous_results
+from .previous_run import find_previous_results, most_common_run
 from .report_model import RunModel
+from .schema_check import envelope_problems
 
 
 def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[str, Dict]:
@@ -28,9 +30,10 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     """Raises ValueError when the rules file is broken; a broken baseline file is reported, not fatal."""
     baselines, baseline_problems = load_baselines(baselines_dir)
     rules = load_rules(rules_path)
-    previous, previous_run_ids = previous_results(results_dir, run.run_id, [host.name for host in run.hosts])
+    previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=envelope_problems)
     judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
-                            previous=previous or None, previous_run_id=most_common_run(previous_run_ids))
+                            previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
+                            previous_problems=previous.problems or None)
     judgement.unmatched_rules.extend(
         Check(id="baselines.load", host="", probe="", status="error",
               reason="%s; hosts of that SKU are compared with their peers only" % problem)
@@ -39,16 +42,17 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
 
 
 def gate_lines(judgement: FleetJudgement) -> List[str]:
-    """One line per host that fails the gate, with its reasons."""
-    return ["%s: %s - %s" % (verdict.host, verdict.verdict, "; ".join(verdict.reasons) or "no reason recorded")
+    """One line per host that fails the gate, with its reasons; control characters written as \\xNN."""
+    return [terminal_text("%s: %s - %s" % (verdict.host, verdict.verdict, "; ".join(verdict.reasons) or "no reason recorded"))
             for verdict in judgement.hosts_worst_first() if blocks_gate(verdict)]
 
 
 def verdict_lines(judgement: FleetJudgement, limit_reasons: int = 3) -> List[str]:
+    """One line per host, worst first: its verdict and first reasons; control characters written as \\xNN."""
     lines = []
     for verdict in judgement.hosts_worst_first():
         reasons: Sequence[str] = verdict.reasons[:limit_reasons]
         more = len(verdict.reasons) - len(reasons)
         text = "; ".join(reasons) + (" (+%d more)" % more if more > 0 else "")
-        lines.append("%s: %s%s" % (verdict.host, verdict.verdict, (" - " + text) if text else ""))
+        lines.append(terminal_text("%s: %s%s" % (verdict.host, verdict.verdict, (" - " + text) if text else "")))
     return lines

@@ -4,6 +4,7 @@
 """The fleet judgement: every rule on every host, peers compared by SKU, drift against each host's previous run."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
@@ -11,7 +12,7 @@ from .interconnect_checks import COLLECTIVE_CHECKS, COLLECTIVE_HOSTS_CHECKS, P2P
 from .load_checks import LOAD_CHECKS
 from .measurement_checks import GEMM_CHECKS, HOSTBW_CHECKS, MEMBW_CHECKS
 from .metrics import Metric, probe_metrics
-from .model import Check, FleetJudgement, HostVerdict, worst_verdict
+from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, is_unavailable, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
@@ -184,11 +185,15 @@ def _host_group(sku: Optional[str], groups: Dict[str, str]) -> str:
     return names[0] if len(names) == 1 else "unknown"
 
 
+def _uuids_by_index(gpus: List[Any]) -> Dict[Any, str]:
+    return {gpu["index"]: gpu["uuid"] for gpu in gpus
+            if isinstance(gpu, dict) and isinstance(gpu.get("index"), int) and isinstance(gpu.get("uuid"), str)}
+
+
 def _gpu_set_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], earlier_run: str) -> List[Check]:
-    now = {gpu["index"]: gpu["uuid"] for gpu in current.get("gpus") or [] if isinstance(gpu.get("uuid"), str)}
-    before = {gpu["index"]: gpu["uuid"] for gpu in earlier.get("gpus") or [] if isinstance(gpu.get("uuid"), str)}
     if not isinstance(current.get("gpus"), list) or not isinstance(earlier.get("gpus"), list):
         return [_host_check("drift.gpus", host, "health", "skip", "the GPU list is unavailable in this run or in run %s" % earlier_run)]
+    now, before = _uuids_by_index(current["gpus"]), _uuids_by_index(earlier["gpus"])
     now_index = {uuid: index for index, uuid in now.items()}
     before_index = {uuid: index for index, uuid in before.items()}
     checks = []
@@ -407,16 +412,76 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
     return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups))
 
 
+@dataclass
+class _HostJudgement:
+    """One reached host's checks before the fleet comparison, and what its verdict needs."""
+
+    checks: List[Check]
+    sku: Optional[str]
+    sku_reason: str
+    expected_gpus: Optional[int]
+    expected_gpus_source: str
+    samples: List[Tuple[str, str, str, Metric]]
+
+
+def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
+                rules: Any, earlier: Optional[Tuple[Mapping[str, Any], Mapping[str, str]]], previous_run_id: Optional[str],
+                options: Dict[str, Any], registries: Mapping[str, Mapping[str, Callable[..., List[Check]]]],
+                tally: _RuleTally) -> _HostJudgement:
+    envelopes = entry.get("envelopes") or {}
+    health = envelopes.get("health")
+    health_data = _data(health)
+    if health_data is not None:
+        sku, sku_reason, per_gpu = identify_host(health_data.get("gpus", {"unavailable": "no gpus field"}), baselines)
+    else:
+        sku, per_gpu = None, []
+        sku_reason = ("no health result to identify the SKU from" if health is None else
+                      "the health probe gave no data (%s: %s)" % (health.get("status"), health.get("reason")))
+    baseline = by_id.get(sku) if sku else None
+    host_rules, problems = effective_rules(rules, entry.get("rule_overrides"))
+    expected_gpus, expected_gpus_source = _expected_gpus(host_rules, baseline)
+    context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,
+                          expected_gpus_source=expected_gpus_source)
+    checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
+    if not envelopes:
+        checks.append(_host_check("host.results", name, "", "error", "the host was reached but no probe result came back"))
+    for probe in sorted(envelopes):
+        checks.extend(envelope_checks(name, probe, envelopes[probe], host_rules, baseline, health_data))
+    checks.extend(_run_rules(name, envelopes, host_rules, context, registries, tally))
+    gpu_groups = _gpu_groups(health_data, per_gpu)
+    host_group = _host_group(sku, gpu_groups)
+    current_samples: Dict[str, List[Metric]] = {}
+    samples: List[Tuple[str, str, str, Metric]] = []
+    for probe in sorted(envelopes):
+        current_samples[probe] = probe_metrics(probe, _data(envelopes[probe]))
+        for metric in current_samples[probe]:
+            group = gpu_groups.get(metric.gpu_uuid, host_group) if metric.gpu_uuid else host_group
+            samples.append((name, probe, group, metric))
+    if earlier is not None:
+        checks.extend(_drift(name, envelopes, earlier[0], previous_run_id, current_samples, options, earlier[1]))
+    return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples)
+
+
+def judging_error(name: str, exc: BaseException, groups: List[str]) -> HostVerdict:
+    """The verdict of a host whose judging raised: error, with the exception's type and message."""
+    return error_verdict(name, "host.judged", "judging this host raised %s: %s (a judge bug or a result no schema foresaw; "
+                         "the other hosts are judged)" % (type(exc).__name__, exc), groups)
+
+
 def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: List[Dict[str, Any]], rules: Any,
                 previous: Optional[Mapping[str, Mapping[str, Any]]] = None, previous_run_id: Optional[str] = None,
                 settings: Optional[Mapping[str, Any]] = None,
-                registries: Optional[Mapping[str, Mapping[str, Callable[..., List[Check]]]]] = None) -> FleetJudgement:
+                registries: Optional[Mapping[str, Mapping[str, Callable[..., List[Check]]]]] = None,
+                previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None) -> FleetJudgement:
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
     baselines: validated baseline documents. rules: the rules document ({"rules": [...]}) or its list.
     previous: {name: {probe: envelope}}, each host's latest earlier run (its envelopes carry their run_id).
+    previous_problems: {name: {probe: sentence}}, earlier results that could not be read or break their schema; the
+    drift checks that needed them are skipped with the sentence.
     settings: overrides of DEFAULT_SETTINGS. registries: overrides of CHECK_REGISTRIES (tests).
+    An exception while judging one host makes that host's verdict error with the exception; the others are judged.
     """
     options = dict(DEFAULT_SETTINGS)
     options.update(settings or {})
@@ -426,12 +491,11 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     for rule in rule_list(rules):
         if isinstance(rule, Mapping) and isinstance(rule.get("id"), str):
             tally.rules.setdefault(rule["id"], effective_rules([rule])[0][0])
-    host_checks: Dict[str, List[Check]] = {}
-    identities: Dict[str, Tuple[Optional[str], str, List[str]]] = {}
-    expectations: Dict[str, Tuple[Optional[int], str]] = {}
+    judged: Dict[str, _HostJudgement] = {}
     samples: List[Tuple[str, str, str, Metric]] = []
     verdicts: Dict[str, HostVerdict] = {}
     reached: List[str] = []
+    compare_with_earlier = previous is not None or previous_problems is not None
     for name in sorted(hosts):
         entry = hosts[name]
         groups = list(entry.get("groups") or [])
@@ -441,69 +505,69 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                                          checks=[_host_check("host.reachable", name, "", "error", "not reached: %s" % reason)],
                                          sku=None, sku_reason="the host was not reached", groups=groups)
             continue
+        earlier = (((previous or {}).get(name) or {}), ((previous_problems or {}).get(name) or {})) if compare_with_earlier else None
+        try:
+            judged[name] = _judge_host(name, entry, baselines, by_id, rules, earlier, previous_run_id, options, registries, tally)
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            verdicts[name] = judging_error(name, exc, groups)
+            continue
         reached.append(name)
-        envelopes = entry.get("envelopes") or {}
-        health = envelopes.get("health")
-        health_data = _data(health)
-        if health_data is not None:
-            sku, sku_reason, per_gpu = identify_host(health_data.get("gpus", {"unavailable": "no gpus field"}), baselines)
-        else:
-            sku, per_gpu = None, []
-            sku_reason = ("no health result to identify the SKU from" if health is None else
-                          "the health probe gave no data (%s: %s)" % (health.get("status"), health.get("reason")))
-        baseline = by_id.get(sku) if sku else None
-        host_rules, problems = effective_rules(rules, entry.get("rule_overrides"))
-        expected_gpus, expected_gpus_source = _expected_gpus(host_rules, baseline)
-        context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,
-                              expected_gpus_source=expected_gpus_source)
-        checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
-        if not envelopes:
-            checks.append(_host_check("host.results", name, "", "error", "the host was reached but no probe result came back"))
-        for probe in sorted(envelopes):
-            checks.extend(envelope_checks(name, probe, envelopes[probe], host_rules, baseline, health_data))
-        checks.extend(_run_rules(name, envelopes, host_rules, context, registries, tally))
-        gpu_groups = _gpu_groups(health_data, per_gpu)
-        host_group = _host_group(sku, gpu_groups)
-        current_samples: Dict[str, List[Metric]] = {}
-        for probe in sorted(envelopes):
-            current_samples[probe] = probe_metrics(probe, _data(envelopes[probe]))
-            for metric in current_samples[probe]:
-                group = gpu_groups.get(metric.gpu_uuid, host_group) if metric.gpu_uuid else host_group
-                samples.append((name, probe, group, metric))
-        if previous is not None:
-            checks.extend(_drift(name, envelopes, (previous or {}).get(name) or {}, previous_run_id, current_samples, options))
-        host_checks[name] = checks
-        identities[name] = (sku, sku_reason, groups)
-        expectations[name] = (expected_gpus, expected_gpus_source)
+        samples.extend(judged[name].samples)
     fleet_checks, statistics = _fleet_checks(samples, options)
     unmatched, empty = _unmatched(tally, reached)
     for name in reached:
-        checks = host_checks[name] + empty.get(name, []) + fleet_checks.get(name, [])
-        expected, expected_source = expectations[name]
-        unmeasured = gpu_measured_check(name, checks, hosts[name].get("envelopes") or {}, expected, expected_source)
-        if unmeasured is not None:
-            checks = [unmeasured] + checks
-        sku, sku_reason, groups = identities[name]
-        verdicts[name] = _verdict(name, checks, sku, sku_reason, groups)
+        host = judged[name]
+        groups = list(hosts[name].get("groups") or [])
+        try:
+            checks = host.checks + empty.get(name, []) + fleet_checks.get(name, [])
+            unmeasured = gpu_measured_check(name, checks, hosts[name].get("envelopes") or {}, host.expected_gpus,
+                                            host.expected_gpus_source)
+            if unmeasured is not None:
+                checks = [unmeasured] + checks
+            verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups)
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            verdicts[name] = judging_error(name, exc, groups)
     return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,
                           previous_run_id=previous_run_id)
 
 
+def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[Dict[str, Any]], samples: List[Metric]) -> List[Check]:
+    """The drift checks that needed an earlier result that cannot be read: each a skip that says why."""
+    reason = "not compared: %s" % problem
+    checks = []
+    if probe == "health" and current is not None:
+        ids = ["drift.gpus"] + [check_id for check_id, path, unused in VERSION_FIELDS if dig(current, *path) is not MISSING]
+        ids.append("drift.device_majors")
+        checks.extend(_host_check(check_id, host, probe, "skip", reason) for check_id in ids)
+    checks.extend(_host_check("drift.%s" % sample.metric_id, host, probe, "skip", reason, gpu_uuid=sample.gpu_uuid,
+                              gpu_index=sample.gpu_index, value=sample.value, unit=sample.unit) for sample in samples)
+    return checks
+
+
 def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[str, Any], previous_run_id: Optional[str],
-           current_samples: Dict[str, List[Metric]], options: Dict[str, Any]) -> List[Check]:
-    if not earlier_envelopes:
+           current_samples: Dict[str, List[Metric]], options: Dict[str, Any],
+           earlier_problems: Optional[Mapping[str, str]] = None) -> List[Check]:
+    earlier_problems = earlier_problems or {}
+    if not earlier_envelopes and not earlier_problems:
         return [_host_check("drift.previous_run", host, "", "skip", "no earlier run of this host to compare with")]
     checks: List[Check] = []
     current, earlier = _data(envelopes.get("health")), _data(earlier_envelopes.get("health"))
-    if current is not None and earlier is not None:
-        earlier_run = earlier_envelopes["health"].get("run_id") or previous_run_id or "the previous run"
-        checks.extend(_gpu_set_drift(host, current, earlier, earlier_run))
-        checks.extend(_version_drift(host, current, earlier, earlier_run))
-        checks.extend(_major_drift(host, current, earlier, earlier_run))
-    for probe, samples in sorted(current_samples.items()):
-        earlier_data = _data(earlier_envelopes.get(probe))
-        if earlier_data is None or not samples:
-            continue
-        earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
-        checks.extend(_metric_drift(host, probe, samples, probe_metrics(probe, earlier_data), earlier_run, options))
+    for probe, problem in sorted(earlier_problems.items()):
+        checks.extend(_unreadable_drift(host, probe, problem, current, current_samples.get(probe) or []))
+    try:
+        if current is not None and earlier is not None and "health" not in earlier_problems:
+            earlier_run = earlier_envelopes["health"].get("run_id") or previous_run_id or "the previous run"
+            checks.extend(_gpu_set_drift(host, current, earlier, earlier_run))
+            checks.extend(_version_drift(host, current, earlier, earlier_run))
+            checks.extend(_major_drift(host, current, earlier, earlier_run))
+        for probe, samples in sorted(current_samples.items()):
+            earlier_data = _data(earlier_envelopes.get(probe))
+            if earlier_data is None or not samples or probe in earlier_problems:
+                continue
+            earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
+            checks.extend(_metric_drift(host, probe, samples, probe_metrics(probe, earlier_data), earlier_run, options))
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        # An earlier result the schema let through but the comparison cannot read: drift is not judged, the host is.
+        checks.append(_host_check("drift.previous_run", host, "", "skip", "drift not compared with %s: comparing raised %s: %s"
+                                  % (previous_run_id or "the previous run", type(exc).__name__, exc)))
     return checks

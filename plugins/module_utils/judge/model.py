@@ -80,6 +80,13 @@ class FleetJudgement:
         }
 
 
+def error_verdict(host: str, check_id: str, reason: str, groups: List[str]) -> HostVerdict:
+    """A host that could not be judged or rendered: verdict error, one check of that id with the reason."""
+    return HostVerdict(host=host, verdict="error", reasons=["%s: %s" % (check_id, reason)],
+                       checks=[Check(id=check_id, host=host, probe="", status="error", reason=reason)], sku=None,
+                       sku_reason="not identified: see %s" % check_id, groups=list(groups))
+
+
 def blocks_gate(verdict: "HostVerdict") -> bool:
     """Whether the acceptance gate refuses this host: a gating verdict, or a host where no GPU was measured."""
     return verdict.verdict in GATING_VERDICTS or any(

@@ -139,7 +139,7 @@ def test_junit_survives_characters_xml_cannot_hold():
     suites = _suites(junit_xml(judgement))
     (suite,) = suites.values()
     (case,) = list(suite)
-    assert suite.name == "h\ufffd" and case.result[0].message == 'nul \ufffd & <tag> "q" \ufffd[31m'
+    assert suite.name == "h\\x01" and case.result[0].message == 'nul \\x00 & <tag> "q" \\x1b[31m'
     assert junit_case_name(judgement.hosts["h\x01"].checks[0]) == "x.y"
 
 

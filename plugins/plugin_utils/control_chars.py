@@ -1,0 +1,22 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Control characters written as visible text (ESC becomes \\x1b), so that a host name or a probe's message cannot
+move a terminal's cursor, ring its bell or hide text in a report. Pure: stdlib only."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def escape_control(text: str, keep: str = "\t\n") -> str:
+    """text with every control character but those in keep written as \\xNN."""
+    return _CONTROL.sub(lambda match: match.group() if match.group() in keep else "\\x%02x" % ord(match.group()), text)
+
+
+def terminal_text(value: Any) -> str:
+    """One line for the terminal (a warning, a summary or gate line): no control character at all, not even a newline."""
+    return escape_control("" if value is None else str(value), keep="\t")

@@ -1,0 +1,67 @@
+"""Control characters in a host name or a reason reach no file and no terminal line raw: they are written as \\xNN."""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from junitparser import JUnitXml
+from prometheus_client.parser import text_string_to_metric_families
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.judge.model import Check, FleetJudgement, HostVerdict
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import escape_control, terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import markdown_code_block, render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, verdict_lines
+from conftest import envelope
+
+HOST = "evil\x1b[31m\x07\x7f\x9b-node"
+SHOWN = "evil\\x1b[31m\\x07\\x7f\\x9b-node"
+REASON = "health.cuda_init: CUDA failed \x1b]0;pwned\x07 \x85 here"
+# Every C0 but tab, line feed and carriage return, DEL and C1.
+RAW_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _judgement():
+    check = Check(id="health.cuda_init", host=HOST, probe="health", status="fail", reason=REASON.split(": ", 1)[1], value=1.0)
+    return FleetJudgement("r1", {HOST: HostVerdict(HOST, "fail", [REASON], [check], groups=["rack\x1b1"])})
+
+
+def test_escape_control_and_terminal_text():
+    assert escape_control("a\x1b\tb\nc\x7f\x9f\x00") == "a\\x1b\tb\nc\\x7f\\x9f\\x00"
+    assert terminal_text("a\x1b[2J\nb\r\tc") == "a\\x1b[2J\\x0ab\\x0d\tc"
+    assert terminal_text(None) == "" and terminal_text("é ü 中") == "é ü 中"
+
+
+def test_the_summary_and_gate_lines_for_the_terminal_hold_no_control_character():
+    lines = verdict_lines(_judgement()) + gate_lines(_judgement())
+    assert lines == ["%s: fail - health.cuda_init: CUDA failed \\x1b]0;pwned\\x07 \\x85 here" % SHOWN] * 2
+    assert not any(re.search("[\x00-\x1f\x7f-\x9f]", line) for line in lines)
+
+
+def test_no_written_file_holds_a_raw_control_character_and_the_exports_still_parse(fleet):
+    fleet.write(HOST, "health", envelope(HOST, status="error", reason="bell \x07 and \x1b[2J and \x9b",
+                                         command=["python3", "probe\x1b.py"]))
+    written = {}
+    render_run(str(fleet.run_dir), [HOST], {HOST: ["rack\x1b1"]}, written.__setitem__, judgement=_judgement())
+    assert len(written) == 5 + 2 * 6
+    for path, text in written.items():
+        assert not RAW_CONTROL.search(text), (path, RAW_CONTROL.findall(text))
+    run_dir = os.path.realpath(str(fleet.run_dir))
+    fleet_json = json.loads(written[os.path.join(run_dir, "fleet.json")])
+    assert HOST in fleet_json["hosts"]
+    assert fleet_json["hosts"][HOST]["reasons"] == [REASON]
+    families = {family.name: family for family in text_string_to_metric_families(written[os.path.join(run_dir, "gpufleet.prom")])}
+    hosts = {sample.labels["host"] for sample in families["gpufleet_host_verdict"].samples}
+    assert hosts == {SHOWN}
+    junit = JUnitXml.fromstring(written[os.path.join(run_dir, "junit.xml")].encode("utf-8"))
+    assert SHOWN in [suite.name for suite in junit]
+    index_md = written[os.path.join(run_dir, "index.md")]
+    assert "evil\\\\x1b\\[31m\\\\x07\\\\x7f\\\\x9b-node" in index_md
+    index_html = written[os.path.join(run_dir, "index.html")]
+    assert SHOWN in index_html
+    dossier = [text for path, text in written.items() if path.endswith("dossier.md") and "evil" in path]
+    assert dossier and "bell \\\\x07 and \\\\x1b\\[2J" in dossier[0]
+
+
+def test_a_code_block_shows_control_characters_as_text():
+    assert markdown_code_block("ls \x1b[31m") == "```\nls \\x1b[31m\n```"
