@@ -39,7 +39,7 @@ def test_the_summary_and_gate_lines_for_the_terminal_hold_no_control_character()
 
 def test_no_written_file_holds_a_raw_control_character_and_the_exports_still_parse(fleet):
     fleet.write(HOST, "health", fleet.envelope(HOST, status="error", reason="bell \x07 and \x1b[2J and \x9b",
-                                         command=["python3", "probe\x1b.py"]))
+                                               command=["python3", "probe\x1b.py"]))
     written = {}
     render_run(str(fleet.run_dir), [HOST], {HOST: ["rack\x1b1"]}, written.__setitem__, judgement=_judgement())
     assert len(written) == 5 + 2 * 6
