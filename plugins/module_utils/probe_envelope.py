@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_text import (
+    escaped,
+    json_string_problem,
+    transportable,
+    utf8_problem,
+)
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import FileCapture
 
 SCHEMA_VERSION = "1"
 PROBE_STATUSES = ("ok", "partial", "unavailable", "error", "timeout")
 ENVELOPE_KEYS = ("schema_version", "probe", "host", "status", "started", "duration_s", "command",
                  "environment", "reason", "data")
-RAW_OUTPUT_LIMIT_BYTES = 1024 * 1024
+RAW_OUTPUT_LIMIT_BYTES = 1024 * 1024  # what raw_output keeps at most (head and tail halves when cut)
+RESULT_FILE_LIMIT_BYTES = 8 * 1024 * 1024  # a larger result file is not read whole nor judged
+STRAGGLERS_NAMED = 20
 
 
 def utc_now_iso():
@@ -39,68 +50,154 @@ def failure_envelope(probe, host, status, reason, command=None, started=None, du
 
 
 def _stderr_hint(stderr_tail):
-    lines = [line for line in (stderr_tail or "").strip().splitlines() if line.strip()]
+    lines = [escaped(line) for line in (stderr_tail or "").strip().splitlines() if line.strip()]
     if not lines:
         return "it printed nothing on stderr"
     return "last stderr lines: " + " | ".join(lines[-5:])
 
 
-def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python, stdout_tail=""):
+def _size(count):
+    if count >= 1024 * 1024:
+        return "%.1f MiB" % (count / (1024.0 * 1024.0))
+    if count >= 1024:
+        return "%.0f KiB" % (count / 1024.0)
+    return "%d bytes" % count
+
+
+def _as_capture(output):
+    if output is None or isinstance(output, FileCapture):
+        return output
+    return FileCapture(output, b"", len(output))
+
+
+def raw_text(capture):
+    """What is kept of a result file beside the result: all of it up to RAW_OUTPUT_LIMIT_BYTES, else its head and its
+    tail around a line that says how much was left out."""
+    if capture.complete and capture.size <= RAW_OUTPUT_LIMIT_BYTES:
+        return transportable(capture.head)
+    half = RAW_OUTPUT_LIMIT_BYTES // 2
+    head = capture.head[:half]
+    tail = (capture.tail if not capture.complete else capture.head)[-half:]
+    return "%s\n[gpufleet: %d of the output's %d bytes were left out here]\n%s" % (
+        transportable(head), capture.size - len(head) - len(tail), capture.size, transportable(tail))
+
+
+def _kept(capture):
+    if capture.size <= RAW_OUTPUT_LIMIT_BYTES:
+        return "the raw output is kept beside the result"
+    return "its first and last %s (of %s) are kept beside the result (.raw)" % (
+        _size(RAW_OUTPUT_LIMIT_BYTES // 2), _size(capture.size))
+
+
+def _spawn_failure_reason(error, python):
+    if isinstance(error, FileNotFoundError):
+        return ("the interpreter %r does not exist on this host; set gpufleet_python (probe role: "
+                "probe_python) to a Python >= 3.9 that exists there" % python)
+    if isinstance(error, PermissionError) and os.path.isdir(python):
+        return ("the interpreter %r is a directory, not a Python interpreter; set gpufleet_python (probe role: "
+                "probe_python) to the Python executable itself (for example %r)"
+                % (python, os.path.join(python, "bin", "python3")))
+    if isinstance(error, PermissionError):
+        return "the interpreter %r is not executable by this user: %s" % (python, error)
+    return "could not start %r: %s" % (python, error)
+
+
+def straggler_notes(outcome):
+    """Notes that name what the probe left running (and was killed), and say when descendants could not be tracked."""
+    notes = []
+    stragglers = getattr(outcome, "stragglers", [])
+    if stragglers:
+        named = ["pid %d (%s)" % (pid, escaped(name)) for pid, name in stragglers[:STRAGGLERS_NAMED]]
+        if len(stragglers) > STRAGGLERS_NAMED:
+            named.append("and %d more" % (len(stragglers) - STRAGGLERS_NAMED))
+        notes.append("the probe left processes running after it ended; they were killed: %s" % ", ".join(named))
+    elif outcome.stragglers_killed:
+        notes.append("the probe left processes running in its process group; they were killed")
+    if not getattr(outcome, "descendants_tracked", True) and outcome.spawn_error is None:
+        notes.append("this host cannot make the engine a child subreaper (Linux only), so only the probe's process "
+                     "group was killed: a process it moved out of that group (setsid) may still run")
+    return notes
+
+
+def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python, stdout_tail="", stdout_size=None):
     """Decide the envelope of one probe run.
 
-    ``outcome`` is a ProcessOutcome; ``output_bytes`` is the content of the --out file or None
-    when the probe wrote none. Returns ``(envelope, raw_output)``; ``raw_output`` is the text
-    of an unparsable output file, or what the probe printed on stdout (``stdout_tail``) when it
-    wrote no result file, kept so that nothing the probe wrote is lost.
+    ``outcome`` is a ProcessOutcome; ``output_bytes`` is the content of the --out file (bytes, or a FileCapture of
+    it when it was too large to read whole) or None when the probe wrote none. Returns ``(envelope, raw_output)``;
+    ``raw_output`` is the text of an output file that could not be trusted (bytes that are not UTF-8 as \\xNN, cut
+    to RAW_OUTPUT_LIMIT_BYTES), or what the probe printed on stdout (``stdout_tail``, of ``stdout_size`` bytes)
+    when it wrote no result file, kept so that nothing the probe wrote is lost.
     """
+    envelope, raw = _decide(probe, host, outcome, _as_capture(output_bytes), stderr_tail, started, python,
+                            stdout_tail, stdout_size)
+    notes = straggler_notes(outcome)
+    if notes:
+        envelope["notes"] = list(envelope.get("notes", [])) + notes
+    return envelope, raw
+
+
+def _decide(probe, host, outcome, capture, stderr_tail, started, python, stdout_tail, stdout_size):
     command = outcome.argv
     duration = outcome.duration_s
 
+    def failed(status, reason):
+        return failure_envelope(probe, host, status, reason, command, started, duration)
+
     if outcome.spawn_error is not None:
-        error = outcome.spawn_error
-        if isinstance(error, FileNotFoundError):
-            reason = ("the interpreter %r does not exist on this host; set gpufleet_python (probe role: "
-                      "probe_python) to a Python >= 3.9 that exists there" % python)
-        elif isinstance(error, PermissionError):
-            reason = "the interpreter %r is not executable by this user: %s" % (python, error)
-        else:
-            reason = "could not start %r: %s" % (python, error)
-        return failure_envelope(probe, host, "error", reason, command, started, duration), None
+        return failed("error", _spawn_failure_reason(outcome.spawn_error, python)), None
 
     if outcome.timed_out:
         limit = "its %g s limit" % outcome.timeout_s if getattr(outcome, "timeout_s", None) else "its time limit"
         reason = ("the probe did not finish within %s and its whole process group was killed after %.0f s; raise "
                   "the limit (probe_timeouts: {%s: seconds}) if the host is merely slow, otherwise find out why it "
                   "hangs (%s)" % (limit, duration, probe, _stderr_hint(stderr_tail)))
-        return failure_envelope(probe, host, "timeout", reason, command, started, duration), None
+        return failed("timeout", reason), None
 
     if outcome.signal_number is not None:
         reason = "the probe was killed by %s (signal %d) before it finished; %s" % (
             outcome.signal_name, outcome.signal_number, _stderr_hint(stderr_tail))
-        return failure_envelope(probe, host, "error", reason, command, started, duration), None
+        return failed("error", reason), None
 
-    if output_bytes is None:
+    if capture is None:
         if outcome.returncode:
             reason = "the probe exited with code %d without writing a result; %s" % (
                 outcome.returncode, _stderr_hint(stderr_tail))
         else:
             reason = "the probe exited with code 0 but wrote no result file; %s" % _stderr_hint(stderr_tail)
         if not (stdout_tail or "").strip():
-            return failure_envelope(probe, host, "error", reason, command, started, duration), None
+            return failed("error", reason), None
         reason += "; what it printed on stdout is kept beside the result (.raw)"
-        return failure_envelope(probe, host, "error", reason, command, started, duration), stdout_tail
+        if stdout_size and stdout_size > len(stdout_tail.encode("utf-8", "surrogatepass")):
+            reason += " (its last %s of %s)" % (_size(len(stdout_tail.encode("utf-8", "surrogatepass"))),
+                                                _size(stdout_size))
+        return failed("error", reason), stdout_tail
 
-    raw = output_bytes[:RAW_OUTPUT_LIMIT_BYTES].decode("utf-8", "replace")
+    if not capture.complete:
+        reason = ("the probe's result file is %s, more than the %s a result may have, so it was neither read whole "
+                  "nor judged; %s" % (_size(capture.size), _size(RESULT_FILE_LIMIT_BYTES), _kept(capture)))
+        return failed("error", reason), raw_text(capture)
+
+    output_bytes = capture.head
+    problem = utf8_problem(output_bytes)
+    if problem:
+        reason = ("the probe's result file is not UTF-8 text: %s; %s (a byte that is not UTF-8 as \\xNN)"
+                  % (problem, _kept(capture)))
+        return failed("error", reason), raw_text(capture)
     try:
         document = json.loads(output_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        reason = "the probe's result file is not valid JSON (%s); the raw output is kept beside the result" % exc
-        return failure_envelope(probe, host, "error", reason, command, started, duration), raw
+    except ValueError as exc:
+        reason = "the probe's result file is not valid JSON (%s); %s" % (exc, _kept(capture))
+        return failed("error", reason), raw_text(capture)
+
+    problem = json_string_problem(document)
+    if problem:
+        reason = "the probe's result holds a string that is not clean text: %s; %s" % (problem, _kept(capture))
+        return failed("error", reason), raw_text(capture)
 
     problem = _envelope_shape_problem(document, probe)
     if problem:
-        reason = "the probe's result is not an envelope: %s; the raw output is kept beside the result" % problem
-        return failure_envelope(probe, host, "error", reason, command, started, duration), raw
+        reason = "the probe's result is not an envelope: %s; %s" % (problem, _kept(capture))
+        return failed("error", reason), raw_text(capture)
 
     envelope = dict(document)
     envelope["command"] = list(command)
@@ -112,9 +209,6 @@ def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python, 
         envelope["status"] = "error"
         envelope["reason"] = "the probe wrote a result but exited with code %d; %s" % (
             outcome.returncode, _stderr_hint(stderr_tail))
-    if outcome.stragglers_killed:
-        envelope.setdefault("notes", []).append(
-            "the probe left processes running in its process group; they were killed")
     return envelope, None
 
 

@@ -18,6 +18,12 @@ description:
   - The module runs the probe as an argument list (never through a shell) under O(python), in its own process group,
     and kills the whole group when O(timeout) passes. Parameters reach the probe as a JSON file and the result comes
     back through a JSON file that the probe writes, so text that libraries print cannot corrupt it.
+  - On Linux the module is a child subreaper while the probe runs, so whatever the probe leaves running, also a
+    daemon that left its process group, is killed when it ends and named in the envelope's C(notes).
+  - A result file that is not UTF-8, holds a lone surrogate or a control character, or is larger than 8 MiB makes
+    the envelope C(error) with a reason that says where; what the probe wrote is returned in RV(raw_output).
+  - Values of environment variables whose names look secret (C(TOKEN), C(SECRET), C(PASSWORD), C(KEY), C(AUTH),
+    ...) are redacted from the envelope and RV(raw_output) before they leave the host (docs/security.md).
   - Back on the controller the envelope and its data are validated against the probe's JSON Schema and written
     atomically to C(<results_dir>/<run_id>/<host>/<probe>.json).
   - A probe that hangs, crashes, prints garbage, breaks its schema, or whose interpreter or framework is missing
@@ -142,8 +148,10 @@ status:
   sample: ok
 raw_output:
   description:
-    - What the probe wrote when it was not valid JSON (at most 1 MiB), or what it printed on stdout (its last 64 KiB) when
-      it wrote no result file; also stored beside the result.
+    - What the probe wrote when it could not be trusted (not UTF-8, not JSON, not an envelope, too large), or what it
+      printed on stdout (its last 64 KiB) when it wrote no result file; also stored beside the result.
+    - At most 1 MiB of a result file (its first and last 512 KiB around a line that gives the file's size when it is
+      larger); a byte that is not UTF-8 shows as C(\\xNN); secret-looking environment values are redacted.
   returned: when the output could not be parsed, or no result file was written and the probe printed something on stdout
   type: str
 """
@@ -157,14 +165,20 @@ import zipfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import (
+    RAW_OUTPUT_LIMIT_BYTES,
+    RESULT_FILE_LIMIT_BYTES,
     interpret,
     utc_now_iso,
 )
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_text import carryable
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import (
+    file_size,
+    read_bounded,
     read_tail,
     run_probe_process,
 )
+from ansible_collections.gpufleet.validation.plugins.module_utils.secret_redaction import SecretRedactor
 
 
 STDOUT_KEPT_BYTES = 64 * 1024
@@ -201,19 +215,27 @@ def run_module(module):
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
         outcome = run_probe_process(argv, module.params["timeout"], os.path.join(workdir, "stdout.log"),
                                     os.path.join(workdir, "stderr.log"), cwd=workdir, env=env)
-        output = None
-        if os.path.exists(out_path):
-            with open(out_path, "rb") as handle:
-                output = handle.read()
+        stdout_path = os.path.join(workdir, "stdout.log")
+        output = read_bounded(out_path, RESULT_FILE_LIMIT_BYTES, RAW_OUTPUT_LIMIT_BYTES)
         envelope, raw = interpret(name, "", outcome, output, read_tail(os.path.join(workdir, "stderr.log")),
-                                  started, python, read_tail(os.path.join(workdir, "stdout.log"), STDOUT_KEPT_BYTES))
+                                  started, python, read_tail(stdout_path, STDOUT_KEPT_BYTES), file_size(stdout_path))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    module.exit_json(**module_result(envelope, raw, SecretRedactor(env)))
 
+
+def module_result(envelope, raw, redactor):
+    """What the module returns: secrets redacted, and every string one that Ansible's module JSON accepts."""
+    envelope = redactor.deep(envelope)
+    raw = redactor.text(raw)
+    if redactor.redacted:
+        envelope["notes"] = list(envelope.get("notes", [])) + [
+            "the values of secret-looking environment variables were redacted from what the probe wrote: %s"
+            % ", ".join("$" + name for name in sorted(redactor.redacted))]
     result = dict(changed=False, envelope=envelope, status=envelope["status"])
     if raw is not None:
         result["raw_output"] = raw
-    module.exit_json(**result)
+    return carryable(result)
 
 
 def main():

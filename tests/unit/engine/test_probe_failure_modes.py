@@ -147,3 +147,14 @@ def test_bad_parameters_are_refused_by_the_probe(tmp_path, bad_params, expected)
     unused_outcome, envelope, unused_raw = run_fake(tmp_path, "noisy_but_good.py", params=bad_params)
     assert envelope["status"] == "error"
     assert expected in envelope["reason"]
+
+
+def test_an_interpreter_that_is_a_directory_is_named_as_one(tmp_path):
+    folder = tmp_path / "venv"
+    folder.mkdir()
+    outcome, envelope, unused_raw = run_fake(tmp_path, "noisy_but_good.py", python=str(folder))
+    assert isinstance(outcome.spawn_error, PermissionError)
+    assert envelope["status"] == "error"
+    assert envelope["reason"] == (
+        "the interpreter %r is a directory, not a Python interpreter; set gpufleet_python (probe role: probe_python) "
+        "to the Python executable itself (for example %r)" % (str(folder), str(folder / "bin" / "python3")))

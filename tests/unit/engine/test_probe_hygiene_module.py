@@ -1,0 +1,125 @@
+"""The probe module itself, run the way Ansible's debug entry point runs it (a real AnsibleModule and exit_json), its
+answer read back with the controller's own decoder: whatever a probe writes, the answer is one Ansible accepts."""
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from ansible.plugins.action import ActionBase  # the controller context: strict UTF-8 checks when decoding
+
+from test_probe_failure_modes import FAKES, PROBES_DIR  # pylint: disable=import-error
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(FAKES))))
+MODULE = os.path.join(ROOT, "plugins", "modules", "probe.py")
+COLLECTIONS = os.path.join(ROOT, "collections")
+
+
+class _Interpreter(object):
+    _used_interpreter = None
+
+
+def controller_reads(stdout):
+    """The module's answer as the action plugin gets it (ActionBase._parse_returned_data, legacy profile)."""
+    # pylint: disable-next=protected-access
+    return ActionBase._parse_returned_data(_Interpreter(), {"stdout": stdout}, "legacy")
+
+
+def run_module(tmp_path, script, params=None, env_extra=None, python=None):
+    """Pack fake probe ``script`` as probe ``fake``, run the module on it; (the controller's view of its answer, the
+    module's peak resident memory in KiB)."""
+    archive = tmp_path / "gpufleet-probe-fake.zip"
+    with zipfile.ZipFile(str(archive), "w") as bundle:
+        bundle.write(os.path.join(FAKES, script), "fake.py")
+        bundle.write(os.path.join(FAKES, "_args.py"), "_args.py")
+    args = {"name": "fake", "run_id": "r1", "archive": str(archive), "params": params or {}, "timeout": 60}
+    if python:
+        args["python"] = python
+    args_path = tmp_path / "args.json"
+    args_path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS, GPUFLEET_PROBES_DIR=PROBES_DIR)
+    env.update(env_extra or {})
+    stdout_path, stderr_path = tmp_path / "module.stdout", tmp_path / "module.stderr"
+    with open(str(stdout_path), "wb") as stdout, open(str(stderr_path), "wb") as stderr:
+        module = subprocess.Popen([sys.executable, MODULE, str(args_path)], stdout=stdout, stderr=stderr, env=env)
+        unused_pid, status, usage = os.wait4(module.pid, 0)
+        module.returncode = os.waitstatus_to_exitcode(status)
+    assert module.returncode == 0, stderr_path.read_text()
+    answer = controller_reads(stdout_path.read_bytes().decode("utf-8"))
+    assert answer.get("_ansible_parsed"), answer
+    return answer, usage.ru_maxrss
+
+
+@pytest.mark.parametrize("case, where, what", [
+    ("surrogate", "data.gpus[1].name", "holds a lone surrogate U+D800"),
+    ("control", "data.gpus[1].name", "holds the control character U+001B"),
+])
+def test_unclean_text_in_a_result_is_an_error_that_ansible_carries_with_the_output_kept(tmp_path, case, where, what):
+    answer, unused_rss = run_module(tmp_path, "writes_unclean_text.py", params={"case": case})
+    envelope = answer["envelope"]
+    assert envelope["status"] == answer["status"] == "error"
+    assert "%s %s" % (where, what) in envelope["reason"], envelope["reason"]
+    assert envelope["data"] == {}
+    # What the probe wrote, as it wrote it (JSON text, so its escapes stay escapes).
+    assert answer["raw_output"].startswith('{"schema_version": "1", "probe": "fake"')
+    assert {"surrogate": '"eth\\ud800"', "control": '"H200\\u001b[31m"'}[case] in answer["raw_output"]
+
+
+def test_a_result_that_is_not_utf8_is_an_error_naming_the_byte_and_kept_with_the_byte_escaped(tmp_path):
+    answer, unused_rss = run_module(tmp_path, "writes_unclean_text.py", params={"case": "not_utf8"})
+    envelope = answer["envelope"]
+    assert envelope["status"] == "error"
+    assert "the probe's result file is not UTF-8 text: byte 0xff at offset " in envelope["reason"]
+    assert "(line 1, column " in envelope["reason"]
+    assert '{"name": "eth\\xff0"}' in answer["raw_output"]
+
+
+def test_secrets_of_the_environment_are_redacted_from_raw_output_and_reasons(tmp_path):
+    secrets = {"HF_TOKEN": "hf_abcdefghijklmnopqrstuvwxyz", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCY",
+               "DB_PASSWORD": "pw1"}  # shorter than 8: redacted where printed as its variable's value only
+    answer, unused_rss = run_module(tmp_path, "prints_env_and_fails.py",
+                                    env_extra=dict(secrets, GPUFLEET_PLAIN_SETTING="visible-1"))
+    envelope = answer["envelope"]
+    assert envelope["status"] == "error" and "exited with code 1" in envelope["reason"]
+    everything = json.dumps(answer)
+    for value in secrets.values():
+        assert value not in everything.replace("DB_PASSWORD=<redacted: $DB_PASSWORD>", "")
+    raw = answer["raw_output"]
+    assert "HF_TOKEN=<redacted: $HF_TOKEN>" in raw
+    assert "'AWS_SECRET_ACCESS_KEY': '<redacted: $AWS_SECRET_ACCESS_KEY>'" in raw
+    assert "DB_PASSWORD=<redacted: $DB_PASSWORD>" in raw and "'DB_PASSWORD': '<redacted: $DB_PASSWORD>'" in raw
+    assert "and on its own: <redacted: $HF_TOKEN>" in raw
+    assert "GPUFLEET_PLAIN_SETTING=visible-1" in raw
+    assert "login failed with token <redacted: $HF_TOKEN>" in envelope["reason"]
+    assert any("redacted from what the probe wrote: $AWS_SECRET_ACCESS_KEY, $DB_PASSWORD, $HF_TOKEN" in note
+               for note in envelope["notes"]), envelope.get("notes")
+
+
+HUGE_MIB = 200
+
+
+def test_a_huge_result_file_is_never_loaded_whole_and_its_size_is_said(tmp_path):
+    answer, peak_kib = run_module(tmp_path, "writes_a_huge_result.py", params={"mib": HUGE_MIB, "where": "file"})
+    envelope = answer["envelope"]
+    assert envelope["status"] == "error"
+    assert "the probe's result file is 200.0 MiB, more than the 8.0 MiB a result may have" in envelope["reason"]
+    assert "its first and last 512 KiB (of 200.0 MiB) are kept beside the result (.raw)" in envelope["reason"]
+    raw = answer["raw_output"]
+    assert len(raw) < 1024 * 1024 + 200
+    assert raw.startswith('{"schema_version": "1"') and raw.endswith('"tail": "the end"}')
+    left_out, size = (int(number) for number in re.search(
+        r"\n\[gpufleet: (\d+) of the output's (\d+) bytes were left out here\]\n", raw).groups())
+    assert size > HUGE_MIB * 1024 * 1024 and left_out == size - 1024 * 1024
+    # The module (and its probe, which wrote in 1 MiB pieces) stayed far below the file's size.
+    assert peak_kib < 150 * 1024, peak_kib
+
+
+def test_a_huge_stdout_is_kept_as_its_tail_with_its_size_said(tmp_path):
+    answer, peak_kib = run_module(tmp_path, "writes_a_huge_result.py", params={"mib": HUGE_MIB, "where": "stdout"})
+    envelope = answer["envelope"]
+    assert ("what it printed on stdout is kept beside the result (.raw) (its last 64 KiB of 200.0 MiB)"
+            in envelope["reason"])
+    assert len(answer["raw_output"]) == 64 * 1024 and answer["raw_output"].endswith('"tail": "the end"}')
+    assert peak_kib < 150 * 1024, peak_kib
