@@ -11,6 +11,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import text_writer_below
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
@@ -73,9 +74,10 @@ class ActionModule(ActionBase):
         files = {name: os.path.join(path, name) for name in ("index.html", "index.md", "fleet.json", "junit.xml", "gpufleet.prom")}
         lines.append("fleet index: %s" % files["index.html"])
         if warnings:
-            result["warnings"] = warnings
+            result["warnings"] = [terminal_text(warning) for warning in warnings]
         result.update(changed=True, hosts=hosts, summary_lines=lines, gate_lines=gate_lines(judgement),
-                      unreachable_hosts=sorted(name for name, host in hosts.items() if host["verdict"] == "unreachable"),
+                      unreachable_hosts=sorted(terminal_text(name) for name, host in hosts.items()
+                                                if host["verdict"] == "unreachable"),
                       previous_run_id=judgement.previous_run_id, index_html=files["index.html"], files=files)
         return result
 

@@ -164,9 +164,8 @@ def controller_problems(values: Mapping) -> tuple[list[str], list[str], dict | N
     if "gpufleet_run_id" in values:
         try:
             check_run_id(values["gpufleet_run_id"] if isinstance(values["gpufleet_run_id"], str) else "")
-        except ValueError:
-            problems.append("gpufleet_run_id %s must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or "
-                            "digit" % shown(values["gpufleet_run_id"]))
+        except ValueError as exc:
+            problems.append("gpufleet_run_id %s: %s" % (shown(values["gpufleet_run_id"]), exc))
     rules_problems, rules = _rules(values)
     baselines_problems, warnings = _baselines(values)
     return problems + rules_problems + baselines_problems, warnings, rules

@@ -398,8 +398,9 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
 
     A host whose dossier or index row raises while rendered or written is shown in error with the exception (its
     entry in run.hosts and in judgement.hosts is replaced, so the caller sees it too) and every other host and the
-    fleet outputs are still written. Raises ValueError, before writing anything, if a path would resolve outside
-    run_dir (e.g. a linked host directory), and after writing the rest if a fleet output could not be written.
+    fleet outputs are still written. A host whose directory is a link gets no dossier. Raises ValueError, before
+    writing anything, if a path would resolve outside run_dir, and after writing the rest if a fleet output could not
+    be written.
     """
     expected = list(expected_hosts)
     groups = dict(host_groups or {})
@@ -412,7 +413,9 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
             if not groups.get(name) and verdict.groups:
                 groups[name] = list(verdict.groups)
     run = loaded if loaded is not None else load_run(run_dir, expected, groups)
-    dossiers = [(host, os.path.join(run.run_dir, host.dir_name)) for host in run.hosts]
+    # A host whose directory is a link gets no dossier (nothing is written through a link); the index says why.
+    dossiers = [(host, os.path.join(run.run_dir, host.dir_name)) for host in run.hosts
+                if not os.path.islink(os.path.join(run.run_dir, host.dir_name))]
     fleet_paths = [os.path.join(run.run_dir, name) for name in ("index.html", "index.md")]
     if judgement is not None:
         fleet_paths += [os.path.join(run.run_dir, name) for name in EXPORT_FILES]

@@ -105,7 +105,7 @@ BAD_CONTROLLER_VARIABLES = [
      ["gpufleet_results_dir must be a directory on the controller (default: results), not an empty string"]),
     ("results-dir-list", {"gpufleet_results_dir": ["results"]}, ["gpufleet_results_dir must be a directory on the controller", "not a list"]),
     ("run-id-escaping", {"gpufleet_run_id": "../../escape"},
-     ["gpufleet_run_id '../../escape' must be 1-128 letters, digits, '.', '_' or '-'"]),
+     ["gpufleet_run_id '../../escape': run id '../../escape' must be 1-128 letters, digits, '.', '_' or '-'"]),
     ("baselines-dir-missing", {"gpufleet_baselines_dir": "/nonexistent/baselines"}, ["gpufleet_baselines_dir /nonexistent/baselines is not a folder"]),
     ("rules-file-missing", {"gpufleet_rules_file": "/nonexistent/rules.yaml"},
      ["gpufleet_rules_file: /nonexistent/rules.yaml cannot be read: No such file or directory"]),

@@ -102,7 +102,7 @@ def test_a_probe_that_prints_garbage_is_an_error_and_what_it_wrote_is_kept(netns
     envelope = assert_faulty_host_reported(run_dir, output, on_stdout, "error", "the probe exited with code 0 but wrote no result file")
     assert "what it printed on stdout is kept beside the result (.raw)" in envelope["reason"]
     with open(os.path.join(run_dir, on_stdout, "health.raw"), encoding="utf-8", newline="") as handle:
-        assert handle.read() == faulty_python.GARBAGE.decode("utf-8", "replace")
+        assert handle.read() == faulty_python.GARBAGE.decode("utf-8", "backslashreplace")
     # Garbage in the result file: not JSON, the bytes kept.
     envelope = assert_faulty_host_reported(run_dir, output, in_file, "error", "the probe's result file is not valid JSON")
     assert "the raw output is kept beside the result" in envelope["reason"]

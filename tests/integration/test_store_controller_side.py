@@ -188,8 +188,6 @@ def test_a_host_name_with_control_characters_reaches_no_written_file_raw(control
     assert b'"evil\\\\x1b[31m\\\\x07node: fail - ' in output
 
 
-@pytest.mark.xfail(strict=True, reason="plugins/action/report.py builds its warnings from the raw host name and reason; "
-                   "it must pass each through plugin_utils.control_chars.terminal_text")
 def test_a_host_name_with_control_characters_reaches_the_terminal_escaped(control_character_run):
     output = control_character_run[1]
     assert not RAW_CONTROL.search(output), RAW_CONTROL.findall(output)[:5]

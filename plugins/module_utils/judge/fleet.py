@@ -444,7 +444,8 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
                           expected_gpus_source=expected_gpus_source)
     checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
     if not envelopes:
-        checks.append(_host_check("host.results", name, "", "error", "the host was reached but no probe result came back"))
+        checks.append(_host_check("host.results", name, "", "error", entry.get("reason")
+                                  or "the host was reached but no probe result came back"))
     for probe in sorted(envelopes):
         checks.extend(envelope_checks(name, probe, envelopes[probe], host_rules, baseline, health_data))
     checks.extend(_run_rules(name, envelopes, host_rules, context, registries, tally))

@@ -41,14 +41,18 @@ def test_every_file_lands_under_the_run_directory(fleet):
         assert os.path.commonpath([run_dir, os.path.realpath(path)]) == run_dir
 
 
-def test_a_linked_host_directory_is_refused_before_anything_is_written(fleet, tmp_path):
+def test_a_linked_host_directory_gets_no_dossier_and_the_others_are_written(fleet, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(str(outside), str(fleet.run_dir / "gpu-e01"))
     written = {}
-    with pytest.raises(ValueError, match="outside the run directory"):
-        render_run(str(fleet.run_dir), fleet.expected, fleet.groups, written.__setitem__)
-    assert written == {} and list(outside.iterdir()) == []
+    render_run(str(fleet.run_dir), fleet.expected, fleet.groups, written.__setitem__)
+    run_dir = os.path.realpath(str(fleet.run_dir))
+    assert list(outside.iterdir()) == []
+    assert not [path for path in written if path.startswith(os.path.join(run_dir, "gpu-e01") + os.sep)]
+    assert os.path.join(run_dir, "gpu-a01", "dossier.html") in written
+    index = written[os.path.join(run_dir, "index.md")]
+    assert "gpu-e01" in index and "is a symbolic link (to " in index and "nothing was read or written through it" in index
 
 
 def test_hostile_host_name_is_escaped_in_html(fleet):
