@@ -75,9 +75,9 @@ class ActionModule(ActionBase):
         lines.append("fleet index: %s" % files["index.html"])
         if warnings:
             result["warnings"] = [terminal_text(warning) for warning in warnings]
+        unreachable = sorted(terminal_text(name) for name, host in hosts.items() if host["verdict"] == "unreachable")
         result.update(changed=True, hosts=hosts, summary_lines=lines, gate_lines=gate_lines(judgement),
-                      unreachable_hosts=sorted(terminal_text(name) for name, host in hosts.items()
-                                                if host["verdict"] == "unreachable"),
+                      unreachable_hosts=unreachable,
                       previous_run_id=judgement.previous_run_id, index_html=files["index.html"], files=files)
         return result
 

@@ -19,9 +19,9 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_t
     utf8_problem,
 )
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import FileCapture
+from ansible_collections.gpufleet.validation.plugins.module_utils.envelope_statuses import PROBE_STATUSES
 
 SCHEMA_VERSION = "1"
-PROBE_STATUSES = ("ok", "partial", "unavailable", "error", "timeout")
 ENVELOPE_KEYS = ("schema_version", "probe", "host", "status", "started", "duration_s", "command",
                  "environment", "reason", "data")
 RAW_OUTPUT_LIMIT_BYTES = 1024 * 1024  # what raw_output keeps at most (head and tail halves when cut)

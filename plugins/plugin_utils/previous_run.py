@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
+from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .result_paths import PROBE_NAME_PATTERN, RUN_ID_PATTERN, host_dir_name
 
 _TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
-MEASURED_STATUSES = ("ok", "partial")
 EnvelopeCheck = Callable[[dict], List[str]]
 
 

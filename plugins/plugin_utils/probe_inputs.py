@@ -10,11 +10,11 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Tuple
 
+from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from ..module_utils.judge.sku import identify_host
 from .judge_inputs import load_baselines
 
 GEMM_PEAK_KEYS = {"fp32": "fp32", "tf32": "tf32_dense", "bf16": "bf16_dense", "fp16": "fp16_dense", "fp8_e4m3": "fp8_dense"}
-MEASURED = ("ok", "partial")
 
 
 def _stored_data(host_path: str, probe: str) -> Any:
@@ -23,7 +23,7 @@ def _stored_data(host_path: str, probe: str) -> Any:
             envelope = json.load(handle)
     except (OSError, ValueError):
         return None
-    if isinstance(envelope, dict) and envelope.get("status") in MEASURED and isinstance(envelope.get("data"), dict):
+    if isinstance(envelope, dict) and envelope.get("status") in MEASURED_STATUSES and isinstance(envelope.get("data"), dict):
         return envelope["data"]
     return None
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .report_health import MISSING, Cell, cell, dig, number_or_none
 from .report_measurements import table
 from .report_values import is_unavailable
@@ -197,7 +198,7 @@ def cross_host_runs(hosts: List[Any]) -> List[Dict[str, Any]]:
         rank = setup.get("node_rank") if isinstance(setup, dict) else None
         cluster["members"].append({"host": host.name, "node_rank": rank if rank is not None else "—", "status": entry.status,
                                    "reason": entry.reason})
-        if entry.status in ("ok", "partial") and isinstance(rank, int) and (cluster["shown_rank"] is None or rank < cluster["shown_rank"]):
+        if entry.status in MEASURED_STATUSES and isinstance(rank, int) and (cluster["shown_rank"] is None or rank < cluster["shown_rank"]):
             cluster["shown"], cluster["shown_rank"] = entry.data, rank
     runs = []
     for key in sorted(clusters, key=str):

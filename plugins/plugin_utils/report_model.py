@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
+from ..module_utils.envelope_statuses import ENVELOPE_STATUSES
 from .report_values import unavailable_fields
 from .result_paths import PROBE_NAME_PATTERN, host_dir_name, is_hashed_dir_name
 from .run_store import INPUTS_FILE, STORE_FILES, StoreRefused, run_record
@@ -14,7 +15,6 @@ from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at, read_bytes_at
 
 # Worse states rank higher; error and timeout are equally bad.
 STATE_RANK = {"ok": 0, "unavailable": 1, "partial": 2, "timeout": 3, "error": 3, "unreachable": 4}
-PROBE_STATUSES = ("ok", "partial", "unavailable", "error", "timeout", "unreachable")
 NO_RESULT_REASON = ("no result was written for this host: it was not reached or failed before probing; "
                     "see the ansible-playbook output")
 UNGROUPED = "(no group)"
@@ -111,7 +111,7 @@ def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     status = envelope.get("status")
     reason = envelope.get("reason")
     reason = "" if reason is None else str(reason)
-    if status not in PROBE_STATUSES:
+    if status not in ENVELOPE_STATUSES:
         reason = "the result has an unknown status %r%s" % (status, "; " + reason if reason else "")
         status = "error"
     return ProbeEntry(probe, status, reason, envelope, json_file, raw_file, unavailable_fields(envelope.get("data")))

@@ -5,9 +5,9 @@ import json
 import os
 from functools import lru_cache
 
+from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .probe_archive import collection_root
 
-DATA_CHECKED_STATUSES = ("ok", "partial")
 MAX_PROBLEMS = 20
 
 
@@ -64,6 +64,6 @@ def envelope_problems(envelope, root: str | None = None) -> list[str]:
     if problems:
         return problems
     # An unavailable probe may have measured nothing at all; what it did write must still be sound.
-    if envelope["status"] in DATA_CHECKED_STATUSES or (envelope["status"] == "unavailable" and envelope["data"]):
+    if envelope["status"] in MEASURED_STATUSES or (envelope["status"] == "unavailable" and envelope["data"]):
         problems = schema_problems(envelope["data"], load_schema(envelope["probe"] + ".schema.json", root), "data")
     return problems

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from ..envelope_statuses import MEASURED_STATUSES
 from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
 from .interconnect_checks import COLLECTIVE_CHECKS, COLLECTIVE_HOSTS_CHECKS, P2P_CHECKS
 from .load_checks import LOAD_CHECKS
@@ -30,7 +31,6 @@ CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {
     "toolchain": TOOLCHAIN_CHECKS,
     "load": LOAD_CHECKS,
 }
-DATA_STATUSES = ("ok", "partial")
 FAILED_STATUSES = ("error", "timeout", "unreachable")
 DEFAULT_SETTINGS: Dict[str, Any] = {
     "outlier_threshold": 3.5,      # |robust z| above this is an outlier
@@ -60,7 +60,7 @@ INFORMATIONAL_PROBES = ("precision",)
 
 
 def _data(envelope: Any) -> Optional[Dict[str, Any]]:
-    if isinstance(envelope, Mapping) and envelope.get("status") in DATA_STATUSES and isinstance(envelope.get("data"), dict):
+    if isinstance(envelope, Mapping) and envelope.get("status") in MEASURED_STATUSES and isinstance(envelope.get("data"), dict):
         return envelope["data"]
     return None
 

@@ -1,0 +1,68 @@
+"""The contracts every probe shares, pinned to their one definition: the envelope's statuses on both sides of the wire,
+and what each probe must have to be a probe of this collection (a schema, a time limit, a way to run, a dossier view,
+a doc page, rules or a stated reason to judge nothing)."""
+import glob
+import json
+import os
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.envelope_statuses import (
+    ENVELOPE_STATUSES,
+    MEASURED_STATUSES,
+    PROBE_STATUSES,
+)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import PROBE_SECTIONS
+from probelib import runner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROBES = sorted(os.path.basename(path)[:-len(".py")] for path in glob.glob(os.path.join(ROOT, "probes", "*.py")))
+# Probes that measure to explain, with no published threshold to hold a GPU against: judged only on their status.
+JUDGES_NOTHING = {"precision": "quantisation error of a checkpoint explains a format choice; it is no GPU fault"}
+# Probes with a role and playbook of their own instead of a profile of the probe role.
+OWN_PLAYBOOK = {"collective_hosts": "playbooks/collective_hosts.yml"}
+
+
+def load_yaml(*parts):
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def envelope_schema_statuses():
+    with open(os.path.join(ROOT, "schemas", "envelope.schema.json"), encoding="utf-8") as handle:
+        return tuple(json.load(handle)["properties"]["status"]["enum"])
+
+
+def test_the_statuses_are_the_envelope_schemas_on_both_sides():
+    assert sorted(ENVELOPE_STATUSES) == sorted(envelope_schema_statuses())
+    assert sorted(PROBE_STATUSES) == sorted(set(envelope_schema_statuses()) - {"unreachable"})
+    assert runner.STATUSES == PROBE_STATUSES  # the probes' copy: they run on hosts without the collection
+    assert set(MEASURED_STATUSES) <= set(PROBE_STATUSES)
+
+
+def test_the_probes_are_the_ones_this_test_knows():
+    assert PROBES == ["collective", "collective_hosts", "gemm", "health", "hostbw", "load", "membw", "p2p", "precision",
+                      "toolchain"]
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_every_probe_has_a_schema_a_time_limit_a_way_to_run_a_view_a_doc_page_and_rules(probe):
+    assert os.path.isfile(os.path.join(ROOT, "schemas", probe + ".schema.json"))
+    assert os.path.isdir(os.path.join(ROOT, "probes", "probelib", probe)) or probe == "collective_hosts"
+    role_vars = load_yaml("roles", "probe", "vars", "main.yml")
+    if probe in OWN_PLAYBOOK:
+        assert os.path.isfile(os.path.join(ROOT, OWN_PLAYBOOK[probe]))
+        assert "%s_timeout" % probe in load_yaml("roles", probe, "defaults", "main.yml")
+    else:
+        assert isinstance(role_vars["__probe_default_timeouts"].get(probe), int), probe
+        assert any(probe in probes for probes in role_vars["__probe_profiles"].values()), probe
+    assert probe in PROBE_SECTIONS
+    titles = {}
+    for path in glob.glob(os.path.join(ROOT, "docs", "*.md")):
+        with open(path, encoding="utf-8") as handle:
+            titles[os.path.basename(path)] = handle.readline()
+    assert [name for name, title in titles.items() if probe in re.findall(r"[a-z0-9_]+", title)], probe
+    rules = [rule for rule in load_yaml("rules", "default.yaml")["rules"] if rule.get("probe") == probe]
+    assert bool(rules) != (probe in JUDGES_NOTHING), (probe, [rule["id"] for rule in rules])
