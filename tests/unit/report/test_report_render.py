@@ -2,7 +2,6 @@ import html
 import os
 import re
 
-import pytest
 
 from plugins.plugin_utils.report_model import NO_RESULT_REASON, load_run
 from plugins.plugin_utils.report_render import (
