@@ -33,8 +33,13 @@ class ActionModule(ActionBase):
                               msg="check mode: run %s was not opened and nothing was written" % args["run_id"])
                 return result
             record = open_run(args["results_dir"], args["run_id"], writer)
-        except (StoreRefused, ValueError, OSError) as exc:
+        except (StoreRefused, ValueError) as exc:
             result.update(failed=True, msg="run %s was not started: %s" % (args["run_id"], exc))
+            return result
+        except OSError as exc:
+            result.update(failed=True, msg="run %s was not started: its results could not be stored in %s (%s); set "
+                                           "gpufleet_results_dir to a directory this user can write"
+                                           % (args["run_id"], args["results_dir"], exc))
             return result
         result.update(changed=True, run_dir=os.path.abspath(path), writer_id=writer["writer_id"],
                       writers=len(record["writers"]))

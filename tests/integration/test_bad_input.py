@@ -301,7 +301,8 @@ def test_host_names_with_path_separators_shell_or_html_stay_inside_the_run_and_a
     assert len(host_dirs) == len(names), host_dirs
     seen = []
     for entry in host_dirs:
-        assert sorted(os.listdir(os.path.join(run_dir, entry))) == ["dossier.html", "dossier.md", "health.json"]
+        stored = ["dossier.html", "dossier.md", "health.json", "inputs.json", "writer.json"]
+        assert sorted(os.listdir(os.path.join(run_dir, entry))) == stored
         with open(os.path.join(run_dir, entry, "health.json")) as handle:
             envelope = json.load(handle)
         assert_schema_valid(envelope)

@@ -102,6 +102,11 @@ def test_resuming_a_run_records_the_second_writer_and_keeps_the_first_runs_hosts
     assert [writer["resume"] for writer in record["writers"]] == [False, True]
     assert {name: digest for name, digest in runs.tree_digest(results / "grow" / "gpu-a01").items()
             if name.endswith(".json")} == {name: digest for name, digest in kept.items() if name.endswith(".json")}
+    # --limit leaves out the implicit localhost, so neither run reported: the report of both is one more command.
+    completed = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/report.yml", "-e", "gpufleet_results_dir=%s" % results,
+                                "-e", "gpufleet_run_id=grow"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                               check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
     assert set(fleet_hosts(str(results / "grow"))) == {"gpu-a01", "gpu-a02"}
 
 
