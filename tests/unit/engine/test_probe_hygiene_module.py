@@ -42,14 +42,26 @@ def run_module(tmp_path, script, params=None, env_extra=None, python=None):
     env = dict(os.environ, PYTHONPATH=COLLECTIONS, GPUFLEET_PROBES_DIR=PROBES_DIR)
     env.update(env_extra or {})
     stdout_path, stderr_path = tmp_path / "module.stdout", tmp_path / "module.stderr"
+    usage_path = tmp_path / "module.usage"
     with open(str(stdout_path), "wb") as stdout, open(str(stderr_path), "wb") as stderr:
-        module = subprocess.Popen([sys.executable, MODULE, str(args_path)], stdout=stdout, stderr=stderr, env=env)
-        unused_pid, status, usage = os.wait4(module.pid, 0)
-        module.returncode = os.waitstatus_to_exitcode(status)
-    assert module.returncode == 0, stderr_path.read_text()
+        # Through a small launcher: Linux carries a process's peak RSS across fork and exec, so a module forked straight
+        # from this (large) pytest process would report pytest's peak, not its own.
+        code = subprocess.run([sys.executable, "-c", LAUNCHER, str(usage_path), sys.executable, MODULE, str(args_path)],
+                              stdout=stdout, stderr=stderr, env=env, check=False).returncode
+    assert code == 0, stderr_path.read_text()
     answer = controller_reads(stdout_path.read_bytes().decode("utf-8"))
     assert answer.get("_ansible_parsed"), answer
-    return answer, usage.ru_maxrss
+    return answer, int(usage_path.read_text())
+
+
+LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+unused_pid, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as handle:
+    handle.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 @pytest.mark.parametrize("case, where, what", [
