@@ -12,7 +12,7 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from ..module_utils.judge.model import FleetJudgement, HostVerdict, blocks_gate, error_verdict
+from ..module_utils.judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
 from .control_chars import escape_control
 from .report_exports import fleet_json_text, junit_xml, prometheus_text, run_timestamp
 from .report_health import fleet_columns, health_view
@@ -271,8 +271,7 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
                  for check in judgement.unmatched_rules]
     return {"run": run, "judgement": judgement, "rows": rows, "metrics": metrics, "groups": group_rows,
             "counts": verdict_counts(row["verdict"] for row in rows), "verdict_flag": VERDICT_FLAG,
-            "failed": [row for row in rows if row["verdict"] == NOT_JUDGED
-                       or (row["host"].name in judgement.hosts and blocks_gate(judgement.hosts[row["host"].name]))],
+            "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
             "unmatched": unmatched, "statistics": statistics_rows(judgement),
             "previous_run_id": judgement.previous_run_id, "cross_host": cross_host_runs(run.hosts),
             "versions": ", ".join(run.collection_versions()) or "not recorded"}
