@@ -260,4 +260,3 @@ def test_the_dossier_has_a_before_and_after_table_of_every_drift_check(judged):
     assert "| membw.plateau\\_gbps | — | 4005 GB/s | 3500 GB/s | **warn** |" in section
     html = [text for path, text in written.items() if path.endswith("gpu-a02/dossier.html")][0]
     assert 'id="changes"' in html and "<td>4005 GB/s</td><td>3500 GB/s</td>" in html
-
