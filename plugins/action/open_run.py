@@ -9,7 +9,7 @@ import os
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.run_spec import RUN_ARGUMENT_SPEC
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import check_run_id, run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import run_dir
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store import StoreRefused, open_run, playbook_writer
 
 
@@ -26,7 +26,6 @@ class ActionModule(ActionBase):
         del validation
         writer = playbook_writer(args["resume"], args["profile"], task_vars.get("ansible_limit"))
         try:
-            check_run_id(args["run_id"])
             path = run_dir(args["results_dir"], args["run_id"])
             if self._task.check_mode:
                 result.update(changed=False, run_dir=path, writer_id=writer["writer_id"], writers=0,

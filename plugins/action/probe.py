@@ -19,6 +19,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_inputs import with_derived_inputs
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import (
     check_probe_name,
+    host_dir,
     probe_result_path,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import store_result_at
@@ -97,7 +98,7 @@ class ActionModule(ActionBase):
         writer = playbook_writer(store_args["resume"], inputs.get("profile"), task_vars.get("ansible_limit"))
         open_run(args["results_dir"], args["run_id"], writer)
         with claimed_host_dir(args["results_dir"], args["run_id"], host, writer) as host_fd:
-            shown = os.path.dirname(probe_result_path(args["results_dir"], args["run_id"], host, "inputs"))
+            shown = host_dir(args["results_dir"], args["run_id"], host)
             # A task that gives no inputs (playbooks/collective_hosts.yml's probe) keeps what the profile's run stored.
             if inputs or entry_kind(host_fd, INPUTS_FILE) == "missing":
                 write_host_inputs(host_fd, host_inputs(host, args["run_id"], writer, inputs.get("profile"),

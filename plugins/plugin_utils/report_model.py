@@ -153,24 +153,20 @@ def host_state(probes: Mapping[str, ProbeEntry]) -> Tuple[str, List[str]]:
     return worst.status, reasons
 
 
-def _entries_on_disk(run_path: str) -> List[Tuple[str, str]]:
-    """(name, kind) of the run's entries that could be hosts; links are listed as links, never followed."""
+def _entries_on_disk(run_path: str) -> Dict[str, Optional[str]]:
+    """The run's entries that could be hosts: name -> None for a directory, or where a link points (never followed)."""
     if not os.path.isdir(run_path):
-        return []
+        return {}
     fd = os.open(run_path, DIRECTORY_FLAGS)
     try:
-        return sorted((name, entry_kind(fd, name)) for name in os.listdir(fd)
-                      if not name.startswith(".") and entry_kind(fd, name) in ("dir", "link"))
+        kinds = {name: entry_kind(fd, name) for name in os.listdir(fd) if not name.startswith(".")}
+        return {name: link_target_at(fd, name) if kind == "link" else None
+                for name, kind in sorted(kinds.items()) if kind in ("dir", "link")}
     finally:
         os.close(fd)
 
 
-def _link_reason(run_path: str, dir_name: str) -> str:
-    fd = os.open(run_path, DIRECTORY_FLAGS)
-    try:
-        target = link_target_at(fd, dir_name)
-    finally:
-        os.close(fd)
+def _link_reason(run_path: str, dir_name: str, target: str) -> str:
     return ("its results directory %s is a symbolic link (to %s): nothing was read or written through it; remove the "
             "link and run the host again" % (os.path.join(os.path.basename(run_path), dir_name), target))
 
@@ -194,12 +190,12 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
         expected_dirs.add(dir_name)
     stray: List[Dict[str, str]] = []
     inputs_by_dir: Dict[str, Dict[str, Any]] = {}
-    links = set()
-    for dir_name, kind in _entries_on_disk(run_path):
-        if kind == "link":
-            links.add(dir_name)
+    links: Dict[str, str] = {}
+    for dir_name, link_target in _entries_on_disk(run_path).items():
+        if link_target is not None:
+            links[dir_name] = _link_reason(run_path, dir_name, link_target)
             if dir_name not in expected_dirs:
-                stray.append({"dir": dir_name, "why": _link_reason(run_path, dir_name)})
+                stray.append({"dir": dir_name, "why": links[dir_name]})
             continue
         inputs, why = read_host_inputs(os.path.join(run_path, dir_name))
         if inputs:
@@ -218,7 +214,7 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
         host_path = os.path.join(run_path, dir_name)
         inputs = inputs_by_dir.get(dir_name, {})
         if dir_name in links:
-            probes, state, reasons = {}, "error", [_link_reason(run_path, dir_name)]
+            probes, state, reasons = {}, "error", [links[dir_name]]
         else:
             probes = read_host_probes(host_path)
             state, reasons = host_state(probes)

@@ -103,16 +103,20 @@ def _locked(dir_fd: int) -> Iterator[None]:
         fcntl.flock(dir_fd, fcntl.LOCK_UN)
 
 
+def _refuse_linked_run(root_fd: int, run_id: str, shown: str) -> None:
+    if entry_kind(root_fd, run_id) == "link":
+        raise StoreRefused("%s is a symbolic link (to %s): a run's directory is never reached through a link, so "
+                           "nothing was written; remove the link or choose another run id"
+                           % (shown, link_target_at(root_fd, run_id)))
+
+
 @contextmanager
 def open_run_dir(results_dir: str, run_id: str, create: bool) -> Iterator[int]:
     """A descriptor of results_dir/run_id, refusing a link there; made when create."""
     check_run_id(run_id)
     with open_root(results_dir, create=create) as root_fd:
         shown = os.path.join(results_dir, run_id)
-        if entry_kind(root_fd, run_id) == "link":
-            raise StoreRefused("%s is a symbolic link (to %s): a run's directory is never reached through a link, so "
-                               "nothing was written; remove the link or choose another run id"
-                               % (shown, link_target_at(root_fd, run_id)))
+        _refuse_linked_run(root_fd, run_id, shown)
         fd = open_dir_at(root_fd, run_id, create, shown)
         try:
             yield fd
@@ -126,11 +130,8 @@ def open_run(results_dir: str, run_id: str, writer: Dict[str, Any]) -> Dict[str,
     check_run_id(run_id)
     shown = os.path.join(results_dir, run_id)
     with open_root(results_dir) as root_fd, _locked(root_fd):
+        _refuse_linked_run(root_fd, run_id, shown)
         kind = entry_kind(root_fd, run_id)
-        if kind == "link":
-            raise StoreRefused("%s is a symbolic link (to %s): a run's directory is never reached through a link, so "
-                               "nothing was written; remove the link or choose another run id"
-                               % (shown, link_target_at(root_fd, run_id)))
         if kind == "missing":
             os.mkdir(run_id, 0o755, dir_fd=root_fd)
         run_fd = open_dir_at(root_fd, run_id, False, shown)

@@ -23,7 +23,8 @@ class LinkRefused(OSError):
     """A symbolic link (or something that is not a directory) stands where the store needs a directory or file."""
 
 
-def _link_target(parent_fd: int, name: str) -> str:
+def link_target_at(parent_fd: int, name: str) -> str:
+    """Where the link name inside parent_fd points ("?" when it cannot be read), for a message; never followed."""
     try:
         return os.readlink(name, dir_fd=parent_fd)
     except OSError:
@@ -37,7 +38,7 @@ def _refuse(parent_fd: int, name: str, shown: str) -> LinkRefused:
         mode = 0
     if stat.S_ISLNK(mode):
         return LinkRefused(errno.ELOOP, "%s is a symbolic link (to %s); the store never writes or reads through a link: "
-                           "remove it" % (shown, _link_target(parent_fd, name)))
+                           "remove it" % (shown, link_target_at(parent_fd, name)))
     return LinkRefused(errno.ENOTDIR, "%s is not a directory; move it away" % shown)
 
 
@@ -161,7 +162,3 @@ def entry_kind(dir_fd: int, name: str) -> str:
     if stat.S_ISREG(info.st_mode):
         return "file"
     return "other"
-
-
-def link_target_at(dir_fd: int, name: str) -> str:
-    return _link_target(dir_fd, name)
