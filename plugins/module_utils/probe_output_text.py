@@ -9,13 +9,17 @@ it passed through ``transportable`` or ``carryable``.
 """
 from __future__ import annotations
 
-# C0 controls except TAB, LF and CR (which ordinary multi-line text holds), DEL, and the C1 controls.
-_CONTROL_CODEPOINTS = frozenset(
-    list(range(0x00, 0x09)) + [0x0B, 0x0C] + list(range(0x0E, 0x20)) + list(range(0x7F, 0xA0)))
+import re
+
+# The control characters, C0 (U+0000-U+001F), DEL and C1 (U+0080-U+009F): one definition for the module and the
+# controller's reports (plugins/plugin_utils/control_chars.py).
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
+# What ordinary multi-line text holds: not a problem in a probe's result.
+TEXT_WHITESPACE = "\t\n\r"
 
 
 def is_control(char):
-    return ord(char) in _CONTROL_CODEPOINTS
+    return char not in TEXT_WHITESPACE and CONTROL_CHARACTERS.match(char) is not None
 
 
 def is_surrogate(char):

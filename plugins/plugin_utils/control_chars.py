@@ -5,16 +5,15 @@
 move a terminal's cursor, ring its bell or hide text in a report. Pure: stdlib only."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
-# C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+from ..module_utils.probe_output_text import CONTROL_CHARACTERS
 
 
 def escape_control(text: str, keep: str = "\t\n") -> str:
     """text with every control character but those in keep written as \\xNN."""
-    return _CONTROL.sub(lambda match: match.group() if match.group() in keep else "\\x%02x" % ord(match.group()), text)
+    return CONTROL_CHARACTERS.sub(
+        lambda match: match.group() if match.group() in keep else "\\x%02x" % ord(match.group()), text)
 
 
 def terminal_text(value: Any) -> str:
