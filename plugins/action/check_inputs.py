@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.inputs_spec import INPUTS_ARGUMENT_SPEC
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.input_checks import (
+from ansible_collections.gpufleet.validation.plugins.module_utils.check_inputs_spec import INPUTS_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import (
     CONTROLLER_REPORT_VARIABLES,
     CONTROLLER_VARIABLES,
     HOST_VARIABLES,

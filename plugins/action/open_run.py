@@ -8,7 +8,7 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.run_spec import RUN_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import run_dir
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store import StoreRefused, open_run, playbook_writer
 

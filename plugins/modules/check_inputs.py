@@ -74,7 +74,7 @@ probes:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.validation.plugins.module_utils.inputs_spec import INPUTS_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.module_utils.check_inputs_spec import INPUTS_ARGUMENT_SPEC
 
 
 def main():

@@ -79,7 +79,7 @@ writers:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.validation.plugins.module_utils.run_spec import RUN_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
 
 
 def main():

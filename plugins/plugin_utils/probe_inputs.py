@@ -11,8 +11,8 @@ import os
 from typing import Any, Callable, Dict, List, Tuple
 
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
-from ..module_utils.judge.sku import identify_host
-from .judge_inputs import load_baselines
+from .judge.sku import identify_host
+from .judge.rules_and_baselines import load_baselines
 
 GEMM_PEAK_KEYS = {"fp32": "fp32", "tf32": "tf32_dense", "bf16": "bf16_dense", "fp16": "fp16_dense", "fp8_e4m3": "fp8_dense"}
 

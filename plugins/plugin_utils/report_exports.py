@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..module_utils.judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
+from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .control_chars import escape_control
 from .result_paths import host_dir_name
 

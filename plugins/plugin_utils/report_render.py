@@ -12,7 +12,7 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from ..module_utils.judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
+from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
 from .control_chars import escape_control
 from .report_exports import fleet_json_text, junit_xml, prometheus_text, run_timestamp
 from .report_health import fleet_columns, health_view

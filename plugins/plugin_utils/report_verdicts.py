@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..module_utils.judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
+from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
 from .report_values import format_number, format_value
 
 NOT_JUDGED = "not judged"

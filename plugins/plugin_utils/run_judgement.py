@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from ..module_utils.judge.fleet import judge_fleet
-from ..module_utils.judge.model import Check, FleetJudgement, blocks_gate
+from .judge.fleet import judge_fleet
+from .judge.model import Check, FleetJudgement, blocks_gate
 from .control_chars import terminal_text
-from .judge_inputs import load_baselines, load_rules
+from .judge.rules_and_baselines import load_baselines, load_rules
 from .previous_run import find_previous_results, most_common_run
 from .report_model import RunModel
 from .schema_check import envelope_problems

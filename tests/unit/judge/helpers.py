@@ -5,8 +5,8 @@ import copy
 import json
 import os
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import load_baselines, load_rules
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import load_baselines, load_rules
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))

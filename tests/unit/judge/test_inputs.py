@@ -9,9 +9,9 @@ import shutil
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import CHECK_REGISTRIES
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.sku import identify_gpu, identify_host
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import CHECK_REGISTRIES
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu, identify_host
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import (
     load_baselines, load_rules, load_yaml, validate_overrides)
 from helpers import ROOT, baselines, health_ok, rules
 

@@ -8,8 +8,8 @@ import time
 import pytest
 from jsonschema import Draft202012Validator
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.rules import effective_rules
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge_inputs import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import effective_rules
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import (
     load_baselines, load_rules, load_yaml, validate_overrides)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.safe_yaml import MAX_INPUT_BYTES
 from helpers import ROOT, rules

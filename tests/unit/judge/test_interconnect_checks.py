@@ -1,9 +1,9 @@
 """p2p pairs and all-reduce curves held against the link class's known-good value, the host's median, and each other."""
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.interconnect_checks import link_group
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.metrics import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.interconnect_checks import link_group
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.metrics import probe_metrics
 
 from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, one, rules
 

@@ -1,8 +1,8 @@
 """An earlier result that cannot be read is said on the drift checks that needed it; one host's exception stays its own."""
 from __future__ import annotations
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge import fleet
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
 from helpers import RIG_OVERRIDES, baselines, health_ok, rules
 
 PROBLEM = "previous run's health.json is unreadable: Expecting value: line 1 column 1 (char 0) (run 20261129T010000Z-1)"

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.metrics import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.metrics import probe_metrics
 
 from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, health_ok, one, rules
 

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge import stats
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import stats
 
 
 def test_median_odd_and_even():

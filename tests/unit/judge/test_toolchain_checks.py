@@ -1,5 +1,5 @@
 """The toolchain probe's contracts become checks: pass, fail with the remedy, undecided as skip or error."""
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
 
 from helpers import RIG_OVERRIDES, baselines, health_ok, one, rules
 

@@ -1,9 +1,9 @@
 """toolchain.nvml_cuda_agree fails when CUDA sees fewer GPUs than the host should have, whatever CUDA_VISIBLE_DEVICES
 says: a contract that "passed" with CUDA_VISIBLE_DEVICES='' (0 of 0 expected) is still a host the GPU probes cannot
 measure."""
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.rules import RuleContext
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.toolchain_checks import contract
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.toolchain_checks import contract
 
 from helpers import baselines, health_ok, one, rules
 

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import judge_fleet
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.model import blocks_gate
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 
 from helpers import ROOT, baselines, rules
 

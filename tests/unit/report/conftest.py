@@ -143,7 +143,7 @@ MEMBW_STATISTICS = {"median": 4010.0, "mad": 6.0, "count": 3, "unit": "GB/s"}
 
 
 def _checks(host, *specs):
-    from plugins.module_utils.judge.model import Check
+    from plugins.plugin_utils.judge.model import Check
 
     return [Check(host=host, **spec) for spec in specs]
 
@@ -166,7 +166,7 @@ def _membw(host, value, status, fleet_status, reason):
 
 def build_judgement(evil_host):
     """Hosts of the fleet fixture, judged by hand: two fail, two error, one unreachable, one warn, two pass."""
-    from plugins.module_utils.judge.model import Check, FleetJudgement, HostVerdict
+    from plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 
     def verdict(host, name, checks, reasons, sku="h200-sxm", sku_reason="from the GPU name NVIDIA H200 and 143771 MiB", groups=()):
         return HostVerdict(host=host, verdict=name, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason,

@@ -8,7 +8,7 @@ import re
 from junitparser import JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.model import Check, FleetJudgement, HostVerdict
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import escape_control, terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import markdown_code_block, render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, verdict_lines

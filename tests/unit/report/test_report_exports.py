@@ -8,7 +8,7 @@ from jsonschema import Draft202012Validator
 from junitparser import Error, Failure, JUnitXml, Skipped
 from prometheus_client.parser import text_string_to_metric_families
 
-from plugins.module_utils.judge.model import Check, FleetJudgement, HostVerdict
+from plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 from plugins.plugin_utils.report_exports import (
     fleet_json,
     junit_xml,

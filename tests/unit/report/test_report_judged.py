@@ -5,7 +5,7 @@ import os
 import re
 import time
 
-from plugins.module_utils.judge.model import Check, FleetJudgement, HostVerdict, worst_verdict
+from plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict, worst_verdict
 from plugins.plugin_utils.report_model import load_run
 from plugins.plugin_utils.report_render import markdown_escape, render_fleet_index_html, render_fleet_index_markdown, render_run
 from plugins.plugin_utils.result_paths import host_dir_name

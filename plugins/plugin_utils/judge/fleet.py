@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from ..envelope_statuses import MEASURED_STATUSES
+from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
 from .interconnect_checks import COLLECTIVE_CHECKS, COLLECTIVE_HOSTS_CHECKS, P2P_CHECKS
 from .load_checks import LOAD_CHECKS

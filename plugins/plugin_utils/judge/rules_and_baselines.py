@@ -8,12 +8,11 @@ import math
 import os
 import statistics
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.fleet import CHECK_REGISTRIES
-from ansible_collections.gpufleet.validation.plugins.module_utils.judge.rules import param_kind_problem, rules_problems
-
-from .probe_archive import collection_root
-from .safe_yaml import load_plain_yaml
-from .schema_check import schema_problems
+from ..probe_archive import collection_root
+from ..safe_yaml import load_plain_yaml
+from ..schema_check import schema_problems
+from .fleet import CHECK_REGISTRIES
+from .rules import param_kind_problem, rules_problems
 
 BASELINE_SCHEMA = "baseline.schema.json"
 RULES_SCHEMA = "rules.schema.json"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import yaml
 
-from .judge_inputs import load_baselines, load_rules, validate_overrides
+from .judge.rules_and_baselines import load_baselines, load_rules, validate_overrides
 from .probe_archive import collection_root
 from .result_paths import check_run_id
 
