@@ -1,4 +1,8 @@
-"""Validate an envelope and its probe data against the collection's JSON Schemas."""
+"""Validate an envelope and its probe data against the collection's JSON Schemas.
+
+Every validator is built here, over one registry of every schema in schemas/ under its $id (its file name), so a
+``$ref`` such as ``common.schema.json#/$defs/unavailable`` resolves from the files and never from the network; the
+tests validate through the same functions."""
 from __future__ import annotations
 
 import json
@@ -9,6 +13,7 @@ from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .probe_archive import collection_root
 
 MAX_PROBLEMS = 20
+SCHEMA_SUFFIX = ".schema.json"
 
 
 class SchemaToolMissing(RuntimeError):
@@ -26,13 +31,39 @@ def load_schema(file_name: str, root: str | None = None) -> dict:
         return json.load(handle)
 
 
-def _validator(schema: dict):
+def _draft202012():
     try:
         from jsonschema import Draft202012Validator
+        from referencing import Registry
+        from referencing.jsonschema import DRAFT202012
     except ImportError as exc:
         raise SchemaToolMissing("the controller's Python lacks jsonschema (pip install jsonschema): %s" % exc)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator, Registry, DRAFT202012
+
+
+@lru_cache(maxsize=None)
+def schema_registry(root: str | None = None):
+    """One ``referencing.Registry`` of every schemas/*.schema.json, each under its $id and its file name; nothing is
+    retrieved from elsewhere (an unknown reference is an error, not a download)."""
+    unused_validator, registry_class, draft = _draft202012()
+    resources = []
+    for file_name in sorted(os.listdir(schemas_dir(root))):
+        if file_name.endswith(SCHEMA_SUFFIX):
+            resource = draft.create_resource(load_schema(file_name, root))
+            resources.extend((uri, resource) for uri in sorted({file_name, resource.id() or file_name}))
+    return registry_class().with_resources(resources).crawl()
+
+
+def _validator(schema: dict, root: str | None = None):
+    validator_class = _draft202012()[0]
+    validator_class.check_schema(schema)
+    return validator_class(schema, registry=schema_registry(root), format_checker=validator_class.FORMAT_CHECKER)
+
+
+@lru_cache(maxsize=None)
+def schema_validator(file_name: str, root: str | None = None):
+    """The validator of schemas/<file_name> (checked to be a sound draft 2020-12 schema), resolving through the registry."""
+    return _validator(load_schema(file_name, root), root)
 
 
 def _where(prefix: str, path) -> str:
@@ -49,8 +80,10 @@ def _deepest(error):
     return error
 
 
-def schema_problems(document, schema: dict, prefix: str) -> list[str]:
-    errors = [_deepest(error) for error in _validator(schema).iter_errors(document)]
+def schema_problems(document, schema: dict | str, prefix: str, root: str | None = None) -> list[str]:
+    """Every way ``document`` breaks ``schema`` (a loaded schema, or the file name of one in schemas/), as sentences."""
+    validator = schema_validator(schema, root) if isinstance(schema, str) else _validator(schema, root)
+    errors = [_deepest(error) for error in validator.iter_errors(document)]
     errors.sort(key=lambda error: list(map(str, error.absolute_path)))
     problems = ["at %s: %s" % (_where(prefix, error.absolute_path), error.message[:200]) for error in errors]
     if len(problems) > MAX_PROBLEMS:
@@ -60,10 +93,10 @@ def schema_problems(document, schema: dict, prefix: str) -> list[str]:
 
 def envelope_problems(envelope, root: str | None = None) -> list[str]:
     """Every way ``envelope`` breaks the envelope schema or, where its status promises data, its probe's schema."""
-    problems = schema_problems(envelope, load_schema("envelope.schema.json", root), "envelope")
+    problems = schema_problems(envelope, "envelope" + SCHEMA_SUFFIX, "envelope", root)
     if problems:
         return problems
     # An unavailable probe may have measured nothing at all; what it did write must still be sound.
     if envelope["status"] in MEASURED_STATUSES or (envelope["status"] == "unavailable" and envelope["data"]):
-        problems = schema_problems(envelope["data"], load_schema(envelope["probe"] + ".schema.json", root), "data")
+        problems = schema_problems(envelope["data"], envelope["probe"] + SCHEMA_SUFFIX, "data", root)
     return problems

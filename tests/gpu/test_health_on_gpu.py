@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+
 pytestmark = pytest.mark.gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -53,6 +55,5 @@ def test_topology_covers_every_pair(health):
 
 
 def test_the_result_is_schema_valid(health):
-    jsonschema = pytest.importorskip("jsonschema")
-    with open(os.path.join(ROOT, "schemas", "health.schema.json")) as handle:
-        jsonschema.Draft202012Validator(json.load(handle)).validate(health["data"])
+    pytest.importorskip("jsonschema")
+    schema_validator("health.schema.json").validate(health["data"])

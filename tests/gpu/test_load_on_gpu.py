@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+
 pytestmark = pytest.mark.gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -27,10 +29,9 @@ def envelope(tmp_path_factory):
 
 
 def test_the_result_is_schema_valid(envelope):
-    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("jsonschema")
     for name, document in (("envelope", envelope), ("load", envelope["data"])):
-        with open(os.path.join(ROOT, "schemas", name + ".schema.json"), encoding="utf-8") as handle:
-            jsonschema.Draft202012Validator(json.load(handle)).validate(document)
+        schema_validator(name + ".schema.json").validate(document)
 
 
 def test_every_gpu_was_loaded_at_a_real_rate(envelope):

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+
 pytestmark = pytest.mark.gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -17,9 +19,8 @@ def run_probe(tmp_path, name, params):
     subprocess.run([sys.executable, os.path.join(ROOT, "probes", name + ".py"), "--params", str(params_file), "--out", str(out)],
                    check=True, timeout=900)
     envelope = json.loads(out.read_text())
-    jsonschema = pytest.importorskip("jsonschema")
-    with open(os.path.join(ROOT, "schemas", name + ".schema.json")) as handle:
-        jsonschema.Draft202012Validator(json.load(handle)).validate(envelope["data"])
+    pytest.importorskip("jsonschema")
+    schema_validator(name + ".schema.json").validate(envelope["data"])
     return envelope
 
 

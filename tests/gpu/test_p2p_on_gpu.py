@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+
 pytestmark = pytest.mark.gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -17,10 +19,9 @@ def run_p2p(tmp_path, params):
     subprocess.run([sys.executable, os.path.join(ROOT, "probes", "p2p.py"), "--params", str(params_file), "--out", str(out)],
                    check=True, timeout=900)
     envelope = json.loads(out.read_text())
-    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("jsonschema")
     for name, document in (("envelope", envelope), ("p2p", envelope["data"])):
-        with open(os.path.join(ROOT, "schemas", name + ".schema.json")) as handle:
-            jsonschema.Draft202012Validator(json.load(handle)).validate(document)
+        schema_validator(name + ".schema.json").validate(document)
     return envelope
 
 

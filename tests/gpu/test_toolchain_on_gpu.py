@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+
 pytestmark = pytest.mark.gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -17,10 +19,9 @@ def run_toolchain(tmp_path, env=None):
     subprocess.run([sys.executable, os.path.join(ROOT, "probes", "toolchain.py"), "--out", str(out)], check=True,
                    timeout=600, env=env)
     envelope = json.loads(out.read_text())
-    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("jsonschema")
     for name, document in (("envelope", envelope), ("toolchain", envelope["data"])):
-        with open(os.path.join(ROOT, "schemas", name + ".schema.json")) as handle:
-            jsonschema.Draft202012Validator(json.load(handle)).validate(document)
+        schema_validator(name + ".schema.json").validate(document)
     return envelope, {contract["id"]: contract for contract in envelope["data"]["contracts"]}, out.read_text()
 
 

@@ -10,12 +10,11 @@ import socket
 import subprocess
 import sys
 
-from jsonschema import Draft202012Validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
-SCHEMAS = os.path.join(ROOT, "schemas")
 FLEET_SCRIPT = os.path.join(ROOT, "tests", "fleet", "netns_fleet.py")
 CPU_MAX_BYTES = 65536
 QUICK_GLOO = {"collective_hosts_params": {"backend": "gloo", "cpu_max_bytes": CPU_MAX_BYTES, "rendezvous_timeout_s": 90}}
@@ -40,8 +39,8 @@ def load_json(path):
 
 
 def assert_schema_valid(envelope):
-    Draft202012Validator(load_json(os.path.join(SCHEMAS, "envelope.schema.json"))).validate(envelope)
-    Draft202012Validator(load_json(os.path.join(SCHEMAS, envelope["probe"] + ".schema.json"))).validate(envelope["data"])
+    schema_validator("envelope.schema.json").validate(envelope)
+    schema_validator(envelope["probe"] + ".schema.json").validate(envelope["data"])
 
 
 def shared_curve(envelope):

@@ -8,15 +8,15 @@ import subprocess
 import sys
 
 import pytest
-from jsonschema import Draft202012Validator
 from junitparser import JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
+
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
 ANSIBLE_GALAXY = os.path.join(BIN, "ansible-galaxy")
-SCHEMAS = os.path.join(ROOT, "schemas")
 
 
 def run_playbook(results_dir, *extra, cwd=ROOT, playbook="validate.yml", env=None):
@@ -31,16 +31,11 @@ def only_run_dir(results_dir):
     return os.path.join(results_dir, runs[0])
 
 
-def load_schema(name):
-    with open(os.path.join(SCHEMAS, name)) as handle:
-        return json.load(handle)
-
-
 def assert_schema_valid(envelope):
     """Validated here independently of the action plugin's own check."""
-    Draft202012Validator(load_schema("envelope.schema.json")).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
     if envelope["status"] in ("ok", "partial") or (envelope["status"] == "unavailable" and envelope["data"]):
-        Draft202012Validator(load_schema(envelope["probe"] + ".schema.json")).validate(envelope["data"])
+        schema_validator(envelope["probe"] + ".schema.json").validate(envelope["data"])
 
 
 # The store's own records (docs/store.md), not probe results.
@@ -71,7 +66,7 @@ def test_validate_localhost_writes_schema_valid_results(local_run):
     with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
         assert_schema_valid(json.load(handle))
     with open(os.path.join(run_dir, "fleet.json")) as handle:
-        Draft202012Validator(load_schema("fleet.schema.json")).validate(json.load(handle))
+        schema_validator("fleet.schema.json").validate(json.load(handle))
     with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
         health = json.load(handle)
     assert health["host"] == "localhost"

@@ -13,11 +13,10 @@ import subprocess
 import sys
 import time
 
-from jsonschema import Draft202012Validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-SCHEMAS = os.path.join(ROOT, "schemas")
 PLAYBOOK_TIMEOUT_S = 600
 # Good hosts on this CPU-only machine: health is unavailable with its reason (no NVML, no CUDA build of torch), or ok
 # on a machine that has them; the measurement probes run on the CPU and are ok.
@@ -149,9 +148,9 @@ def tree_digest(folder) -> dict:
 
 def assert_schema_valid(envelope: dict) -> None:
     """The envelope against its schema, and its data against the probe's when the probe vouched for it."""
-    Draft202012Validator(load_json(os.path.join(SCHEMAS, "envelope.schema.json"))).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
     if envelope["status"] in ("ok", "partial") or (envelope["status"] == "unavailable" and envelope["data"]):
-        Draft202012Validator(load_json(os.path.join(SCHEMAS, envelope["probe"] + ".schema.json"))).validate(envelope["data"])
+        schema_validator(envelope["probe"] + ".schema.json").validate(envelope["data"])
 
 
 def envelope_of(run_dir, host: str, probe: str) -> dict:

@@ -4,11 +4,9 @@ own sentence functions, and checked against the schema."""
 from __future__ import annotations
 
 import copy
-import json
-import os
 
-import jsonschema
-from helpers import ROOT, health_ok, judge_one, one
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from helpers import health_ok, judge_one, one
 
 from probelib.health.device_nodes import mismatch_sentence, node_changes
 
@@ -18,8 +16,7 @@ RECREATION = ("/dev/nvidia-uvm was major 504 when the probe started and 238 afte
 
 
 def validated(envelope: dict) -> dict:
-    with open(os.path.join(ROOT, "schemas", "health.schema.json"), encoding="utf-8") as handle:
-        jsonschema.validate(envelope["data"], json.load(handle))
+    schema_validator("health.schema.json").validate(envelope["data"])
     return envelope
 
 

@@ -2,25 +2,21 @@
 from __future__ import annotations
 
 import glob
-import json
 import os
 import shutil
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import CHECK_REGISTRIES
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu, identify_host
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import (
     load_baselines, load_rules, load_yaml, validate_overrides)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 from helpers import ROOT, baselines, health_ok, rules
 
 
 def _schema(name):
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        schema = json.load(handle)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return schema_validator(name)
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "baselines", "*.yaml"))))

@@ -1,17 +1,19 @@
 """What the tests that run a probe for real share: the Python that runs it, its schemas, one run by argv (no shell),
 the envelope check the engine makes, and the header every probe schema carries."""
+import copy
 import json
 import os
 import subprocess
 import sys
 
-import jsonschema
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import load_schema, schema_validator
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
 UNAVAILABLE = {"type": "object", "required": ["unavailable"],
                "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}
+UNAVAILABLE_REF = "common.schema.json#/$defs/unavailable"
 
 
 def probe_path(probe):
@@ -20,20 +22,19 @@ def probe_path(probe):
 
 
 def schema(name):
-    """schemas/<name>, checked to be a valid draft 2020-12 schema first."""
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        loaded = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(loaded)
-    return loaded
+    """A copy of schemas/<name>, checked to be a valid draft 2020-12 schema first: to read; validate with
+    schema_validator(name), which resolves its $refs as the product does."""
+    schema_validator(name)
+    return copy.deepcopy(load_schema(name))
 
 
 def validate_envelope(envelope, probe, empty_data_ok=False):
     """As the engine does: the envelope, then its data against schemas/<probe>.schema.json (unavailable data included).
 
     With empty_data_ok an empty data member (a probe stopped before it collected anything) is not checked."""
-    jsonschema.Draft202012Validator(schema("envelope.schema.json")).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
     if envelope["data"] or not empty_data_ok:
-        jsonschema.Draft202012Validator(schema(probe + ".schema.json")).validate(envelope["data"])
+        schema_validator(probe + ".schema.json").validate(envelope["data"])
 
 
 def run_probe(tmp_path, probe, params=None, env=None, timeout=300, out_name=None, python=None):
@@ -64,9 +65,24 @@ def shadow_module(tmp_path, module="torch", message=None):
     return str(tmp_path / "shadow")
 
 
+def _refs(node):
+    """Every $ref anywhere in ``node``."""
+    if isinstance(node, list):
+        return [ref for value in node for ref in _refs(value)]
+    if not isinstance(node, dict):
+        return []
+    found = [node["$ref"]] if "$ref" in node else []
+    return found + [ref for value in node.values() for ref in _refs(value)]
+
+
 def assert_schema_header(probe):
-    """schemas/<probe>.schema.json names itself, has a title and the shared `unavailable` definition; returns it."""
+    """schemas/<probe>.schema.json names itself, has a title and references the shared `unavailable` definition of
+    common.schema.json (no copy of its own); returns it."""
     loaded = schema(probe + ".schema.json")
     assert loaded["$id"] == probe + ".schema.json" and loaded["title"]
-    assert loaded["$defs"]["unavailable"] == UNAVAILABLE
+    unavailable = dict(schema("common.schema.json")["$defs"]["unavailable"])
+    unavailable.pop("description")
+    assert unavailable == UNAVAILABLE
+    assert "unavailable" not in loaded.get("$defs", {})
+    assert UNAVAILABLE_REF in _refs(loaded)
     return loaded

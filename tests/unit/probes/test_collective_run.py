@@ -7,7 +7,8 @@ import subprocess
 import jsonschema
 import pytest
 
-from probe_runs import PYTHON, ROOT, assert_schema_header, run_probe, schema, shadow_module, validate_envelope
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from probe_runs import PYTHON, ROOT, assert_schema_header, run_probe, shadow_module, validate_envelope
 
 MIB = 1 << 20
 FAST = {"device": "cpu", "cpu_max_bytes": MIB, "target_time_per_size_s": 0.01, "warmup": 2, "min_iterations": 3}
@@ -145,7 +146,7 @@ def test_exactly_one_gpu_is_unavailable(monkeypatch):
     assert result.reason == "1 GPU visible: an all-reduce needs at least 2 ranks"
     assert result.data["curves"] == [] and result.data["devices"] == [{"index": 0, "uuid": "GPU-1234", "name": "NVIDIA H200"}]
     assert result.data["plan"]["world_size"] == 1 and result.data["plan"]["backend"] == "nccl"
-    jsonschema.Draft202012Validator(schema("collective.schema.json")).validate(result.data)
+    schema_validator("collective.schema.json").validate(result.data)
     assert torch is not None
 
 
@@ -175,7 +176,7 @@ def synthetic_data():
 
 
 def test_schema_rejects_garbage():
-    validator = jsonschema.Draft202012Validator(schema("collective.schema.json"))
+    validator = schema_validator("collective.schema.json")
     data = synthetic_data()
     validator.validate(data)
     curve = data["curves"][0]

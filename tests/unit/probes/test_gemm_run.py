@@ -2,12 +2,12 @@
 import sys
 from functools import partial
 
-import jsonschema
 import pytest
 
-from probe_runs import assert_schema_header, probe_help, run_probe, schema
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from probe_runs import assert_schema_header, probe_help, run_probe
 
-_schema = partial(schema, "gemm.schema.json")
+_validator = partial(schema_validator, "gemm.schema.json")
 
 
 def _run(tmp_path, params=None):
@@ -29,7 +29,7 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
     envelope = _run(tmp_path)
     assert envelope["probe"] == "gemm" and envelope["status"] == "ok", envelope["reason"]
     data = envelope["data"]
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     assert envelope["environment"]["torch_version"]
     assert data["errors"] == []
     device = data["devices"][0]
@@ -77,7 +77,7 @@ def test_quick_with_given_shapes_and_bandwidth(tmp_path):
     envelope = _run(tmp_path, {"quick": True, "memory_bandwidth_gbps": 20, "repeats": 1,
                                "shapes": [{"name": "tiny-decode", "m": 4, "n": 512, "k": 256}]})
     data = envelope["data"]
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     assert data["plan"]["quick"] is True and data["plan"]["dtypes"] == ["bf16"]
     device = data["devices"][0]
     assert [result["name"] for result in device["results"]] == [data["plan"]["cases"][0]["name"], "tiny-decode"]

@@ -5,11 +5,8 @@ torch.cuda: events timed by perf_counter, device properties of an H200, memory i
 reaches (SM count, L2, snapshots, the fp8 path, TF32 switching, per-case failures) runs here.
 """
 import contextlib
-import json
-import os
 import types
 
-import jsonschema
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -18,9 +15,8 @@ import gemm  # noqa: E402  (probes/ is on sys.path through conftest)
 from probelib.gemm import sweep as gemm_sweep  # noqa: E402
 from probelib.gemm.cases import GemmCase, awkward_case, build_plan, square_case  # noqa: E402
 from fake_cuda_event import FakeEvent  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator  # noqa: E402
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-SCHEMA = os.path.join(ROOT, "schemas", "gemm.schema.json")
 UUID = "GPU-6b6bb8c4-1c4f-7a3e-9d2a-000000000001"
 
 
@@ -84,11 +80,8 @@ def params(**overrides):
     return values
 
 
-def _schema():
-    with open(SCHEMA, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
+def _validator():
+    return schema_validator("gemm.schema.json")
 
 
 @pytest.fixture(name="gpu_data")
@@ -124,7 +117,7 @@ def _result(device, dtype, name):
 
 
 def test_gpu_shaped_data_matches_the_schema(gpu_data):
-    jsonschema.validate(gpu_data, _schema())
+    _validator().validate(gpu_data)
     assert gemm.status_of(gpu_data) == "partial"
     assert "device 0 fp16 decode-mlp-up-m1-n512-k256: timing: RuntimeError: CUDA out of memory" in gemm.reason_of(gpu_data)
 
@@ -230,4 +223,4 @@ def test_burst_and_sustained_are_timed_with_the_gpu_state_inside_each_window():
                if "state" in result["timed_state"])
     data = {"plan": gemm.plan_record(plan, given), "conventions": dict(gemm.CONVENTIONS),
             "torch_settings": gemm.torch_settings(hopper), "devices": [device], "errors": sweep.errors}
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)

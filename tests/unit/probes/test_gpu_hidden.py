@@ -9,11 +9,11 @@ import runpy
 import sys
 import types
 
-import jsonschema
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 from host_roots import host_reader
-from probe_runs import probe_path, schema
+from probe_runs import probe_path
 from probelib.measure import devices
 from probelib.measure.devices import GPU_PROBES_RULE, GpuHiddenError, measured_devices
 from probelib.measure.host_gpus import HostGpus
@@ -144,7 +144,7 @@ def cuda_off(monkeypatch):
 @pytest.mark.parametrize("probe", GPU_PROBES)
 def test_every_gpu_probe_ends_in_an_error_whose_reason_is_the_mismatch(probe, tmp_path, monkeypatch, hidden_host, cuda_off):
     envelope = run_script(tmp_path, monkeypatch, probe, probe_params(probe, tmp_path))
-    jsonschema.Draft202012Validator(schema("envelope.schema.json")).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
     assert envelope["status"] == "error", envelope["reason"]
     assert envelope["reason"].startswith("NVML lists 1 NVIDIA GPU(s) but CUDA sees 0 (CUDA_VISIBLE_DEVICES=''")
     assert GPU_PROBES_RULE in envelope["reason"] and "raised" not in envelope["reason"]
@@ -162,7 +162,7 @@ def test_without_nvidia_gpus_p2p_and_load_stay_unavailable(probe, tmp_path, monk
         assert envelope["reason"] == "0 GPU(s) visible: no pair to measure"
     else:
         assert envelope["reason"].startswith("torch sees no CUDA GPU")
-    jsonschema.Draft202012Validator(schema(probe + ".schema.json")).validate(envelope["data"])
+    schema_validator(probe + ".schema.json").validate(envelope["data"])
 
 
 def test_the_toolchain_contract_fails_when_cuda_visible_devices_hides_every_gpu():

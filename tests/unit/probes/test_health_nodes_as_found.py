@@ -4,12 +4,11 @@ import os
 import stat
 from types import SimpleNamespace
 
-import jsonschema
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 import fake_pynvml
 import health
-from probe_runs import schema
 from probelib.health.context import SystemRoots
 from probelib.health.device_nodes import node_changes
 from probelib.health.nvml_access import NvmlSession
@@ -81,7 +80,7 @@ def run_probe_on(host, monkeypatch, euid=0, params=None):
     module = RepairingNvml(host)
     result = health.collect(dict(params or PARAMS), roots=host.roots, stat_fn=host.stat,
                             open_nvml=lambda roots: NvmlSession().open(importer=lambda: module, proc_root=roots.proc))
-    jsonschema.validate(result.data, schema("health.schema.json"))
+    schema_validator("health.schema.json").validate(result.data)
     return result
 
 

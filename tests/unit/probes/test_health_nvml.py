@@ -1,8 +1,4 @@
-import json
-import os
-
-import jsonschema
-
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 import fake_pynvml
 import health
 from probelib.health.context import SystemRoots
@@ -11,12 +7,9 @@ from probelib.health.nvml_nvlink import read_nvlinks
 from probelib.health.software import format_cuda_version
 from probelib.health.sysfs import normalize_bus_id, parse_cpulist
 
-SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "schemas", "health.schema.json")
 
-
-def _schema():
-    with open(SCHEMA_PATH, encoding="utf-8") as handle:
-        return json.load(handle)
+def _validator():
+    return schema_validator("health.schema.json")
 
 
 def test_nvml_error_reasons():
@@ -115,7 +108,7 @@ def test_collect_with_an_old_nvidia_ml_py_on_two_gpus(tmp_path):
     assert module.shut_down
     assert result.status == "ok", result.reason
     data = result.data
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     first = data["gpus"][0]
     assert first["name"] == "NVIDIA H100 80GB HBM3"
     assert first["pci"] == {"bus_id": "0000:1b:00.0", "device_id": "0x233010de", "subsystem_id": "0x16c110de"}
@@ -159,4 +152,4 @@ def test_a_raising_section_makes_the_probe_partial(tmp_path, monkeypatch):
     assert result.data["platform"] == {"unavailable": "section platform failed: RuntimeError: boom"}
     assert "platform" in result.reason
     assert isinstance(result.data["gpus"], list)
-    jsonschema.validate(result.data, _schema())
+    _validator().validate(result.data)

@@ -10,10 +10,11 @@ from functools import partial
 import jsonschema
 import pytest
 
-from probe_runs import assert_schema_header, run_probe, schema
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from probe_runs import assert_schema_header, run_probe
 
 H200_FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "health_h200x2.json")
-_schema = partial(schema, "health.schema.json")
+_validator = partial(schema_validator, "health.schema.json")
 
 
 def test_schema_header():
@@ -23,7 +24,7 @@ def test_schema_header():
 def test_probe_runs_here_and_matches_schema(tmp_path):
     envelope = run_probe(tmp_path, "health", {"cuda_init_timeout_s": 60}, python=sys.executable)
     assert envelope["probe"] == "health"
-    jsonschema.validate(envelope["data"], _schema())
+    _validator().validate(envelope["data"])
     platform = envelope["data"]["platform"]
     assert platform["hostname"] and platform["kernel_release"] == os.uname().release
     assert isinstance(platform["memory_total_mib"], int) and platform["memory_total_mib"] > 0
@@ -37,27 +38,27 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
 
 
 def test_schema_rejects_garbage():
-    schema = _schema()
+    validator = _validator()
     with open(H200_FIXTURE, encoding="utf-8") as handle:
         data = json.load(handle)["data"]
     data["gpus"][0]["memory"]["total_mib"] = "lots"
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema)
+        validator.validate(data)
     data["gpus"][0]["memory"]["total_mib"] = 143771
     data["gpus"][0]["power"]["draw_w"] = {"unavailable": ""}
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema)
+        validator.validate(data)
     data["gpus"][0]["power"]["draw_w"] = 84.2
     data["surprise"] = 1
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema)
+        validator.validate(data)
 
 
 def test_real_h200_output_matches_schema():
     with open(H200_FIXTURE, encoding="utf-8") as handle:
         envelope = json.load(handle)
     data = envelope["data"]
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     assert envelope["status"] == "ok"
     assert [gpu["name"] for gpu in data["gpus"]] == ["NVIDIA H200", "NVIDIA H200"]
     assert data["gpus"][0]["retired_pages"] == {"unavailable": "not supported by this GPU (NVML: Not Supported)"}

@@ -10,7 +10,6 @@ import sys
 import time
 import types
 
-import jsonschema
 import pytest
 import torch as real_torch
 
@@ -18,9 +17,8 @@ import hostbw
 from probelib.hostbw import device_run
 from probelib.hostbw.numa import format_cpulist
 from fake_cuda_event import FakeEvent  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator  # noqa: E402
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-SCHEMA = os.path.join(ROOT, "schemas", "hostbw.schema.json")
 GIB = 2 ** 30
 
 
@@ -127,9 +125,8 @@ class FakeSnapshots:
         self.closed = True
 
 
-def _schema():
-    with open(SCHEMA, encoding="utf-8") as handle:
-        return json.load(handle)
+def _validator():
+    return schema_validator("hostbw.schema.json")
 
 
 def _run(monkeypatch, fake, **params):
@@ -145,7 +142,7 @@ def _run(monkeypatch, fake, **params):
     result = hostbw.collect(merged)
     assert snapshots.closed
     assert os.sched_getaffinity(0) == set(allowed)
-    jsonschema.validate(json.loads(json.dumps(result.data)), _schema())
+    _validator().validate(json.loads(json.dumps(result.data)))
     return result
 
 
@@ -229,4 +226,4 @@ def test_no_gpu_when_cuda_is_demanded_is_unavailable(monkeypatch, device):
         pytest.skip("this machine has a GPU")
     result = hostbw.collect(dict(hostbw.DEFAULTS, device=device))
     assert result.status == "unavailable" and "no CUDA GPU" in result.reason
-    jsonschema.validate(result.data, _schema())
+    _validator().validate(result.data)

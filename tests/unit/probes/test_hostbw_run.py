@@ -5,9 +5,10 @@ from functools import partial
 import jsonschema
 import pytest
 
-from probe_runs import assert_schema_header, probe_help, run_probe, schema, shadow_module
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module
 
-_schema = partial(schema, "hostbw.schema.json")
+_validator = partial(schema_validator, "hostbw.schema.json")
 
 
 def _run(tmp_path, params=None, env=None):
@@ -22,7 +23,7 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
     envelope = _run(tmp_path)
     assert envelope["probe"] == "hostbw" and envelope["status"] in ("ok", "partial")
     data = envelope["data"]
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     assert data["errors"] == []
     assert "torch_version" in envelope["environment"]
     assert envelope["duration_s"] < 60
@@ -45,7 +46,7 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
 def test_quick_mode(tmp_path):
     envelope = _run(tmp_path, {"quick": True, "cpu_buffer_mib": 16, "repeats": 2})
     data = envelope["data"]
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     assert data["plan"]["quick"] is True
     if data["devices"][0]["kind"] == "cpu":
         assert data["plan"]["name"] == "cpu_quick"
@@ -70,15 +71,15 @@ def test_without_torch_it_is_unavailable_and_help_still_works(tmp_path):
 
 def test_schema_rejects_garbage(tmp_path):
     data = _run(tmp_path, {"quick": True, "cpu_buffer_mib": 8})["data"]
-    schema = _schema()
-    jsonschema.validate(data, schema)
+    validator = _validator()
+    validator.validate(data)
     result = data["devices"][0]["results"][0]
     for key, value in (("median_gbps", 0), ("median_gbps", "fast"), ("direction", "sideways"), ("cv_pct", {"unavailable": ""})):
         saved = result[key]
         result[key] = value
         with pytest.raises(jsonschema.ValidationError):
-            jsonschema.validate(data, schema)
+            validator.validate(data)
         result[key] = saved
     data["surprise"] = 1
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema)
+        validator.validate(data)

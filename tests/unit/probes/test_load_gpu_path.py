@@ -2,20 +2,18 @@
 NVML is the fake in fake_load_nvml. This checks the whole data layout an H200 produces against the schema, the status
 and the errors; the rates themselves mean nothing here."""
 import contextlib
-import json
 import os
 import sys
 import types
 
-import jsonschema
 import torch as real_torch
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 import fake_load_nvml
 import load
 from fake_cuda_event import FakeEvent
 from probelib.health.nvml_access import NvmlSession
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 GIB = 2 ** 30
 PARAMS = {"duration_s": 1.0, "sample_interval_s": 0.05, "process_interval_s": 0.25, "warmup_s": 0.3, "settle_s": 0.05,
           "cooldown_s": 0.0, "matmul_n": 256}
@@ -87,11 +85,6 @@ class FakeTorch:
         return real_torch.empty(*shape, dtype=dtype)
 
 
-def _schema(name):
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        return json.load(handle)
-
-
 def _collect(monkeypatch, module, torch, **given):
     params = dict(load.DEFAULTS)
     params.update(PARAMS)
@@ -107,7 +100,7 @@ def test_two_loaded_gpus_give_the_full_layout(monkeypatch):
     assert result.status == "ok", result.reason
     assert result.reason == "" and module.shut_down
     data = result.data
-    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(data)
+    schema_validator("load.schema.json").validate(data)
     assert [gpu["uuid"] for gpu in data["gpus"]] == ["GPU-0000-0", "GPU-0000-1"]
     for gpu in data["gpus"]:
         assert gpu["nvml_index"] == gpu["index"]
@@ -139,7 +132,7 @@ def test_a_gpu_that_fails_is_recorded_and_the_other_still_runs(monkeypatch):
     assert result.status == "partial"
     assert result.reason.startswith("failed: GPU 1 load (allocating three 256x256 bf16 matrices: RuntimeError: CUDA out of memory")
     data = result.data
-    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(data)
+    schema_validator("load.schema.json").validate(data)
     first, second = data["gpus"]
     assert first["load"]["products"] > 0 and "error" not in first["load"]
     assert second["load"]["products"] == 0 and "unavailable" in second["load"]["achieved_tflops"]
@@ -153,7 +146,7 @@ def test_a_gpu_nvml_does_not_know_is_loaded_but_not_sampled(monkeypatch):
     result = _collect(monkeypatch, module, FakeTorch(module))
     assert result.status == "partial" and "GPU 1 nvml (no NVML device has the UUID 'GPU-0000-1'" in result.reason
     data = result.data
-    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(data)
+    schema_validator("load.schema.json").validate(data)
     assert data["gpus"][1]["load"]["products"] > 0 and "unavailable" in data["gpus"][1]["active"]
     assert list(data["samples"]["rows_per_gpu"]) == ["GPU-0000-0"]
 
@@ -170,5 +163,5 @@ def test_without_nvml_the_load_is_not_run(monkeypatch):
     result = load.collect(params)
     assert result.status == "unavailable" and "pip install nvidia-ml-py" in result.reason
     assert not module.busy
-    jsonschema.Draft202012Validator(_schema("load.schema.json")).validate(result.data)
+    schema_validator("load.schema.json").validate(result.data)
     assert [gpu["uuid"] for gpu in result.data["gpus"]] == ["GPU-0000-0", "GPU-0000-1"]

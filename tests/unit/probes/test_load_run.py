@@ -4,10 +4,8 @@ Without a GPU (this CPU-only machine) the probe is unavailable, says why (and, w
 runs no load, and still writes schema-valid data."""
 import os
 
-import jsonschema
-
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
-from probe_runs import schema as _schema
 
 
 def _run(tmp_path, params=None, env=None):
@@ -44,14 +42,14 @@ def test_bad_parameters_are_an_error_envelope(tmp_path):
                          ({"warmup_s": 30, "quick": True}, "warmup_s"), ({"gpus": [0]}, "unknown parameter 'gpus'")):
         envelope = _run(tmp_path, params)
         assert envelope["status"] == "error" and word in envelope["reason"], envelope["reason"]
-        jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
+        schema_validator("envelope.schema.json").validate(envelope)
 
 
 def test_without_torch_it_is_unavailable_and_help_still_works(tmp_path):
     env = dict(os.environ, PYTHONPATH=shadow_module(tmp_path))
     envelope = _run(tmp_path, env=env)
     assert envelope["status"] == "unavailable" and "torch" in envelope["reason"] and envelope["data"] == {}
-    jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
     completed = probe_help("load", env)
     assert completed.returncode == 0
     for word in ("duration_s", "sample_interval_s", "process_interval_s", "warmup_s", "settle_s", "cooldown_s", "matmul_n",

@@ -1,21 +1,18 @@
 """The membw GPU code path (CUDA events, mem_get_info, the L2 size, the snapshot during the middle repeat) driven
 through a stand-in torch.cuda whose tensors live on the CPU: it checks the wiring, not a GPU's numbers."""
 import contextlib
-import json
-import os
 import time
 import types
 
-import jsonschema
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 import membw
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan
 from fake_cuda_event import FakeEvent  # noqa: E402
 
 torch = pytest.importorskip("torch")
-SCHEMA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "schemas", "membw.schema.json")
 
 
 class FakeCuda:
@@ -65,9 +62,7 @@ def _snapshot():
 
 
 def _validate(entry, plan):
-    with open(SCHEMA, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    jsonschema.validate({"method": membw.method_of("cuda"), "plan": plan, "devices": [entry], "errors": []}, schema)
+    schema_validator("membw.schema.json").validate({"method": membw.method_of("cuda"), "plan": plan, "devices": [entry], "errors": []})
 
 
 def test_gpu_path_sweep_plateau_repeats_and_state():

@@ -5,11 +5,11 @@ import sys
 import time
 from functools import partial
 
-import jsonschema
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 import membw
-from probe_runs import assert_schema_header, probe_path, run_probe, schema
+from probe_runs import assert_schema_header, probe_path, run_probe
 from probelib.membw import device_run
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan
@@ -26,7 +26,7 @@ SNAPSHOT = {
 }
 
 
-_schema = partial(schema, "membw.schema.json")
+_validator = partial(schema_validator, "membw.schema.json")
 
 
 def _run(tmp_path, params=None):
@@ -50,7 +50,7 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
     assert elapsed < 60  # about 5 s on the idle 2-core controller; slack for other test runs sharing it
     assert envelope["probe"] == "membw" and envelope["status"] == "ok", envelope["reason"]
     data = envelope["data"]
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     assert data["method"]["bytes_counted"] == "read + written (2 x buffer size per copy)"
     assert data["plan"]["name"] == "cpu-default" and data["plan"]["quick"] is False
     assert data["errors"] == []
@@ -82,7 +82,7 @@ def test_quick_measures_only_the_largest_size(tmp_path):
     envelope, elapsed = _run(tmp_path, {"quick": True})
     assert elapsed < 45  # about 2 s idle
     data = envelope["data"]
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     assert envelope["status"] == "ok" and data["plan"]["name"] == "cpu-default-quick"
     (entry,) = data["devices"]
     measured = [point for point in entry["sweep"] if point["status"] == "measured"]
@@ -95,7 +95,7 @@ def test_quick_measures_only_the_largest_size(tmp_path):
 
 def test_a_size_that_does_not_fit_is_skipped_with_its_reason(tmp_path):
     envelope, unused_elapsed = _run(tmp_path, {"sizes_mib": [1, 4, 16, 64, 100000000]})
-    jsonschema.validate(envelope["data"], _schema())
+    _validator().validate(envelope["data"])
     (entry,) = envelope["data"]["devices"]
     last = entry["sweep"][-1]
     assert last["status"] == "skipped" and "exceed" in last["reason"] and last["regime"] == "not measured"
@@ -133,7 +133,7 @@ def test_gpu_state_during_the_middle_repeat_matches_schema():
     assert entry["status"] == "ok" and len(calls) == 1
     state = entry["repeats"]["gpu_state"]
     assert state["taken"] in ("before", "during", "after") and state["snapshot"]["sm_clock_mhz"] == 1980
-    jsonschema.validate(_as_gpu_data(entry, plan), _schema())
+    _validator().validate(_as_gpu_data(entry, plan))
 
 
 def test_a_failing_size_is_recorded_and_the_sweep_goes_on(monkeypatch):
@@ -153,7 +153,7 @@ def test_a_failing_size_is_recorded_and_the_sweep_goes_on(monkeypatch):
     assert "simulated" in entry["sweep"][1]["reason"] and "2 MiB failed" in entry["problems"][0]
     assert entry["repeats"]["size_mib"] == 4
     data = {"method": membw.method_of("cpu"), "plan": plan, "devices": [entry], "errors": []}
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
     assert membw.status_of([entry]) == "partial" and "2 MiB failed" in membw.reason_of([entry])
 
 
@@ -166,7 +166,7 @@ def test_a_failing_device_does_not_stop_the_others(monkeypatch):
     assert all(point["status"] == "failed" for point in entries[1]["sweep"])
     assert membw.status_of(entries) == "partial" and "cpu:1" in membw.reason_of(entries)
     data = {"method": membw.method_of("cpu"), "plan": plan, "devices": entries, "errors": []}
-    jsonschema.validate(data, _schema())
+    _validator().validate(data)
 
     def explode(*args):
         raise RuntimeError("device lost")
@@ -174,7 +174,7 @@ def test_a_failing_device_does_not_stop_the_others(monkeypatch):
     monkeypatch.setattr(device_run, "last_level_cache", explode)
     lost = DeviceRun(torch, CPU, plan, None).run()
     assert lost["status"] == "error" and lost["error"] == {"type": "RuntimeError", "message": "device lost"}
-    jsonschema.validate(dict(data, devices=[entries[0], lost]), _schema())
+    _validator().validate(dict(data, devices=[entries[0], lost]))
     assert membw.status_of([lost]) == "error"
 
 
@@ -190,6 +190,6 @@ def test_cuda_requested_without_a_gpu_is_unavailable(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     envelope, unused_elapsed = _run(tmp_path, {"device": "cuda"})
-    jsonschema.validate(envelope["data"], _schema())
+    _validator().validate(envelope["data"])
     assert envelope["status"] == "unavailable" and "no CUDA GPU" in envelope["reason"]
     assert envelope["data"]["devices"] == []

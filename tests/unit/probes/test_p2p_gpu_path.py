@@ -5,26 +5,19 @@ inside their pair), not any bandwidth.
 """
 import contextlib
 import json
-import os
 import sys
 import time
 import types
 
-import jsonschema
 import torch as real_torch
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 import p2p
 from probelib.p2p import copies, pair_run
 from probelib.runner import ProbeResult, build_envelope
 from fake_cuda_event import FakeEvent  # noqa: E402
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 GIB = 1 << 30
-
-
-def _schema(name):
-    with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 class QueryEvent(FakeEvent):
@@ -122,9 +115,9 @@ def _collect(monkeypatch, fake, topology=None, **params):
     merged.update(params)
     result = p2p.collect(merged)
     data = json.loads(json.dumps(result.data, allow_nan=False))
-    jsonschema.Draft202012Validator(_schema("p2p.schema.json")).validate(data)
+    schema_validator("p2p.schema.json").validate(data)
     envelope = build_envelope("p2p", ProbeResult(result.status, data, result.reason, result.environment), "2026-01-01T00:00:00+00:00", 1.0)
-    jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
     return result
 
 

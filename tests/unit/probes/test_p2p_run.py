@@ -8,8 +8,8 @@ import os
 import jsonschema
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
-from probe_runs import schema as _schema
 
 
 def _run(tmp_path, params=None, env=None):
@@ -44,14 +44,14 @@ def test_bad_parameters_are_an_error_envelope(tmp_path):
     assert envelope["status"] == "error" and "iterations" in envelope["reason"]
     envelope = _run(tmp_path, {"pairs": "all"})
     assert envelope["status"] == "error" and "unknown parameter 'pairs'" in envelope["reason"]
-    jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
 
 
 def test_without_torch_it_is_unavailable_and_help_still_works(tmp_path):
     env = dict(os.environ, PYTHONPATH=shadow_module(tmp_path))
     envelope = _run(tmp_path, env=env)
     assert envelope["status"] == "unavailable" and "torch" in envelope["reason"] and envelope["data"] == {}
-    jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
     completed = probe_help("p2p", env)
     assert completed.returncode == 0 and b"latency_copies" in completed.stdout
 
@@ -78,41 +78,41 @@ def _measured_data(tmp_path):
 
 def test_a_measured_pair_is_valid_and_garbage_is_not(tmp_path):
     data = _measured_data(tmp_path)
-    schema = _schema("p2p.schema.json")
-    jsonschema.validate(data, schema)
+    validator = schema_validator("p2p.schema.json")
+    validator.validate(data)
     pair = data["pairs"][0]
     for key, value in (("link_class", "NVLINK"), ("link_kind", "infiniband"), ("pcie_path", "NV18"), ("verified", "yes"),
                        ("nvlink_count", -1), ("peer_access", False), ("numa_node_src", {"unavailable": ""})):
         saved = pair[key]
         pair[key] = value
         with pytest.raises(jsonschema.ValidationError):
-            jsonschema.validate(data, schema)
+            validator.validate(data)
         pair[key] = saved
     pair["verified"] = False  # every copy ran, a destination differed: no pair error
-    jsonschema.validate(data, schema)
+    validator.validate(data)
     del pair["unidirectional"]
     with pytest.raises(jsonschema.ValidationError):  # a pair without an error must carry its measurements
-        jsonschema.validate(data, schema)
+        validator.validate(data)
     pair["error"] = "unidirectional: RuntimeError: boom"
     pair["verified"] = False
-    jsonschema.validate(data, schema)
+    validator.validate(data)
     pair["verified"] = True
     with pytest.raises(jsonschema.ValidationError):  # a failed pair is never verified
-        jsonschema.validate(data, schema)
+        validator.validate(data)
     data["surprise"] = 1
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema)
+        validator.validate(data)
 
 
 def test_a_plateau_claim_must_carry_its_value(tmp_path):
     data = _measured_data(tmp_path)
-    schema = _schema("p2p.schema.json")
+    validator = schema_validator("p2p.schema.json")
     plateau = data["pairs"][0]["unidirectional"]["plateau"]
     plateau["value_gbps"] = None
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema)
+        validator.validate(data)
     plateau.update(found=False, sizes_bytes=[], reason="no plateau")
-    jsonschema.validate(data, schema)
+    validator.validate(data)
     data["pairs"][0]["unidirectional"]["headline_source"] = "maximum"
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema)
+        validator.validate(data)

@@ -7,8 +7,8 @@ import subprocess
 import jsonschema
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 from probe_runs import PYTHON, assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
-from probe_runs import schema as _schema
 from probelib.precision.checkpoint import package_directory
 from probelib.precision.safetensors_file import write_file
 
@@ -152,28 +152,28 @@ def test_without_torch_it_is_unavailable_and_help_still_works(tmp_path):
 
 
 def test_the_schema_refuses_inconsistent_numbers(minilm):
-    schema = _schema("precision.schema.json")
+    validator = schema_validator("precision.schema.json")
     data = copy.deepcopy(minilm["data"])
     entry = data["tensors"][0]["formats"][0]
     for key, value in (("sqnr_db", None), ("exact", True), ("format", "fp4"), ("bits_per_element", 32), ("relative_error", -1.0)):
         saved = entry[key]
         entry[key] = value
         with pytest.raises(jsonschema.ValidationError):
-            jsonschema.validate(data, schema)
+            validator.validate(data)
         entry[key] = saved
     entry.update(outcome="exact", exact=True, sqnr_db=None, relative_error=0.0)
-    jsonschema.validate(data, schema)
+    validator.validate(data)
     entry.update(outcome="infinite", exact=False, relative_error=None)
-    jsonschema.validate(data, schema)
+    validator.validate(data)
     tensor = data["tensors"][1]
     del tensor["formats"]
     with pytest.raises(jsonschema.ValidationError):  # a tensor without an error must carry its measurements
-        jsonschema.validate(data, schema)
+        validator.validate(data)
     data["tensors"][1] = {"name": tensor["name"], "role": "attention", "picked_by": tensor["picked_by"], "error": "OSError: gone"}
-    jsonschema.validate(data, schema)
+    validator.validate(data)
     data["checkpoint"]["sha256"] = "abc"
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema)
+        validator.validate(data)
 
 
 def test_package_directory_here_matches_the_probe(minilm):

@@ -5,13 +5,12 @@ Both envelopes are validated against the envelope schema and schemas/toolchain.s
 import copy
 import os
 
-import jsonschema
 import pytest
 
 import fake_pynvml
 import toolchain
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
-from probe_runs import schema as _schema
 from probelib.health.nvml_access import NvmlSession
 from probelib.toolchain.children import DEVICES_CHILD, LIBRARIES_CHILD
 from probelib.toolchain.contract import ORDER, make_contract, probe_status
@@ -87,7 +86,7 @@ def test_bad_parameters_are_an_error_envelope(tmp_path):
     assert envelope["status"] == "error" and "cuda_timeout_s" in envelope["reason"]
     envelope, unused_text = _run(tmp_path, {"timeout": 5})
     assert envelope["status"] == "error" and "unknown parameter 'timeout'" in envelope["reason"]
-    jsonschema.Draft202012Validator(_schema("envelope.schema.json")).validate(envelope)
+    schema_validator("envelope.schema.json").validate(envelope)
 
 
 def test_without_torch_the_probe_still_decides_what_it_can(tmp_path):
@@ -143,7 +142,7 @@ def _fake_host(monkeypatch, module, libraries=None, devices=None):
 def test_a_consistent_two_gpu_host_is_ok_with_every_contract_passed(monkeypatch):
     _fake_host(monkeypatch, TwoGpuModule(), copy.deepcopy(LIBRARIES), copy.deepcopy(DEVICES))
     result = toolchain.collect(dict(toolchain.DEFAULTS))
-    jsonschema.Draft202012Validator(_schema("toolchain.schema.json")).validate(result.data)
+    schema_validator("toolchain.schema.json").validate(result.data)
     assert (result.status, result.reason) == ("ok", "")
     assert [contract["status"] for contract in result.data["contracts"]] == ["pass"] * 5
     assert result.data["software"] == {
@@ -162,7 +161,7 @@ def test_failed_contracts_keep_the_probe_ok(monkeypatch):
     _fake_host(monkeypatch, module, copy.deepcopy(LIBRARIES), devices)
     monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
     result = toolchain.collect(dict(toolchain.DEFAULTS))
-    jsonschema.Draft202012Validator(_schema("toolchain.schema.json")).validate(result.data)
+    schema_validator("toolchain.schema.json").validate(result.data)
     statuses = {contract["id"]: contract["status"] for contract in result.data["contracts"]}
     assert statuses == {"driver_supports_cuda_build": "pass", "nccl_loads": "pass", "nvml_cuda_agree": "fail",
                         "no_distorting_environment": "fail", "persistence_mode": "fail"}
@@ -172,7 +171,7 @@ def test_failed_contracts_keep_the_probe_ok(monkeypatch):
 def test_a_crashing_cuda_side_is_partial(monkeypatch):
     _fake_host(monkeypatch, TwoGpuModule(), copy.deepcopy(LIBRARIES), None)
     result = toolchain.collect(dict(toolchain.DEFAULTS))
-    jsonschema.Draft202012Validator(_schema("toolchain.schema.json")).validate(result.data)
+    schema_validator("toolchain.schema.json").validate(result.data)
     assert result.status == "partial"
     assert result.reason == ("1 of 5 contracts not decided: nvml_cuda_agree (not decided: the fresh Python died of "
                              "SIGSEGV before reporting)")
@@ -185,7 +184,7 @@ def test_a_decision_that_raises_is_an_error_entry(monkeypatch):
         raise KeyError("boom")
     monkeypatch.setattr(toolchain.persistence, "decide", broken)
     result = toolchain.collect(dict(toolchain.DEFAULTS))
-    jsonschema.Draft202012Validator(_schema("toolchain.schema.json")).validate(result.data)
+    schema_validator("toolchain.schema.json").validate(result.data)
     assert result.status == "partial" and result.data["errors"] == [{"section": "persistence_mode", "error": "KeyError: 'boom'"}]
     assert result.data["contracts"][4]["status"] == "unavailable"
 

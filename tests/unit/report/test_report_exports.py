@@ -4,7 +4,6 @@ import math
 import os
 
 import pytest
-from jsonschema import Draft202012Validator
 from junitparser import Error, Failure, JUnitXml, Skipped
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -19,9 +18,8 @@ from plugins.plugin_utils.report_exports import (
 )
 from plugins.plugin_utils.report_model import load_run
 from plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 
-REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-SCHEMA_PATH = os.path.join(REPO_ROOT, "schemas", "fleet.schema.json")
 # host: (tests, failures, errors, skipped)
 EXPECTED_JUNIT = {
     "gpu-a01": (6, 1, 0, 0), "gpu-a02": (4, 0, 0, 0), "gpu-a03": (3, 0, 0, 0), "cpu-b01": (1, 0, 0, 1),
@@ -36,11 +34,8 @@ def _written(judged):
     return {os.path.relpath(path, root): text for path, text in written.items()}
 
 
-def _schema():
-    with open(SCHEMA_PATH, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    Draft202012Validator.check_schema(schema)
-    return schema
+def _validator():
+    return schema_validator("fleet.schema.json")
 
 
 # ---------------------------------------------------------------- fleet.json
@@ -48,7 +43,7 @@ def _schema():
 def test_fleet_json_is_valid_against_its_schema_and_complete(judged):
     written = _written(judged)
     document = json.loads(written["fleet.json"])
-    errors = sorted(Draft202012Validator(_schema()).iter_errors(document), key=lambda error: list(error.path))
+    errors = sorted(_validator().iter_errors(document), key=lambda error: list(error.path))
     assert not errors, [(list(error.path), error.message) for error in errors]
     judgement = judged.judgement
     assert document["run_id"] == judgement.run_id and document["previous_run_id"] == judged.previous_run_id
@@ -74,7 +69,7 @@ def test_fleet_json_is_strict_json_whatever_the_values(judged):
     text = json.dumps(document, allow_nan=False)
     stored = json.loads(text)["hosts"]["gpu-a01"]["checks"][-1]
     assert stored["value"] == "NaN" and stored["reference"] == ["Infinity", ["a", "b"]]
-    assert not list(Draft202012Validator(_schema()).iter_errors(json.loads(text)))
+    assert not list(_validator().iter_errors(json.loads(text)))
 
 
 def test_a_document_that_breaks_the_contract_is_caught_by_the_schema(judged):
@@ -82,7 +77,7 @@ def test_a_document_that_breaks_the_contract_is_caught_by_the_schema(judged):
     document["hosts"]["gpu-a01"]["verdict"] = "maybe"
     document["hosts"]["gpu-a02"]["dossier"]["html"] = "../elsewhere/dossier.html"
     del document["counts"]["pass"]
-    paths = {tuple(error.path) for error in Draft202012Validator(_schema()).iter_errors(document)}
+    paths = {tuple(error.path) for error in _validator().iter_errors(document)}
     assert ("hosts", "gpu-a01", "verdict") in paths and ("hosts", "gpu-a02", "dossier", "html") in paths and ("counts",) in paths
 
 
