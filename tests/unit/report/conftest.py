@@ -3,16 +3,10 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import sys
 
 import pytest
 
-REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
-
-from plugins.plugin_utils.result_paths import host_dir_name  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import host_dir_name
 
 RUN_ID = "20261130T020000Z-123456"
 EVIL_HOST = "<script>alert(1)</script>../x"
@@ -143,7 +137,7 @@ MEMBW_STATISTICS = {"median": 4010.0, "mad": 6.0, "count": 3, "unit": "GB/s"}
 
 
 def _checks(host, *specs):
-    from plugins.plugin_utils.judge.model import Check
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check
 
     return [Check(host=host, **spec) for spec in specs]
 
@@ -166,7 +160,7 @@ def _membw(host, value, status, fleet_status, reason):
 
 def build_judgement(evil_host):
     """Hosts of the fleet fixture, judged by hand: two fail, two error, one unreachable, one warn, two pass."""
-    from plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 
     def verdict(host, name, checks, reasons, sku="h200-sxm", sku_reason="from the GPU name NVIDIA H200 and 143771 MiB", groups=()):
         return HostVerdict(host=host, verdict=name, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason,

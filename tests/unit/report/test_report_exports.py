@@ -7,8 +7,8 @@ import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 from prometheus_client.parser import text_string_to_metric_families
 
-from plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
-from plugins.plugin_utils.report_exports import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import (
     fleet_json,
     junit_xml,
     label_value,
@@ -16,8 +16,8 @@ from plugins.plugin_utils.report_exports import (
     run_timestamp,
     junit_case_name,
 )
-from plugins.plugin_utils.report_model import load_run
-from plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 
 # host: (tests, failures, errors, skipped)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from plugins.plugin_utils.atomic_write import write_text_atomically
-from plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import write_text_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 
 
 def _find_chromium():

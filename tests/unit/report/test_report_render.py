@@ -3,8 +3,8 @@ import os
 import re
 
 
-from plugins.plugin_utils.report_model import NO_RESULT_REASON, load_run
-from plugins.plugin_utils.report_render import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import NO_RESULT_REASON, load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (
     markdown_escape,
     render_fleet_index_html,
     render_fleet_index_markdown,
@@ -12,8 +12,8 @@ from plugins.plugin_utils.report_render import (
     render_host_dossier_markdown,
     render_run,
 )
-from plugins.plugin_utils.report_values import flatten
-from plugins.plugin_utils.result_paths import host_dir_name
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import host_dir_name
 
 
 def _render_all(fleet):
@@ -191,7 +191,7 @@ def test_health_data_of_unexpected_shape_still_renders(fleet):
 
 
 def test_atomic_rendering_creates_files_only_under_the_run_directory(fleet, tmp_path):
-    from plugins.plugin_utils.atomic_write import write_text_atomically
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import write_text_atomically
 
     before = set(tmp_path.rglob("*"))
     render_run(str(fleet.run_dir), fleet.expected, fleet.groups, write_text_atomically)

@@ -1,4 +1,4 @@
-from plugins.plugin_utils.report_values import flatten, format_number, format_value, unavailable_fields, unit_for
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten, format_number, format_value, unavailable_fields, unit_for
 
 
 def test_units_come_from_field_name_suffixes():

@@ -1,7 +1,7 @@
 import math
 from xml.etree import ElementTree
 
-from plugins.plugin_utils.svg_plots import bar_chart, compact_number, heatmap_chart, line_chart
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.svg_plots import bar_chart, compact_number, heatmap_chart, line_chart
 
 
 def test_bar_chart_is_well_formed_escaped_and_shows_units():
