@@ -4,7 +4,6 @@
 """Check every host's variables, the rules and the rule overrides on the controller, before anything runs."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 
 from ansible.plugins.action import ActionBase
 
@@ -13,12 +12,10 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_
     CONTROLLER_REPORT_VARIABLES,
     CONTROLLER_VARIABLES,
     HOST_VARIABLES,
-    collection_profiles,
     controller_problems,
     host_problems,
-    profile_problems,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import available_probes
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import DeclarationError, all_profiles, declarations
 
 
 def _variables(source, names):
@@ -44,13 +41,12 @@ class ActionModule(ActionBase):
         del tmp
         validation, args = self.validate_argument_spec(argument_spec=INPUTS_ARGUMENT_SPEC)
         del validation
-        probes = available_probes()
-        # The probe role's profiles, or the ones the command line or inventory put in their place.
-        profiles = task_vars.get("__probe_profiles") or collection_profiles()
-        if not isinstance(profiles, Mapping):
-            result.update(failed=True, msg="__probe_profiles must map a profile to its probes, not %s" % type(profiles).__name__)
+        try:
+            probes = sorted(declarations())
+        except DeclarationError as exc:
+            result.update(failed=True, msg="the collection's probes are broken, so nothing was run: %s" % exc)
             return result
-        problems = profile_problems(profiles, probes)
+        problems = []
         controller_values, unreadable = _variables(task_vars, CONTROLLER_VARIABLES)
         controller, warnings, rules = controller_problems(controller_values)
         problems.extend(unreadable + controller)
@@ -59,15 +55,15 @@ class ActionModule(ActionBase):
             # The report runs here, with this host's gpufleet_profile and gpufleet_results_dir.
             values, unreadable = _variables(task_vars, CONTROLLER_REPORT_VARIABLES)
             problems.extend("%s (the controller): %s" % (task_vars.get("inventory_hostname"), problem)
-                            for problem in unreadable + host_problems(values, profiles, probes, rules))
+                            for problem in unreadable + host_problems(values, probes, rules))
         hostvars = task_vars.get("hostvars") or {}
         for host in hosts:
             source = hostvars[host] if host in hostvars else {}
             values, unreadable = _variables(source, HOST_VARIABLES)
-            problems.extend("%s: %s" % (host, problem) for problem in unreadable + host_problems(values, profiles, probes, rules))
+            problems.extend("%s: %s" % (host, problem) for problem in unreadable + host_problems(values, probes, rules))
         if warnings:
             result["warnings"] = warnings
-        result.update(changed=False, problems=problems, profiles=sorted(profiles), probes=probes)
+        result.update(changed=False, problems=problems, profiles=sorted(all_profiles()), probes=probes)
         if problems:
             result.update(failed=True, msg="%d problem(s) in the run's inputs, so nothing was run: %s"
                           % (len(problems), " | ".join(problems)))

@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import build_probe_archive
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_inputs import with_derived_inputs
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, profile_params, with_derived_params
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import (
     check_probe_name,
     host_dir,
@@ -39,6 +39,7 @@ display = Display()
 
 MODULE = "gpufleet.validation.probe"
 ASYNC_MARGIN_S = 120
+DEFAULT_TIMEOUT_S = 300
 POLL_INTERVALS_S = (0.5, 0.5, 1, 1, 2)
 POLL_INTERVAL_STEADY_S = 3
 FIRST_PROGRESS_AFTER_S = 5
@@ -61,11 +62,15 @@ class ActionModule(ActionBase):
             name = check_probe_name(args["name"])
             if args["archive"]:
                 raise ValueError("archive is set by the action plugin itself; remove it from the task")
+            declared = declaration(name)
+            if args["timeout"] is None:
+                args["timeout"] = declared.timeout_s if declared is not None else DEFAULT_TIMEOUT_S
             if args["timeout"] < 1:
                 raise ValueError("timeout must be at least 1 second, not %d" % args["timeout"])
             result_path = probe_result_path(args["results_dir"], args["run_id"], host, name)
             archive, archive_sha256 = build_probe_archive(name)
-            args["params"], input_notes = with_derived_inputs(name, os.path.dirname(result_path), args["params"] or {})
+            params = dict(profile_params(args["profile"], name), **(args["params"] or {}))
+            args["params"], input_notes = with_derived_params(name, os.path.dirname(result_path), params)
             load_schema("envelope.schema.json")
             load_schema(name + ".schema.json")
         except (ValueError, OSError) as exc:

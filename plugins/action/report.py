@@ -12,7 +12,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import validate_overrides
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import run_dir

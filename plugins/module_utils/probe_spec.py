@@ -7,7 +7,8 @@ from __future__ import annotations
 PROBE_ARGUMENT_SPEC = dict(
     name=dict(type="str", required=True),
     python=dict(type="str"),
-    timeout=dict(type="int", default=300),
+    timeout=dict(type="int"),
+    profile=dict(type="str"),
     params=dict(type="dict", default={}),
     results_dir=dict(type="path", default="results"),
     run_id=dict(type="str", required=True),

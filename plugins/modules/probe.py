@@ -46,8 +46,14 @@ options:
   timeout:
     description:
       - Seconds the probe may run before its whole process group is killed (SIGTERM, then SIGKILL after 5 s).
+      - Defaults to the time limit the probe declares (C(plugins/plugin_utils/probes/<name>.py); 300 for a probe
+        without a declaration).
     type: int
-    default: 300
+  profile:
+    description:
+      - The validation profile the probe runs in; the parameters that profile gives the probe are merged under
+        O(params), which win.
+    type: str
   params:
     description:
       - Parameters of the probe, passed to it as a JSON file. Unknown keys are refused by the probe.

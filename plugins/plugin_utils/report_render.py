@@ -5,7 +5,6 @@ import dataclasses
 import os
 import re
 import shlex
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
@@ -15,13 +14,11 @@ from markupsafe import Markup
 from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
 from .control_chars import escape_control
 from .report_exports import fleet_json_text, junit_xml, prometheus_text, run_timestamp
-from .report_health import fleet_columns, health_view
-from .report_interconnect import collective_view, cross_host_runs, p2p_view
-from .report_load import load_view
-from .report_measurements import gemm_view, hostbw_view, membw_view
+from .probes.declaration import ProbeSection
+from .probes.registry import sections
+from .report_health import fleet_columns
+from .report_interconnect import cross_host_runs
 from .report_model import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
-from .report_precision import precision_view
-from .report_toolchain import toolchain_view
 from .report_values import flatten, format_value
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, measurement_references, metric_cell, metric_columns,
                               shown_reasons, statistics_rows, verdict_counts, verdict_rank, verdict_view)
@@ -30,28 +27,8 @@ TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_
 FAILED_STATES = ("unreachable", "error", "timeout")
 
 
-@dataclass(frozen=True)
-class ProbeSection:
-    """A probe's own summary: templates included before the generic table, and the view they read."""
-
-    html_template: str
-    markdown_template: str
-    view: Callable[[Any], Dict[str, Any]]
-
-
-# A probe not listed here renders through the generic "every measurement" table alone.
-PROBE_SECTIONS: Dict[str, ProbeSection] = {
-    "health": ProbeSection("sections/health.html.j2", "sections/health.md.j2", health_view),
-    "membw": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", membw_view),
-    "hostbw": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", hostbw_view),
-    "gemm": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", gemm_view),
-    "p2p": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", p2p_view),
-    "collective": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", collective_view),
-    "collective_hosts": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", collective_view),
-    "precision": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", precision_view),
-    "toolchain": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", toolchain_view),
-    "load": ProbeSection("sections/tables.html.j2", "sections/tables.md.j2", load_view),
-}
+# {probe: its own summary}, from the probes' declarations; a probe without one renders through the generic table alone.
+PROBE_SECTIONS: Dict[str, ProbeSection] = sections()
 
 
 class MarkdownText(str):

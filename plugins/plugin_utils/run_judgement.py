@@ -6,7 +6,8 @@ from typing import Dict, List, Mapping, Optional, Sequence
 from .judge.fleet import judge_fleet
 from .judge.model import Check, FleetJudgement, blocks_gate
 from .control_chars import terminal_text
-from .judge.rules_and_baselines import load_baselines, load_rules
+from .rules_and_baselines import load_baselines, load_rules
+from .probes.registry import probe_catalogue
 from .previous_run import find_previous_results, most_common_run
 from .report_model import RunModel
 from .schema_check import envelope_problems
@@ -33,7 +34,7 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=envelope_problems)
     judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
-                            previous_problems=previous.problems or None)
+                            previous_problems=previous.problems or None, catalogue=probe_catalogue())
     judgement.unmatched_rules.extend(
         Check(id="baselines.load", host="", probe="", status="error",
               reason="%s; hosts of that SKU are compared with their peers only" % problem)

@@ -10,17 +10,14 @@ import os
 import re
 from collections.abc import Mapping
 
-import yaml
-
-from .judge.rules_and_baselines import load_baselines, load_rules, validate_overrides
-from .probe_archive import collection_root
+from .probes.registry import all_profiles, custom_profile_problems
 from .result_paths import check_run_id
+from .rules_and_baselines import load_baselines, load_rules, validate_overrides
 
-PROFILES_FILE = os.path.join("roles", "probe", "vars", "main.yml")
-HOST_VARIABLES = ("gpufleet_profile", "gpufleet_python", "gpufleet_results_dir", "gpufleet_rule_overrides",
+HOST_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_python", "gpufleet_results_dir", "gpufleet_rule_overrides",
                   "probe_timeouts", "probe_params")
 CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_baselines_dir", "report_rules_file", "report_baselines_dir")
-CONTROLLER_REPORT_VARIABLES = ("gpufleet_profile", "gpufleet_results_dir")
+CONTROLLER_REPORT_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_results_dir")
 
 
 def kind(value) -> str:
@@ -43,27 +40,6 @@ def kind(value) -> str:
 def shown(value) -> str:
     text = repr(value) if not isinstance(value, str) else repr(str(value))
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def collection_profiles(root: str | None = None) -> dict:
-    """The profiles of the probe role (roles/probe/vars/main.yml): {profile: [probe, ...]}."""
-    with open(os.path.join(root or collection_root(), PROFILES_FILE), encoding="utf-8") as handle:
-        return dict(yaml.safe_load(handle)["__probe_profiles"])
-
-
-def profile_problems(profiles: Mapping, probes: list[str]) -> list[str]:
-    """A profile that names a probe the collection does not have (checked before any host is probed)."""
-    problems = []
-    for profile in sorted(profiles, key=str):
-        members = profiles[profile]
-        if not isinstance(members, list):
-            problems.append("profile %s must be a list of probe names, not %s" % (profile, kind(members)))
-            continue
-        unknown = [str(name) for name in members if name not in probes]
-        if unknown:
-            problems.append("profile %s names unknown probe(s) %s (known probes: %s)"
-                            % (profile, ", ".join(unknown), ", ".join(probes)))
-    return problems
 
 
 def _per_probe_mapping(name: str, value, probes: list[str]) -> tuple[list[str], dict]:
@@ -96,9 +72,12 @@ def params_problems(value, probes: list[str]) -> list[str]:
     return problems
 
 
-def host_problems(values: Mapping, profiles: Mapping, probes: list[str], rules: dict | None) -> list[str]:
+def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> list[str]:
     """Problems of one host's variables (values: the variables it sets among HOST_VARIABLES)."""
     problems = []
+    custom = values.get("gpufleet_profiles") or {}
+    problems.extend(custom_profile_problems(custom))
+    profiles = all_profiles(custom)
     if "gpufleet_profile" in values:
         profile = values["gpufleet_profile"]
         if not isinstance(profile, str) or profile not in profiles:

@@ -141,8 +141,8 @@ def test_every_problem_of_every_host_is_listed_and_a_good_host_is_not_probed_eit
 
 def test_a_profile_naming_an_unknown_probe_is_refused_listing_the_known_probes(tmp_path):
     results = tmp_path / "results"
-    code, output = run_playbook(results, "-e", json.dumps({"__probe_profiles": {"quick": ["health", "nvbandwidth"]}}))
-    assert_refused_before_anything_ran(code, output, results, "profile quick names unknown probe(s) nvbandwidth (%s)" % KNOWN_PROBES)
+    code, output = run_playbook(results, "-e", json.dumps({"gpufleet_profiles": {"mine": ["health", "nvbandwidth"]}}))
+    assert_refused_before_anything_ran(code, output, results, "profile mine names unknown probe(s) nvbandwidth (%s)" % KNOWN_PROBES)
 
 
 VALID_RULE = "  - id: health.gpu_count\n    probe: health\n    check: gpu_count\n    severity: fail\n    description: GPUs.\n"

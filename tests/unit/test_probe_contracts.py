@@ -14,15 +14,12 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.envelope_statu
     MEASURED_STATUSES,
     PROBE_STATUSES,
 )
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, profiles
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import PROBE_SECTIONS
 from probelib import runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROBES = sorted(os.path.basename(path)[:-len(".py")] for path in glob.glob(os.path.join(ROOT, "probes", "*.py")))
-# Probes that measure to explain, with no published threshold to hold a GPU against: judged only on their status.
-JUDGES_NOTHING = {"precision": "quantisation error of a checkpoint explains a format choice; it is no GPU fault"}
-# Probes with a role and playbook of their own instead of a profile of the probe role.
-OWN_PLAYBOOK = {"collective_hosts": "playbooks/collective_hosts.yml"}
 
 
 def load_yaml(*parts):
@@ -51,13 +48,15 @@ def test_the_probes_are_the_ones_this_test_knows():
 def test_every_probe_has_a_schema_a_time_limit_a_way_to_run_a_view_a_doc_page_and_rules(probe):
     assert os.path.isfile(os.path.join(ROOT, "schemas", probe + ".schema.json"))
     assert os.path.isdir(os.path.join(ROOT, "probes", "probelib", probe)) or probe == "collective_hosts"
-    role_vars = load_yaml("roles", "probe", "vars", "main.yml")
-    if probe in OWN_PLAYBOOK:
-        assert os.path.isfile(os.path.join(ROOT, OWN_PLAYBOOK[probe]))
-        assert "%s_timeout" % probe in load_yaml("roles", probe, "defaults", "main.yml")
+    declared = declarations()[probe]
+    assert isinstance(declared.timeout_s, int) and declared.timeout_s >= 1, probe
+    if declared.own_playbook:
+        assert os.path.isfile(os.path.join(ROOT, declared.own_playbook))
+        assert not declared.profiles, probe
+        # its role's own default time limit is the one it declares
+        assert "default(%d)" % declared.timeout_s in load_yaml("roles", probe, "defaults", "main.yml")["%s_timeout" % probe]
     else:
-        assert isinstance(role_vars["__probe_default_timeouts"].get(probe), int), probe
-        assert any(probe in probes for probes in role_vars["__probe_profiles"].values()), probe
+        assert any(probe in probes for probes in profiles().values()), probe
     assert probe in PROBE_SECTIONS
     titles = {}
     for path in glob.glob(os.path.join(ROOT, "docs", "*.md")):
@@ -65,4 +64,5 @@ def test_every_probe_has_a_schema_a_time_limit_a_way_to_run_a_view_a_doc_page_an
             titles[os.path.basename(path)] = handle.readline()
     assert [name for name, title in titles.items() if probe in re.findall(r"[a-z0-9_]+", title)], probe
     rules = [rule for rule in load_yaml("rules", "default.yaml")["rules"] if rule.get("probe") == probe]
-    assert bool(rules) != (probe in JUDGES_NOTHING), (probe, [rule["id"] for rule in rules])
+    assert bool(rules) != bool(declared.judges_nothing), (probe, [rule["id"] for rule in rules])
+    assert bool(declared.checks) == bool(rules), probe

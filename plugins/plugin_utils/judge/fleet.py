@@ -5,32 +5,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
-from .health_checks import HEALTH_CHECKS, MISSING, dig, gpu_label
-from .interconnect_checks import COLLECTIVE_CHECKS, COLLECTIVE_HOSTS_CHECKS, P2P_CHECKS
-from .load_checks import LOAD_CHECKS
-from .measurement_checks import GEMM_CHECKS, HOSTBW_CHECKS, MEMBW_CHECKS
-from .metrics import Metric, probe_metrics
+from .catalogue import ProbeCatalogue
+from .check_helpers import MISSING, dig, gpu_label
+from .metrics import Metric
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, is_unavailable, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
-from .toolchain_checks import TOOLCHAIN_CHECKS
 
-# Every probe's check registry: probe -> {check name -> function}. Later probes add theirs here.
-CHECK_REGISTRIES: Dict[str, Dict[str, Callable[..., List[Check]]]] = {
-    "health": HEALTH_CHECKS,
-    "hostbw": HOSTBW_CHECKS,
-    "membw": MEMBW_CHECKS,
-    "gemm": GEMM_CHECKS,
-    "p2p": P2P_CHECKS,
-    "collective": COLLECTIVE_CHECKS,
-    "collective_hosts": COLLECTIVE_HOSTS_CHECKS,
-    "toolchain": TOOLCHAIN_CHECKS,
-    "load": LOAD_CHECKS,
-}
 FAILED_STATUSES = ("error", "timeout", "unreachable")
 DEFAULT_SETTINGS: Dict[str, Any] = {
     "outlier_threshold": 3.5,      # |robust z| above this is an outlier
@@ -53,10 +38,6 @@ VERSION_FIELDS = (
     ("drift.kernel_cmdline", ("platform", "cmdline"), "kernel command line"),
 )
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
-# Probes that measure between GPUs: on a host that should have fewer GPUs, "unavailable" is what is expected.
-MIN_GPUS = {"p2p": 2, "collective": 2}
-# Probes that describe and judge nothing (no rule reads them): their absence is worth a look, never a failed GPU.
-INFORMATIONAL_PROBES = ("precision",)
 
 
 def _data(envelope: Any) -> Optional[Dict[str, Any]]:
@@ -79,7 +60,7 @@ def _expected_gpus(rules: List[Dict[str, Any]], baseline: Optional[Dict[str, Any
 
 
 def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], rules: List[Dict[str, Any]],
-                    baseline: Optional[Dict[str, Any]], health_data: Optional[Dict[str, Any]]) -> List[Check]:
+                    baseline: Optional[Dict[str, Any]], health_data: Optional[Dict[str, Any]], catalogue: ProbeCatalogue) -> List[Check]:
     """One check for a probe whose envelope is not ok: error/timeout/unreachable -> error; unavailable -> fail/warn/skip."""
     status = envelope.get("status")
     reason = envelope.get("reason") or "no reason given"
@@ -94,11 +75,11 @@ def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], rules: L
     if status == "unavailable":
         expected, source = _expected_gpus(rules, baseline)
         nodes = dig(envelope.get("data") or {}, "device_nodes", "gpu_node_count")
-        needed = MIN_GPUS.get(probe, 1)
+        needed = catalogue.min_gpus.get(probe, 1)
         if expected and expected < needed:
             return [_host_check(check_id, host, probe, "skip", "the %s probe needs at least %d GPUs and this host should have %d (%s): %s"
                                 % (probe, needed, expected, source, reason), value=status, reference=expected, reference_source=source)]
-        if probe in INFORMATIONAL_PROBES:
+        if probe in catalogue.judges_nothing:
             return [_host_check(check_id, host, probe, "warn", "the %s probe could not run: %s (it judges nothing, so the GPUs "
                                 "are not failed for it)" % (probe, reason), value=status)]
         if expected:
@@ -129,7 +110,7 @@ class _RuleTally:
 
 
 def _run_rules(host: str, envelopes: Mapping[str, Any], rules: List[Dict[str, Any]], context: RuleContext,
-               registries: Mapping[str, Mapping[str, Callable[..., List[Check]]]], tally: _RuleTally) -> List[Check]:
+               catalogue: ProbeCatalogue, tally: _RuleTally) -> List[Check]:
     checks: List[Check] = []
     for rule in rules:
         tally.rules.setdefault(rule["id"], rule)
@@ -142,7 +123,7 @@ def _run_rules(host: str, envelopes: Mapping[str, Any], rules: List[Dict[str, An
         if data is None:
             continue
         tally.probe_ran[rule["id"]] = tally.probe_ran.get(rule["id"], 0) + 1
-        function = registries.get(rule["probe"], {}).get(rule["check"])
+        function = catalogue.checks.get(rule["probe"], {}).get(rule["check"])
         if function is None:
             tally.no_function[rule["id"]] = rule["check"]
             continue
@@ -426,8 +407,7 @@ class _HostJudgement:
 
 def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
                 rules: Any, earlier: Optional[Tuple[Mapping[str, Any], Mapping[str, str]]], previous_run_id: Optional[str],
-                options: Dict[str, Any], registries: Mapping[str, Mapping[str, Callable[..., List[Check]]]],
-                tally: _RuleTally) -> _HostJudgement:
+                options: Dict[str, Any], catalogue: ProbeCatalogue, tally: _RuleTally) -> _HostJudgement:
     envelopes = entry.get("envelopes") or {}
     health = envelopes.get("health")
     health_data = _data(health)
@@ -447,19 +427,19 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
         checks.append(_host_check("host.results", name, "", "error", entry.get("reason")
                                   or "the host was reached but no probe result came back"))
     for probe in sorted(envelopes):
-        checks.extend(envelope_checks(name, probe, envelopes[probe], host_rules, baseline, health_data))
-    checks.extend(_run_rules(name, envelopes, host_rules, context, registries, tally))
+        checks.extend(envelope_checks(name, probe, envelopes[probe], host_rules, baseline, health_data, catalogue))
+    checks.extend(_run_rules(name, envelopes, host_rules, context, catalogue, tally))
     gpu_groups = _gpu_groups(health_data, per_gpu)
     host_group = _host_group(sku, gpu_groups)
     current_samples: Dict[str, List[Metric]] = {}
     samples: List[Tuple[str, str, str, Metric]] = []
     for probe in sorted(envelopes):
-        current_samples[probe] = probe_metrics(probe, _data(envelopes[probe]))
+        current_samples[probe] = catalogue.probe_metrics(probe, _data(envelopes[probe]))
         for metric in current_samples[probe]:
             group = gpu_groups.get(metric.gpu_uuid, host_group) if metric.gpu_uuid else host_group
             samples.append((name, probe, group, metric))
     if earlier is not None:
-        checks.extend(_drift(name, envelopes, earlier[0], previous_run_id, current_samples, options, earlier[1]))
+        checks.extend(_drift(name, envelopes, earlier[0], previous_run_id, current_samples, options, catalogue, earlier[1]))
     return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples)
 
 
@@ -472,8 +452,8 @@ def judging_error(name: str, exc: BaseException, groups: List[str]) -> HostVerdi
 def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: List[Dict[str, Any]], rules: Any,
                 previous: Optional[Mapping[str, Mapping[str, Any]]] = None, previous_run_id: Optional[str] = None,
                 settings: Optional[Mapping[str, Any]] = None,
-                registries: Optional[Mapping[str, Mapping[str, Callable[..., List[Check]]]]] = None,
-                previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None) -> FleetJudgement:
+                previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None, *,
+                catalogue: ProbeCatalogue) -> FleetJudgement:
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
@@ -481,12 +461,11 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     previous: {name: {probe: envelope}}, each host's latest earlier run (its envelopes carry their run_id).
     previous_problems: {name: {probe: sentence}}, earlier results that could not be read or break their schema; the
     drift checks that needed them are skipped with the sentence.
-    settings: overrides of DEFAULT_SETTINGS. registries: overrides of CHECK_REGISTRIES (tests).
+    settings: overrides of DEFAULT_SETTINGS. catalogue: what the probes check and measure (their declarations).
     An exception while judging one host makes that host's verdict error with the exception; the others are judged.
     """
     options = dict(DEFAULT_SETTINGS)
     options.update(settings or {})
-    registries = CHECK_REGISTRIES if registries is None else registries
     by_id = {baseline["id"]: baseline for baseline in baselines}
     tally = _RuleTally()
     for rule in rule_list(rules):
@@ -508,7 +487,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
             continue
         earlier = (((previous or {}).get(name) or {}), ((previous_problems or {}).get(name) or {})) if compare_with_earlier else None
         try:
-            judged[name] = _judge_host(name, entry, baselines, by_id, rules, earlier, previous_run_id, options, registries, tally)
+            judged[name] = _judge_host(name, entry, baselines, by_id, rules, earlier, previous_run_id, options, catalogue, tally)
         except Exception as exc:  # pylint: disable=broad-exception-caught
             verdicts[name] = judging_error(name, exc, groups)
             continue
@@ -546,7 +525,7 @@ def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[Dic
 
 
 def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[str, Any], previous_run_id: Optional[str],
-           current_samples: Dict[str, List[Metric]], options: Dict[str, Any],
+           current_samples: Dict[str, List[Metric]], options: Dict[str, Any], catalogue: ProbeCatalogue,
            earlier_problems: Optional[Mapping[str, str]] = None) -> List[Check]:
     earlier_problems = earlier_problems or {}
     if not earlier_envelopes and not earlier_problems:
@@ -566,7 +545,7 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
             if earlier_data is None or not samples or probe in earlier_problems:
                 continue
             earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
-            checks.extend(_metric_drift(host, probe, samples, probe_metrics(probe, earlier_data), earlier_run, options))
+            checks.extend(_metric_drift(host, probe, samples, catalogue.probe_metrics(probe, earlier_data), earlier_run, options))
     except Exception as exc:  # pylint: disable=broad-exception-caught
         # An earlier result the schema let through but the comparison cannot read: drift is not judged, the host is.
         checks.append(_host_check("drift.previous_run", host, "", "skip", "drift not compared with %s: comparing raised %s: %s"

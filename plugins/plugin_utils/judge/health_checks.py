@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .catalogue import CheckFunction
+from .check_helpers import MISSING, dig, gpu_label, make_check, param_source, unavailable_check
 from .model import Check
 from .sku import is_unavailable
 
@@ -31,52 +33,6 @@ DEFAULT_ALLOWED_CLOCK_EVENT_REASONS = ("gpu_idle", "sw_power_cap", "applications
 DEFAULT_FAIL_CLOCK_EVENT_REASONS = ("hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown", "hw_power_brake_slowdown")
 PCIE_IDLE_NOTE = ("idle GPUs lower the PCIe link speed to save power, so a lower gen at idle is expected; "
                   "re-check under load (the load probe) before acting")
-
-MISSING = object()
-CheckFunction = Callable[[str, Dict[str, Any], Dict[str, Any], Any], List[Check]]
-
-
-def dig(node: Any, *path: str) -> Any:
-    """node[path0][path1]...; MISSING when a key is absent; an {"unavailable": ...} on the way is returned as is."""
-    for key in path:
-        if is_unavailable(node):
-            return node
-        if not isinstance(node, dict) or key not in node:
-            return MISSING
-        node = node[key]
-    return node
-
-
-def unavailable_status(reason: str) -> str:
-    """skip when the platform does not offer the field (NVML "Not Supported"), else error (it should have been readable)."""
-    lowered = reason.lower()
-    return "skip" if "not supported" in lowered or "not_supported" in lowered else "error"
-
-
-def gpu_label(gpu: Dict[str, Any]) -> str:
-    uuid = gpu.get("uuid")
-    if isinstance(uuid, str):
-        return "GPU %s (%s)" % (gpu.get("index"), uuid[:12])
-    return "GPU %s" % gpu.get("index")
-
-
-def make_check(rule: Dict[str, Any], host: str, status: str, reason: str, gpu: Optional[Dict[str, Any]] = None,
-               **fields: Any) -> Check:
-    check = Check(id=rule["id"], host=host, probe=rule.get("probe") or "health", status=status, reason=reason, **fields)
-    if gpu is not None:
-        uuid = gpu.get("uuid")
-        check.gpu_uuid = uuid if isinstance(uuid, str) else None
-        check.gpu_index = gpu.get("index") if isinstance(gpu.get("index"), int) else None
-    return check
-
-
-def unavailable_check(rule: Dict[str, Any], host: str, what: str, field_value: Dict[str, str],
-                      gpu: Optional[Dict[str, Any]] = None, status: Optional[str] = None) -> Check:
-    reason = field_value["unavailable"]
-    status = status or unavailable_status(reason)
-    prefix = "%s: " % gpu_label(gpu) if gpu is not None else ""
-    verb = "is not offered here" if status == "skip" else "could not be read"
-    return make_check(rule, host, status, "%s%s %s: %s" % (prefix, what, verb, reason), gpu)
 
 
 def per_gpu(host: str, data: Dict[str, Any], rule: Dict[str, Any], what: str,
@@ -97,11 +53,6 @@ def per_gpu(host: str, data: Dict[str, Any], rule: Dict[str, Any], what: str,
         if check is not None:
             checks.append(check)
     return checks
-
-
-def param_source(rule: Dict[str, Any], name: str) -> str:
-    where = "inventory override" if "params" in rule.get("overridden", []) else "rules"
-    return "rule %s param %s (%s)" % (rule["id"], name, where)
 
 
 # ---------------------------------------------------------------------------------------------- host-level

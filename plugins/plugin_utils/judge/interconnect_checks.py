@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .health_checks import make_check, param_source
+from .check_helpers import make_check, param_source
 from .measurement_checks import judge_against_baseline
 from .model import Check
 from .stats import median

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from .health_checks import gpu_label, make_check, param_source
+from .check_helpers import gpu_label, make_check, param_source
 from .model import Check
 from .sku import is_unavailable
 

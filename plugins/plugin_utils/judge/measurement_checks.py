@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from .health_checks import gpu_label, make_check, param_source
+from .check_helpers import gpu_label, make_check, param_source
 from .model import Check
 from .repeats import decide, describe_repeats, finite
 from .sku import is_unavailable
@@ -139,7 +139,9 @@ def membw_repeat_cv(host: str, data: Dict[str, Any], rule: Dict[str, Any], conte
             continue
         label = gpu_label(gpu)
         status = "pass" if cv <= limit else "warn"
-        words = "%s: the %s MiB copy repeated 3 times varies by %.2f %% (coefficient of variation)" % (label, repeats.get("size_mib"), cv)
+        count = len(finite(repeats.get("bandwidths_gbps")))
+        words = "%s: the %s MiB copy %s varies by %.2f %% (coefficient of variation)" % (
+            label, repeats.get("size_mib"), "repeated %d times" % count if count else "repeated", cv)
         if status == "warn":
             words += "; above %g %%: diagnose (clocks, other processes, thermals in the snapshot) before trusting the number" % limit
         checks.append(make_check(rule, host, status, words, gpu if device.get("kind") == "cuda" else None, value=round(cv, 3),

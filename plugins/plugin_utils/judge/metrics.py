@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Numbers per probe for fleet comparison and drift.
 
-METRICS maps a probe name to a function(data) -> list of Metric(metric_id, gpu_uuid, gpu_index, value, unit, better),
-better being "higher", "lower" or "none" (which direction is good). Later probes (membw, gemm ...) add an entry.
+Each probe's declaration (plugin_utils/probes/<probe>.py) names its function(data) -> list of Metric(metric_id,
+gpu_uuid, gpu_index, value, unit, better), better being "higher", "lower" or "none" (which direction is good).
 """
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def load_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
-def _collective_peak(probe: str) -> Callable[[Dict[str, Any]], List[Metric]]:
+def collective_peak_metrics(probe: str) -> Callable[[Dict[str, Any]], List[Metric]]:
     def metrics(data: Dict[str, Any]) -> List[Metric]:
         """The default curve's peak all-reduce busbw on GPUs (the CPU path is not a GPU interconnect metric)."""
         plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
@@ -147,23 +147,3 @@ def _collective_peak(probe: str) -> Callable[[Dict[str, Any]], List[Metric]]:
                     return [Metric("%s.peak_busbw_gbps" % probe, None, None, value, "GB/s", "higher")]
         return []
     return metrics
-
-
-METRICS: Dict[str, Callable[[Dict[str, Any]], List[Metric]]] = {
-    "membw": membw_metrics,
-    "gemm": gemm_metrics,
-    "health": health_metrics,
-    "hostbw": hostbw_metrics,
-    "p2p": p2p_metrics,
-    "load": load_metrics,
-    "collective": _collective_peak("collective"),
-    "collective_hosts": _collective_peak("collective_hosts"),
-}
-
-
-def probe_metrics(probe: str, data: Any) -> List[Metric]:
-    """The metrics of one probe's data ([] for a probe without a metrics function or without data)."""
-    function = METRICS.get(probe)
-    if function is None or not isinstance(data, dict):
-        return []
-    return function(data)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from .health_checks import make_check
+from .check_helpers import make_check
 from .model import Check
 
 

@@ -5,12 +5,19 @@ import copy
 import json
 import os
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import load_baselines, load_rules
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_catalogue
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_baselines, load_rules
+
+
+def judge_fleet(*args, **kwargs):
+    """The judge as the report runs it: told about the probes by their declarations."""
+    return fleet.judge_fleet(*args, catalogue=probe_catalogue(), **kwargs)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-FIXTURES = os.path.join(HERE, "fixtures")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 RUN_OK = "20261130T025347Z-985490"
 GPU0 = "GPU-8eb0778b-d464-b2c2-c1ff-53da4ffb64cd"
 GPU1 = "GPU-c2d869be-1bd4-aefd-e552-306f4e15e127"
@@ -24,11 +31,11 @@ def fixture(name: str) -> dict:
 
 
 def health_ok() -> dict:
-    return copy.deepcopy(fixture("h200x2_health_ok.json"))
+    return copy.deepcopy(fixture("health_h200x2_ok_by_the_action.json"))
 
 
 def health_unavailable() -> dict:
-    return copy.deepcopy(fixture("h200x2_health_unavailable.json"))
+    return copy.deepcopy(fixture("health_h200x2_unavailable_without_pynvml.json"))
 
 
 def baselines() -> list:

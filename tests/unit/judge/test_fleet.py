@@ -5,9 +5,8 @@ import copy
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import effective_rules
-from helpers import GPU1, RIG_OVERRIDES, RUN_OK, baselines, health_ok, judge_one, one, rules
+from helpers import GPU1, RIG_OVERRIDES, RUN_OK, baselines, health_ok, judge_fleet, judge_one, one, rules
 
 
 def _host(envelope, overrides=None, groups=None):
@@ -200,8 +199,8 @@ def test_a_host_where_every_check_was_skipped_is_not_a_pass(tmp_path):
     import os
     import subprocess
     import sys
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import load_baselines, load_rules
+    from helpers import judge_fleet
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_baselines, load_rules
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     out = tmp_path / "health.json"

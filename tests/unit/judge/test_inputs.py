@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import CHECK_REGISTRIES
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_catalogue
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu, identify_host
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import (
     load_baselines, load_rules, load_yaml, validate_overrides)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 from helpers import ROOT, baselines, health_ok, rules
@@ -30,7 +30,7 @@ def test_every_rules_file_is_schema_valid_and_names_real_checks(path):
     document = load_yaml(path)
     assert list(_schema("rules.schema.json").iter_errors(document)) == []
     for rule in document["rules"]:
-        assert rule["check"] in CHECK_REGISTRIES[rule["probe"]], rule["id"]
+        assert rule["check"] in probe_catalogue().checks[rule["probe"]], rule["id"]
         assert rule["description"]
 
 

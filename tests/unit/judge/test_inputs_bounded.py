@@ -8,7 +8,7 @@ import time
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import effective_rules
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules_and_baselines import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import (
     load_baselines, load_rules, load_yaml, validate_overrides)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.safe_yaml import MAX_INPUT_BYTES
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator

@@ -1,11 +1,10 @@
 """p2p pairs and all-reduce curves held against the link class's known-good value, the host's median, and each other."""
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.interconnect_checks import link_group
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.metrics import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
 
-from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, one, rules
+from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, judge_fleet, one, rules
 
 ENVELOPE = {"schema_version": "1", "host": "rig", "status": "ok", "started": "2026-11-30T03:00:00+00:00",
             "duration_s": 3.0, "command": [], "environment": {}, "reason": ""}

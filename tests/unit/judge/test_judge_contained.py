@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
-from helpers import RIG_OVERRIDES, baselines, health_ok, rules
+from helpers import RIG_OVERRIDES, baselines, health_ok, judge_fleet, rules
 
 PROBLEM = "previous run's health.json is unreadable: Expecting value: line 1 column 1 (char 0) (run 20261129T010000Z-1)"
 

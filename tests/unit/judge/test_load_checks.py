@@ -2,10 +2,9 @@
 no other process."""
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.metrics import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
 
-from helpers import GPU0, RIG_OVERRIDES, baselines, health_ok, one, rules
+from helpers import GPU0, RIG_OVERRIDES, baselines, health_ok, judge_fleet, one, rules
 
 ENVELOPE = {"schema_version": "1", "host": "rig", "probe": "load", "status": "ok", "started": "2026-11-30T03:00:00+00:00",
             "duration_s": 70.0, "command": [], "environment": {}, "reason": ""}

@@ -1,7 +1,6 @@
 """The toolchain probe's contracts become checks: pass, fail with the remedy, undecided as skip or error."""
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
 
-from helpers import RIG_OVERRIDES, baselines, health_ok, one, rules
+from helpers import RIG_OVERRIDES, baselines, health_ok, judge_fleet, one, rules
 
 ENVELOPE = {"schema_version": "1", "host": "rig", "probe": "toolchain", "status": "ok", "started": "2026-11-30T03:00:00+00:00",
             "duration_s": 3.0, "command": [], "environment": {}, "reason": ""}

@@ -1,11 +1,10 @@
 """toolchain.nvml_cuda_agree fails when CUDA sees fewer GPUs than the host should have, whatever CUDA_VISIBLE_DEVICES
 says: a contract that "passed" with CUDA_VISIBLE_DEVICES='' (0 of 0 expected) is still a host the GPU probes cannot
 measure."""
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.toolchain_checks import contract
 
-from helpers import baselines, health_ok, one, rules
+from helpers import baselines, health_ok, judge_fleet, one, rules
 
 ENVELOPE = {"schema_version": "1", "host": "rig", "probe": "toolchain", "status": "ok", "started": "2026-11-30T03:00:00+00:00",
             "duration_s": 3.0, "command": [], "environment": {}, "reason": ""}

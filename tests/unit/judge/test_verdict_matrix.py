@@ -12,10 +12,9 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import judge_fleet
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 
-from helpers import ROOT, baselines, rules
+from helpers import ROOT, baselines, judge_fleet, rules
 
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
 H200X1 = os.path.join(EXAMPLES, "h200x1", "final", "20261201T090639Z-551803", "localhost")

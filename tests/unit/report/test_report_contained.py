@@ -14,7 +14,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HEALTH_OK = os.path.join(os.path.dirname(HERE), "judge", "fixtures", "h200x2_health_ok.json")
+HEALTH_OK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "fixtures", "health_h200x2_ok_by_the_action.json")
 PREVIOUS, CURRENT = "20261129T010000Z-1", "20261130T010000Z-2"
 RIG = {"health.gpu_count": {"params": {"expected": 2}}}
 FLEET_OUTPUTS = ("index.html", "index.md", "fleet.json", "junit.xml", "gpufleet.prom")
@@ -91,7 +91,7 @@ def test_a_renderer_that_raises_for_one_host_makes_it_error_and_the_others_and_t
         if data["platform"].get("renderer_breaker"):
             raise ZeroDivisionError("float division by zero")
         return real.view(data)
-    monkeypatch.setitem(PROBE_SECTIONS, "health", ProbeSection(real.html_template, real.markdown_template, view))
+    monkeypatch.setitem(PROBE_SECTIONS, "health", ProbeSection(view=view, html_template=real.html_template, markdown_template=real.markdown_template))
     judgement, written = _judge_and_render(results)
     run_dir = str(results / CURRENT)
     for name in FLEET_OUTPUTS:

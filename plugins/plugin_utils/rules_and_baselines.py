@@ -8,11 +8,11 @@ import math
 import os
 import statistics
 
-from ..probe_archive import collection_root
-from ..safe_yaml import load_plain_yaml
-from ..schema_check import schema_problems
-from .fleet import CHECK_REGISTRIES
-from .rules import param_kind_problem, rules_problems
+from .judge.rules import param_kind_problem, rules_problems
+from .probe_archive import collection_root
+from .probes.registry import probe_catalogue
+from .safe_yaml import load_plain_yaml
+from .schema_check import schema_problems
 
 BASELINE_SCHEMA = "baseline.schema.json"
 RULES_SCHEMA = "rules.schema.json"
@@ -126,7 +126,7 @@ def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
     errors = schema_problems(document, _schema(RULES_SCHEMA, schemas_dir), "rules")
     if errors:
         raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))
-    problems = rules_problems(document, CHECK_REGISTRIES)
+    problems = rules_problems(document, probe_catalogue().checks)
     if problems:
         raise ValueError("%s: %s" % (path, "; ".join(problems)))
     return document

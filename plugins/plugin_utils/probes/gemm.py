@@ -1,18 +1,22 @@
-"""Parameters a probe takes from what the same run already measured on the same host.
+"""gemm: matmul throughput per dtype over shapes, each on the roofline, burst and sustained at the power limit.
 
-gemm's roofline needs the memory bandwidth that membw measured on each GPU and the dense peak of each dtype
-from the SKU's baseline; both are read on the controller from this run's stored results. A parameter the
-user gave in the inventory always wins; when nothing can be derived the probe measures or calibrates itself.
+Its roofline needs the memory bandwidth membw measured on each GPU and the dense peak of each dtype from the SKU's
+baseline: both are derived on the controller from this run's stored results. A parameter the user gave in the
+inventory always wins; when nothing can be derived the probe measures or calibrates itself.
 """
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
-from ..module_utils.envelope_statuses import MEASURED_STATUSES
-from .judge.sku import identify_host
-from .judge.rules_and_baselines import load_baselines
+from ...module_utils.envelope_statuses import MEASURED_STATUSES
+from ..judge.measurement_checks import GEMM_CHECKS
+from ..judge.metrics import gemm_metrics
+from ..judge.sku import identify_host
+from ..report_measurements import gemm_view
+from ..rules_and_baselines import load_baselines
+from .declaration import ProbeDeclaration, ProbeSection
 
 GEMM_PEAK_KEYS = {"fp32": "fp32", "tf32": "tf32_dense", "bf16": "bf16_dense", "fp16": "fp16_dense", "fp8_e4m3": "fp8_dense"}
 
@@ -69,9 +73,14 @@ def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any],
     return dict(params, **derived), notes
 
 
-DERIVED_INPUTS: Dict[str, Callable[[str, Dict[str, Any]], Tuple[Dict[str, Any], List[str]]]] = {"gemm": gemm_inputs}
-
-
-def with_derived_inputs(probe: str, host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
-    function = DERIVED_INPUTS.get(probe)
-    return function(host_path, dict(params)) if function else (dict(params), [])
+DECLARATION = ProbeDeclaration(
+    name="gemm",
+    run_order=40,
+    timeout_s=900,
+    profiles={"acceptance": {}, "full": {}},
+    checks=GEMM_CHECKS,
+    metrics=gemm_metrics,
+    section=ProbeSection(gemm_view),
+    derived_params=gemm_inputs,
+    summary="matmul throughput per dtype over shapes on the roofline, burst and sustained at the power limit",
+)

@@ -1,0 +1,37 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the judge is told about the probes: it knows none by name.
+
+The controller builds one from the probes' declarations (plugin_utils/probes/registry.py) and hands it to
+judge_fleet; a test may hand it another.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping
+
+from .metrics import Metric
+from .model import Check
+
+# check(host, data, rule, context) -> checks; a rule's "check" names one in its probe's mapping.
+CheckFunction = Callable[..., List[Check]]
+# metrics(data) -> the numbers of one probe result that are compared across the fleet and with earlier runs.
+MetricsFunction = Callable[[Dict[str, Any]], List[Metric]]
+
+
+@dataclass(frozen=True)
+class ProbeCatalogue:
+    checks: Mapping[str, Mapping[str, CheckFunction]] = field(default_factory=dict)
+    metrics: Mapping[str, MetricsFunction] = field(default_factory=dict)
+    # Probes that measure between GPUs: on a host that should have fewer GPUs, "unavailable" is what is expected.
+    min_gpus: Mapping[str, int] = field(default_factory=dict)
+    # Probes that describe and judge nothing (no rule reads them): their absence is worth a look, never a failed GPU.
+    judges_nothing: FrozenSet[str] = frozenset()
+
+    def probe_metrics(self, probe: str, data: Any) -> List[Metric]:
+        """The metrics of one probe's data ([] for a probe without metrics or without data)."""
+        function = self.metrics.get(probe)
+        if function is None or not isinstance(data, dict):
+            return []
+        return function(data)

@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every probe's check functions share: a check built from its rule, a GPU's label, a field read by path.
+
+A check function is (host, data, rule, context) -> List[Check] (judge/catalogue.py's CheckFunction).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from .model import Check
+from .sku import is_unavailable
+
+MISSING = object()
+
+
+def dig(node: Any, *path: str) -> Any:
+    """node[path0][path1]...; MISSING when a key is absent; an {"unavailable": ...} on the way is returned as is."""
+    for key in path:
+        if is_unavailable(node):
+            return node
+        if not isinstance(node, dict) or key not in node:
+            return MISSING
+        node = node[key]
+    return node
+
+
+def unavailable_status(reason: str) -> str:
+    """skip when the platform does not offer the field (NVML "Not Supported"), else error (it should have been readable)."""
+    lowered = reason.lower()
+    return "skip" if "not supported" in lowered or "not_supported" in lowered else "error"
+
+
+def gpu_label(gpu: Dict[str, Any]) -> str:
+    uuid = gpu.get("uuid")
+    if isinstance(uuid, str):
+        return "GPU %s (%s)" % (gpu.get("index"), uuid[:12])
+    return "GPU %s" % gpu.get("index")
+
+
+def make_check(rule: Dict[str, Any], host: str, status: str, reason: str, gpu: Optional[Dict[str, Any]] = None,
+               **fields: Any) -> Check:
+    check = Check(id=rule["id"], host=host, probe=rule.get("probe") or "health", status=status, reason=reason, **fields)
+    if gpu is not None:
+        uuid = gpu.get("uuid")
+        check.gpu_uuid = uuid if isinstance(uuid, str) else None
+        check.gpu_index = gpu.get("index") if isinstance(gpu.get("index"), int) else None
+    return check
+
+
+def unavailable_check(rule: Dict[str, Any], host: str, what: str, field_value: Dict[str, str],
+                      gpu: Optional[Dict[str, Any]] = None, status: Optional[str] = None) -> Check:
+    reason = field_value["unavailable"]
+    status = status or unavailable_status(reason)
+    prefix = "%s: " % gpu_label(gpu) if gpu is not None else ""
+    verb = "is not offered here" if status == "skip" else "could not be read"
+    return make_check(rule, host, status, "%s%s %s: %s" % (prefix, what, verb, reason), gpu)
+
+
+def param_source(rule: Dict[str, Any], name: str) -> str:
+    where = "inventory override" if "params" in rule.get("overridden", []) else "rules"
+    return "rule %s param %s (%s)" % (rule["id"], name, where)

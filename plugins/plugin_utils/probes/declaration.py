@@ -1,0 +1,47 @@
+"""What a probe is on the controller: one declaration per probe, in plugin_utils/probes/<probe>.py.
+
+The registry (registry.py) finds each declaration from the probe scripts in probes/, so nothing lists the probes by
+hand: the profiles, the default time limits, the judge's checks and metrics and the dossier's sections are all read
+from here. docs/adding-a-probe.md walks through writing one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from ..judge.catalogue import CheckFunction, MetricsFunction
+
+# derived_params(host_dir, params) -> (params with what the same run already measured on the host, notes saying what
+# was derived and from where); a parameter the user gave always wins.
+DerivedParams = Callable[[str, Dict[str, Any]], Tuple[Dict[str, Any], List[str]]]
+TABLES_HTML = "sections/tables.html.j2"
+TABLES_MARKDOWN = "sections/tables.md.j2"
+
+
+@dataclass(frozen=True)
+class ProbeSection:
+    """A probe's own summary in the dossier: templates included before the generic table, and the view they read."""
+
+    view: Callable[[Any], Dict[str, Any]]
+    html_template: str = TABLES_HTML
+    markdown_template: str = TABLES_MARKDOWN
+
+
+@dataclass(frozen=True)
+class ProbeDeclaration:
+    name: str
+    # Where the probe runs in a profile: lower first (bandwidth before sustained load, which needs a cool-down after).
+    run_order: int
+    timeout_s: int
+    # {profile: parameters the profile gives the probe}; the user's probe_params win over them.
+    profiles: Mapping[str, Mapping[str, Any]]
+    checks: Mapping[str, CheckFunction] = field(default_factory=dict)
+    metrics: Optional[MetricsFunction] = None
+    section: Optional[ProbeSection] = None
+    min_gpus: int = 1
+    derived_params: Optional[DerivedParams] = None
+    # Why no rule reads the probe ("" when rules do): its absence is then never a failed GPU.
+    judges_nothing: str = ""
+    # A probe that runs from a role and playbook of its own rather than a profile of the probe role.
+    own_playbook: str = ""
+    summary: str = ""
