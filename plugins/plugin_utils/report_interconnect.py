@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .report_health import MISSING, Cell, cell, dig, number_or_none
 from .report_measurements import table
-from .report_values import is_unavailable
+from .result_fields import is_unavailable
 from .svg_plots import heatmap_chart, line_chart
 
 MAX_PLOTTED_PAIRS = 8

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from .report_health import MISSING, Cell, cell, dig, number_or_none
-from .report_values import is_unavailable
+from .result_fields import is_unavailable
 from .svg_plots import line_chart, roofline_chart
 
 

@@ -5,6 +5,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
+from .result_fields import is_unavailable, unavailable_reason
+
 # Longest suffix first, so that "_gbps" wins over "_s" and "_mib" over "_b".
 UNIT_SUFFIXES: Tuple[Tuple[str, str], ...] = tuple(sorted((
     ("_bytes", "B"),
@@ -36,15 +38,6 @@ def unit_for(key: Optional[str]) -> str:
         if lowered.endswith(suffix) and len(lowered) > len(suffix):
             return unit
     return ""
-
-
-def is_unavailable(value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"unavailable"}
-
-
-def unavailable_reason(value: Any) -> str:
-    reason = value.get("unavailable") if isinstance(value, dict) else None
-    return str(reason) if reason not in (None, "") else "no reason given"
 
 
 def format_number(number: Union[int, float]) -> str:

@@ -1,29 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What every probe's check functions share: a check built from its rule, a GPU's label, a field read by path.
+"""What every probe's check functions share: a check built from its rule, a GPU's label, an unavailable field's check.
 
-A check function is (host, data, rule, context) -> List[Check] (judge/catalogue.py's CheckFunction).
+A check function is (host, data, rule, context) -> List[Check] (judge/catalogue.py's CheckFunction); reading a field
+by path is plugin_utils/result_fields.py's dig.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
 from .model import Check
-from .sku import is_unavailable
-
-MISSING = object()
-
-
-def dig(node: Any, *path: str) -> Any:
-    """node[path0][path1]...; MISSING when a key is absent; an {"unavailable": ...} on the way is returned as is."""
-    for key in path:
-        if is_unavailable(node):
-            return node
-        if not isinstance(node, dict) or key not in node:
-            return MISSING
-        node = node[key]
-    return node
 
 
 def unavailable_status(reason: str) -> str:

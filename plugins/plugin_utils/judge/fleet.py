@@ -9,11 +9,12 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
-from .check_helpers import MISSING, dig, gpu_label
+from ..result_fields import MISSING, dig, is_unavailable
+from .check_helpers import gpu_label
 from .metrics import Metric
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .rules import RuleContext, cap_status, effective_rules, rule_list
-from .sku import identify_host, is_unavailable, unknown_group
+from .sku import identify_host, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
 
 FAILED_STATUSES = ("error", "timeout", "unreachable")

@@ -10,18 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..result_fields import number_or_none
 from .check_helpers import make_check, param_source
 from .measurement_checks import judge_against_baseline
 from .model import Check
 from .stats import median
 
 PCIE_PATHS = ("PIX", "PXB", "PHB", "NODE", "SYS")
-
-
-def _number(value: Any) -> Optional[float]:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
 
 
 def _pairs(data: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -64,7 +59,7 @@ def _headline(pair: Dict[str, Any], section: str) -> Any:
     """The section's headline; a pair whose later phase failed keeps what it measured before."""
     part = pair.get(section)
     value = part.get("headline_gbps") if isinstance(part, dict) else None
-    if _number(value) is not None:
+    if number_or_none(value) is not None:
         return value
     if pair.get("error"):
         return {"unavailable": "the pair failed: %s" % pair["error"]}
@@ -89,7 +84,7 @@ def _against_link_class(section: str, what: str) -> Callable[..., List[Check]]:
             group_rule = dict(rule, params=dict(params, known_good=known.get(group), datasheet=datasheet.get(group)))
             if known.get(group) is None:
                 for device, value, words in by_group[group]:
-                    rate = "%.1f GB/s" % value if _number(value) is not None else "not measured"
+                    rate = "%.1f GB/s" % value if number_or_none(value) is not None else "not measured"
                     checks.append(make_check(rule, host, "skip", "%s: %s; the rules name no known-good value for %s links, "
                                              "so it is compared with the host's other pairs of its class only"
                                              % (words, rate, group.replace("_", " ")), device))
@@ -105,7 +100,7 @@ def pair_vs_host_median(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
     fail_pct, warn_pct = float(params.get("fail_below_pct", 80)), float(params.get("warn_below_pct", 90))
     classes: Dict[str, List[Tuple[Dict[str, Any], float]]] = {}
     for pair in _pairs(data):
-        value = _number(_headline(pair, "unidirectional"))
+        value = number_or_none(_headline(pair, "unidirectional"))
         link = pair.get("link_class")
         if value is not None and isinstance(link, str):
             classes.setdefault(link, []).append((pair, value))
@@ -229,7 +224,7 @@ def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], cont
     present = ((getattr(context, "baseline", None) or {}).get("known_good") or {})
     key = next((name for name in candidates if name in present), candidates[0] if candidates else None)
     if key is None:
-        number = _number(value)
+        number = number_or_none(value)
         return [make_check(rule, host, "skip", "%s: %s; the rules name no known-good value for %s ranks, so it is compared with "
                            "the fleet's peers only" % (what, "%.1f GB/s" % number if number is not None else "not measured", ranks),
                            value=number, unit="GB/s")]
@@ -246,7 +241,7 @@ def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
         return []
     topology = data.get("topology") if isinstance(data.get("topology"), dict) else {}
     classes = [link for link in topology.get("link_classes") or [] if isinstance(link, str)]
-    with_p2p, without = _number(default.get("peak_busbw_gbps")), _number(disabled.get("peak_busbw_gbps"))
+    with_p2p, without = number_or_none(default.get("peak_busbw_gbps")), number_or_none(disabled.get("peak_busbw_gbps"))
     if with_p2p is None or not without:
         return []
     ratio = with_p2p / without

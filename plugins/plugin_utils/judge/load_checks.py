@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
+from ..result_fields import is_unavailable
 from .check_helpers import gpu_label, make_check, param_source
 from .model import Check
-from .sku import is_unavailable
 
 
 def _gpus(data: Dict[str, Any]) -> List[Dict[str, Any]]:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-
-def is_unavailable(value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"unavailable"}
+from ..result_fields import is_unavailable
 
 
 def known(value: Any) -> Any:
