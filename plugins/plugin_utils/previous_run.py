@@ -1,14 +1,14 @@
 """Find each host's previous result: the newest earlier run in the results directory that holds the host."""
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
-from .result_paths import PROBE_NAME_PATTERN, RUN_ID_PATTERN, host_dir_name
+from .result_paths import RUN_ID_PATTERN, host_dir_name
+from .store.read import read_envelope, result_probes
 
 _TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
 EnvelopeCheck = Callable[[dict], List[str]]
@@ -47,27 +47,17 @@ class PreviousResults:
     problems: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
-def _read_envelope(path: str) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        envelope = json.load(handle)
-    if not isinstance(envelope, dict):
-        raise ValueError("it holds a JSON %s, not an object" % type(envelope).__name__)
-    return envelope
-
-
 def _host_results(host_path: str, run_id: str, check_envelope: Optional[EnvelopeCheck]) -> Tuple[Dict[str, dict], Dict[str, str]]:
     envelopes: Dict[str, dict] = {}
     problems: Dict[str, str] = {}
     try:
-        names = sorted(os.listdir(host_path))
+        probes = result_probes(host_path)
     except OSError:
         return envelopes, problems
-    for name in names:
-        probe, extension = os.path.splitext(name)
-        if extension != ".json" or not PROBE_NAME_PATTERN.match(probe):
-            continue
+    for probe in probes:
+        name = probe + ".json"
         try:
-            envelope = _read_envelope(os.path.join(host_path, name))
+            envelope = read_envelope(host_path, probe)
         except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             problems[probe] = "previous run's %s is unreadable: %s (run %s)" % (name, exc, run_id)
             continue

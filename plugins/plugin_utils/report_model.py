@@ -1,7 +1,6 @@
 """Load a run directory into what the report shows: hosts, their envelopes by probe, their state."""
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -9,17 +8,16 @@ from urllib.parse import unquote
 
 from ..module_utils.envelope_statuses import ENVELOPE_STATUSES
 from .report_values import unavailable_fields
-from .result_paths import PROBE_NAME_PATTERN, host_dir_name, is_hashed_dir_name
-from .run_store import INPUTS_FILE, STORE_FILES, StoreRefused, run_record
-from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at, read_bytes_at
+from .result_paths import host_dir_name, is_hashed_dir_name
+from .run_store import INPUTS_FILE, StoreRefused, run_record
+from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
+from .store.read import read_envelope, read_json_below, result_probes
 
 # Worse states rank higher; error and timeout are equally bad.
 STATE_RANK = {"ok": 0, "unavailable": 1, "partial": 2, "timeout": 3, "error": 3, "unreachable": 4}
 NO_RESULT_REASON = ("no result was written for this host: it was not reached or failed before probing; "
                     "see the ansible-playbook output")
 UNGROUPED = "(no group)"
-# A result larger than this is not loaded: no probe writes one, and reading it could exhaust the controller's memory.
-RESULT_LIMIT_BYTES = 64 * 2 ** 20
 
 
 @dataclass
@@ -89,23 +87,11 @@ class RunModel:
                        for entry in host.probes.values() if "collection_version" in entry.envelope})
 
 
-def _read_json_below(host_path: str, name: str) -> Any:
-    """The JSON in host_path/name, never through a link, at most RESULT_LIMIT_BYTES; OSError or ValueError."""
-    fd = os.open(host_path, DIRECTORY_FLAGS)
-    try:
-        payload = read_bytes_at(fd, name, RESULT_LIMIT_BYTES, os.path.join(os.path.basename(host_path), name))
-    finally:
-        os.close(fd)
-    return json.loads(payload.decode("utf-8"))
-
-
 def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     json_file = probe + ".json"
     raw_file = probe + ".raw" if os.path.isfile(os.path.join(host_path, probe + ".raw")) else None
     try:
-        envelope = _read_json_below(host_path, json_file)
-        if not isinstance(envelope, dict):
-            raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
+        envelope = read_envelope(host_path, probe)
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return ProbeEntry(probe, "error", "result file unreadable: %s" % exc, {}, json_file, raw_file)
     status = envelope.get("status")
@@ -118,20 +104,13 @@ def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
 
 
 def read_host_probes(host_path: str) -> Dict[str, ProbeEntry]:
-    if not os.path.isdir(host_path) or os.path.islink(host_path):
-        return {}
-    probes = {}
-    for name in sorted(os.listdir(host_path)):
-        probe, extension = os.path.splitext(name)
-        if extension == ".json" and name not in STORE_FILES and PROBE_NAME_PATTERN.match(probe):
-            probes[probe] = read_probe_entry(host_path, probe)
-    return probes
+    return {probe: read_probe_entry(host_path, probe) for probe in result_probes(host_path)}
 
 
 def read_host_inputs(host_path: str) -> Tuple[Dict[str, Any], str]:
     """(inputs.json of the host, "") or ({}, why there are none)."""
     try:
-        inputs = _read_json_below(host_path, INPUTS_FILE)
+        inputs = read_json_below(host_path, INPUTS_FILE)
     except FileNotFoundError:
         return {}, "no %s: no playbook run of this run wrote it" % INPUTS_FILE
     except (OSError, ValueError) as exc:

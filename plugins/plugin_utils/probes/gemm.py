@@ -6,41 +6,30 @@ inventory always wins; when nothing can be derived the probe measures or calibra
 """
 from __future__ import annotations
 
-import json
-import os
-from typing import Any, Dict, List, Tuple
+from dataclasses import replace
+from typing import Any, Dict, List, Optional, Tuple
 
-from ...module_utils.envelope_statuses import MEASURED_STATUSES
-from ..judge.measurement_checks import GEMM_CHECKS
-from ..judge.metrics import gemm_metrics
+from ..judge.baseline_checks import against_known_good
+from ..judge.measurement import Condition, Device, Measurement, Missing, measured, metrics_of, not_measured
+from ..judge.repeats import finite
 from ..judge.sku import identify_host
 from ..report_measurements import gemm_view
+from ..result_fields import is_unavailable
 from ..rules_and_baselines import load_baselines
+from ..store.read import measured_data
 from .declaration import ProbeDeclaration, ProbeSection
+from .membw import membw_measurements
 
 GEMM_PEAK_KEYS = {"fp32": "fp32", "tf32": "tf32_dense", "bf16": "bf16_dense", "fp16": "fp16_dense", "fp8_e4m3": "fp8_dense"}
 
 
-def _stored_data(host_path: str, probe: str) -> Any:
-    try:
-        with open(os.path.join(host_path, probe + ".json"), encoding="utf-8") as handle:
-            envelope = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    if isinstance(envelope, dict) and envelope.get("status") in MEASURED_STATUSES and isinstance(envelope.get("data"), dict):
-        return envelope["data"]
-    return None
-
-
 def membw_bandwidth_by_gpu(membw_data: Any) -> Dict[str, float]:
+    """{GPU UUID: membw's headline bandwidth}, from membw's measurements; the CPU path's is keyed "cpu"."""
     found = {}
-    for entry in (membw_data or {}).get("devices") or []:
-        device = entry.get("device") if isinstance(entry, dict) and isinstance(entry.get("device"), dict) else {}
-        headline = entry.get("headline") if isinstance(entry, dict) and isinstance(entry.get("headline"), dict) else {}
-        value = headline.get("bandwidth_gbps")
-        key = device.get("uuid") if device.get("kind") == "cuda" else "cpu"
-        if isinstance(key, str) and isinstance(value, (int, float)) and not isinstance(value, bool):
-            found[key] = float(value)
+    for measurement in membw_measurements(membw_data) if isinstance(membw_data, dict) else []:
+        key = measurement.device.uuid if measurement.device.kind == "cuda" else "cpu"
+        if isinstance(key, str) and measurement.value is not None:
+            found[key] = float(measurement.value)
     return found
 
 
@@ -60,17 +49,85 @@ def baseline_peaks(health_data: Any, baselines: List[dict]) -> Tuple[Dict[str, f
 def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
     derived, notes = {}, []
     if "memory_bandwidth_gbps" not in params:
-        bandwidths = membw_bandwidth_by_gpu(_stored_data(host_path, "membw"))
+        bandwidths = membw_bandwidth_by_gpu(measured_data(host_path, "membw"))
         if bandwidths:
             derived["memory_bandwidth_gbps"] = bandwidths
             notes.append("memory_bandwidth_gbps from this run's membw result")
     if "peak_tflops" not in params:
         baselines, unused_problems = load_baselines()
-        peaks, sku = baseline_peaks(_stored_data(host_path, "health"), baselines)
+        peaks, sku = baseline_peaks(measured_data(host_path, "health"), baselines)
         if peaks:
             derived["peak_tflops"] = peaks
             notes.append("peak_tflops from baselines/%s.yaml (SKU identified from this run's health result)" % sku)
     return dict(params, **derived), notes
+
+
+# The calibration shape's rate in each named state, each its own metric: a shape sweep's best mixes the two states.
+STATE_METRICS = (("bf16", "burst"), ("bf16", "sustained"), ("fp8_e4m3", "burst"), ("fp8_e4m3", "sustained"))
+STATE_WORDS = {"burst": "burst (from idle, before the power cap)", "sustained": "sustained (steady state at the power limit)"}
+LOWER_POWER_LIMIT = ("its sustained rate was measured at a %(measured)g W power limit and the known-good at %(reference)g W, so "
+                     "the two are not compared: the lowered limit is a configuration finding (health.power_limit), not a slow GPU")
+
+
+def state_metric_id(dtype: str, method: str) -> str:
+    """gemm.bf16_burst_tflops, gemm.fp8_sustained_tflops ..."""
+    return "gemm.%s_%s_tflops" % (dtype.split("_", maxsplit=1)[0], method)
+
+
+def _state_of(rate: Dict[str, Any], method: str, what: str) -> Tuple[Dict[str, Any], Optional[Missing]]:
+    """(the dtype's burst or sustained record, None), or ({}, why it is missing: a skip or an error)."""
+    states = rate.get("power_states")
+    if states is None:
+        return {}, not_measured(what, "this gemm result has no burst or sustained timing (written by a gemm probe older than "
+                                "the two named states); run the gemm probe again", "skip", listed_first=True)
+    if is_unavailable(states):
+        return {}, not_measured(what, states["unavailable"], "error" if "failed" in states["unavailable"] else "skip", listed_first=True)
+    state = states.get(method, {"unavailable": "no %s timing in the result" % method})
+    if is_unavailable(state):
+        return {}, not_measured(what, state["unavailable"], listed_first=True)
+    return state, None
+
+
+def _state_measurement(entry: Dict[str, Any], dtype: str, method: str) -> Optional[Measurement]:
+    """One state's rate of one device entry; None where the entry's dtypes do not name the dtype."""
+    rates = entry.get("dtypes") if isinstance(entry.get("dtypes"), dict) else {}
+    rate = rates.get(dtype)
+    states = rate.get("power_states") if isinstance(rate, dict) and isinstance(rate.get("power_states"), dict) else {}
+    held = states.get(method) if isinstance(states.get(method), dict) else {}
+    what = "the %s %s matmul rate" % (dtype, STATE_WORDS[method])
+    measurement = Measurement(state_metric_id(dtype, method), "TFLOP/s", "higher", Device.of(entry.get("device")), what,
+                              value=measured(held.get("tflops")))
+    if measurement.device.kind != "cuda":
+        return measurement
+    if entry.get("error") or not rates:
+        return replace(measurement, missing=not_measured(what, entry.get("error") or "no dtype was measured"))
+    if not isinstance(rate, dict):
+        return None
+    if is_unavailable(rate):
+        return replace(measurement, missing=Missing("%s" % (rate["unavailable"],), "skip", "%s matmul is not offered here: %s"
+                                                    % (dtype, rate["unavailable"]), listed_first=True))
+    state, missing = _state_of(rate, method, what)
+    if missing is not None:
+        return replace(measurement, missing=missing)
+    detail = " on %s" % (rate.get("power_states") or {}).get("case", "?")
+    if method == "burst" and state.get("power_cap_reached"):
+        detail += " (%s)" % state.get("note", "the power cap engaged inside a burst window")
+    conditions = ()
+    if method == "sustained" and "power_limit_w" in state:
+        conditions = (Condition("power_limit_w", state["power_limit_w"], "power limit", LOWER_POWER_LIMIT),)
+    return replace(measurement, samples=tuple(finite(state.get("repeats_tflops"))), detail=detail, conditions=conditions)
+
+
+def gemm_measurements(data: Dict[str, Any]) -> List[Measurement]:
+    """Per device, the calibration shape's burst and sustained rates of bf16 and fp8 (median of their repeats), the
+    sustained ones with the power limit they were measured at."""
+    found = []
+    devices = data.get("devices") if isinstance(data, dict) else None
+    for entry in devices if isinstance(devices, list) else []:
+        if isinstance(entry, dict):
+            measured_states = (_state_measurement(entry, dtype, method) for dtype, method in STATE_METRICS)
+            found.extend(measurement for measurement in measured_states if measurement is not None)
+    return found
 
 
 DECLARATION = ProbeDeclaration(
@@ -78,8 +135,12 @@ DECLARATION = ProbeDeclaration(
     run_order=40,
     timeout_s=900,
     profiles={"acceptance": {}, "full": {}},
-    checks=GEMM_CHECKS,
-    metrics=gemm_metrics,
+    checks={"bf16_burst": against_known_good(state_metric_id("bf16", "burst"), gemm_measurements),
+            "bf16_sustained": against_known_good(state_metric_id("bf16", "sustained"), gemm_measurements),
+            "fp8_burst": against_known_good(state_metric_id("fp8_e4m3", "burst"), gemm_measurements),
+            "fp8_sustained": against_known_good(state_metric_id("fp8_e4m3", "sustained"), gemm_measurements)},
+    measurements=gemm_measurements,
+    metrics=metrics_of(gemm_measurements),
     section=ProbeSection(gemm_view),
     derived_params=gemm_inputs,
     summary="matmul throughput per dtype over shapes on the roofline, burst and sustained at the power limit",

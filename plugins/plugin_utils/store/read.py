@@ -1,0 +1,59 @@
+"""Reading results back from the store: one way for the report, drift's previous run and a probe's derived inputs.
+
+Only probe results are read (never the store's own records), never through a symbolic link, never more than
+RESULT_LIMIT_BYTES; what cannot be read raises OSError or ValueError with the reason.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Optional
+
+from ...module_utils.envelope_statuses import MEASURED_STATUSES
+from ..result_paths import PROBE_NAME_PATTERN
+from ..run_store import STORE_FILES
+from ..safe_fs import DIRECTORY_FLAGS, read_bytes_at
+
+# A result larger than this is not loaded: no probe writes one, and reading it could exhaust the controller's memory.
+RESULT_LIMIT_BYTES = 64 * 2 ** 20
+
+
+def read_json_below(host_path: str, name: str, limit: int = RESULT_LIMIT_BYTES) -> Any:
+    """The JSON in host_path/name, never through a link, at most limit bytes; OSError or ValueError."""
+    fd = os.open(host_path, DIRECTORY_FLAGS)
+    try:
+        payload = read_bytes_at(fd, name, limit, os.path.join(os.path.basename(host_path), name))
+    finally:
+        os.close(fd)
+    return json.loads(payload.decode("utf-8"))
+
+
+def result_probes(host_path: str) -> List[str]:
+    """The probes with a result file in a host's directory (not its store records); [] for a link or no directory."""
+    if not os.path.isdir(host_path) or os.path.islink(host_path):
+        return []
+    found = []
+    for name in sorted(os.listdir(host_path)):
+        probe, extension = os.path.splitext(name)
+        if extension == ".json" and name not in STORE_FILES and PROBE_NAME_PATTERN.match(probe):
+            found.append(probe)
+    return found
+
+
+def read_envelope(host_path: str, probe: str) -> Dict[str, Any]:
+    """A probe's stored envelope, a JSON object; OSError or ValueError saying why it cannot be read."""
+    envelope = read_json_below(host_path, probe + ".json")
+    if not isinstance(envelope, dict):
+        raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
+    return envelope
+
+
+def measured_data(host_path: str, probe: str) -> Optional[Dict[str, Any]]:
+    """The data of a probe's stored result when it measured something (ok or partial), else None."""
+    try:
+        envelope = read_envelope(host_path, probe)
+    except (OSError, ValueError):
+        return None
+    if envelope.get("status") in MEASURED_STATUSES and isinstance(envelope.get("data"), dict):
+        return envelope["data"]
+    return None
