@@ -17,7 +17,7 @@ from test_validate_playbook import ANSIBLE_PLAYBOOK, ROOT  # pylint: disable=imp
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import host_dir_name
 
-HEALTH_OK = os.path.join(ROOT, "tests", "unit", "judge", "fixtures", "h200x2_health_ok.json")
+HEALTH_OK = os.path.join(ROOT, "tests", "fixtures", "health_h200x2_ok_by_the_action.json")
 PREVIOUS, CURRENT = "20261129T010000Z-000001", "20261130T010000Z-000002"
 # The recorded host is a 2-GPU slice of an 8-GPU H200 board: its inventory says so.
 RIG = {"health.gpu_count": {"params": {"expected": 2}}}

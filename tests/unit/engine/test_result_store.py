@@ -7,8 +7,8 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import store_result
 
-FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probes", "fixtures",
-                       "health_h200x2.json")
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures",
+                       "health_h200x2_ok_by_hand_anonymised.json")
 PROVENANCE = {"run_id": "20261130T000000Z-000001", "collection_version": "0.1.0", "probe_sha256": "a" * 64}
 
 

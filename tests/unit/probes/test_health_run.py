@@ -13,7 +13,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
 from probe_runs import assert_schema_header, run_probe
 
-H200_FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "health_h200x2.json")
+H200_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "health_h200x2_ok_by_hand_anonymised.json")
 _validator = partial(schema_validator, "health.schema.json")
 
 
