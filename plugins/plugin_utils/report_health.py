@@ -1,7 +1,8 @@
 """The health probe's summary for the dossier: GPU table, topology matrix, device nodes, CUDA init, XIDs, processes.
 
-The health data is read defensively: any key may be missing, unavailable or of another type, and
-the summary still renders (a missing value reads "—", an unavailable one "n/a" with its reason).
+It reads the field names of schemas/health.schema.json and no others (what is stored has been held to that schema).
+It reads them defensively all the same: any key may be missing, unavailable or of another type, and the summary
+still renders (a missing value reads "—", an unavailable one "n/a" with its reason).
 """
 from __future__ import annotations
 
@@ -37,13 +38,9 @@ def dig(value: Any, *path: Any) -> Any:
     return value
 
 
-def first(value: Any, *paths: Sequence[Any]) -> Tuple[Optional[str], Any]:
-    """(field name, value) of the first path present; field names differ between probe versions."""
-    for path in paths:
-        found = dig(value, *path)
-        if found is not MISSING:
-            return str(path[-1]), found
-    return None, MISSING
+def field(value: Any, *path: Any) -> Tuple[str, Any]:
+    """(field name, value) at path: the name gives the value its unit."""
+    return str(path[-1]), dig(value, *path)
 
 
 def cell(key: Optional[str], value: Any, flag: str = "") -> Cell:
@@ -88,38 +85,31 @@ GPU_COLUMNS = ("GPU", "name", "UUID", "serial", "PCI bus", "memory", "SM clock n
 
 
 def gpu_row(gpu: Any) -> List[Cell]:
-    ecc_uncorrectable = first(gpu, ("ecc", "volatile_uncorrected_count"), ("ecc", "volatile_uncorrectable"),
-                              ("ecc", "volatile", "uncorrectable"))
-    remap_pending = first(gpu, ("remapped_rows", "pending"), ("remapped_rows", "pending_remap"))
-    remap_failed = first(gpu, ("remapped_rows", "failure"), ("remapped_rows", "failed"),
-                         ("remapped_rows", "remap_failure"))
+    ecc_uncorrectable = field(gpu, "ecc", "volatile_uncorrected_count")
+    remap_pending = field(gpu, "remapped_rows", "pending")
+    remap_failed = field(gpu, "remapped_rows", "failure")
     return [
         cell("index", dig(gpu, "index")),
         cell("name", dig(gpu, "name")),
         cell("uuid", dig(gpu, "uuid")),
         cell("serial", dig(gpu, "serial")),
-        cell(*first(gpu, ("pci", "bus_id"), ("pci_bus_id",))),
-        current_of_max(first(gpu, ("memory_used_mib",), ("memory", "used_mib")),
-                       first(gpu, ("memory_total_mib",), ("memory", "total_mib"))),
-        current_of_max(first(gpu, ("clocks", "sm_mhz")), first(gpu, ("clocks", "max_sm_mhz"), ("clocks", "sm_max_mhz"))),
-        current_of_max(first(gpu, ("clocks", "memory_mhz"), ("clocks", "mem_mhz")),
-                       first(gpu, ("clocks", "max_memory_mhz"), ("clocks", "mem_max_mhz"))),
-        current_of_max(first(gpu, ("power", "draw_w")), first(gpu, ("power", "limit_w"))),
-        cell(*first(gpu, ("temperature", "gpu_c"), ("temperature_c",))),
-        cell(*first(gpu, ("ecc", "mode_current"), ("ecc", "mode"))),
+        cell(*field(gpu, "pci", "bus_id")),
+        current_of_max(field(gpu, "memory", "used_mib"), field(gpu, "memory", "total_mib")),
+        current_of_max(field(gpu, "clocks", "sm_mhz"), field(gpu, "clocks", "max_sm_mhz")),
+        current_of_max(field(gpu, "clocks", "memory_mhz"), field(gpu, "clocks", "max_memory_mhz")),
+        current_of_max(field(gpu, "power", "draw_w"), field(gpu, "power", "limit_w")),
+        cell(*field(gpu, "temperature", "gpu_c")),
+        cell(*field(gpu, "ecc", "mode_current")),
         cell(ecc_uncorrectable[0], ecc_uncorrectable[1], _count_flag(ecc_uncorrectable[1])),
         cell(remap_pending[0], remap_pending[1], _count_flag(remap_pending[1])),
         cell(remap_failed[0], remap_failed[1], _count_flag(remap_failed[1])),
         # An idle GPU may lower its PCIe generation to save power, so this is a warning, not a failure.
-        current_of_max(first(gpu, ("pcie", "current_link_gen"), ("pcie", "gen_current")),
-                       first(gpu, ("pcie", "max_link_gen"), ("pcie", "gen_max")), "Gen ", flag_below="warn"),
-        current_of_max(first(gpu, ("pcie", "current_link_width"), ("pcie", "width_current")),
-                       first(gpu, ("pcie", "max_link_width"), ("pcie", "width_max")), "x",
+        current_of_max(field(gpu, "pcie", "current_link_gen"), field(gpu, "pcie", "max_link_gen"), "Gen ", flag_below="warn"),
+        current_of_max(field(gpu, "pcie", "current_link_width"), field(gpu, "pcie", "max_link_width"), "x",
                        separator=" / x", flag_below="bad"),
-        current_of_max(first(gpu, ("nvlink", "active_count")), first(gpu, ("nvlink", "supported_count")),
-                       flag_below="bad"),
-        cell(*first(gpu, ("persistence_mode",), ("persistence",))),
-        cell(*first(gpu, ("mig_mode",), ("mig", "current"), ("mig", "mode"), ("mig",))),
+        current_of_max(field(gpu, "nvlink", "active_count"), field(gpu, "nvlink", "supported_count"), flag_below="bad"),
+        cell(*field(gpu, "persistence_mode")),
+        cell(*field(gpu, "mig_mode")),
     ]
 
 
@@ -138,7 +128,7 @@ def power_plot(gpus: List[Any]) -> str:
 
 
 def temperature_plot(gpus: List[Any]) -> str:
-    temperatures = [number_or_none(first(gpu, ("temperature", "gpu_c"), ("temperature_c",))[1]) for gpu in gpus]
+    temperatures = [number_or_none(dig(gpu, "temperature", "gpu_c")) for gpu in gpus]
     if not any(value is not None for value in temperatures):
         return ""
     return bar_chart("Temperature per GPU", [gpu_label(gpu, position) for position, gpu in enumerate(gpus)],
@@ -189,17 +179,17 @@ def device_node_rows(device_nodes: Any) -> Dict[str, Any]:
     nodes = dig(device_nodes, "nodes")
     rows = []
     for node in nodes if isinstance(nodes, list) else []:
-        match = first(node, ("major_matches",), ("match",))[1]
+        match = dig(node, "major_matches")
         flag = "bad" if match is False else ""
         rows.append({"cells": [cell("path", dig(node, "path")), cell("major", dig(node, "major")),
                                cell("minor", dig(node, "minor")),
-                               cell(*first(node, ("driver_for_major",), ("proc_devices_name",))),
-                               cell(*first(node, ("expected_majors",), ("expected_major",))),
+                               cell(*field(node, "drivers_for_major")),
+                               cell(*field(node, "expected_majors")),
                                Cell("no: MISMATCH", "", "bad") if match is False else cell("match", match)],
                      "flag": flag})
     mismatches = dig(device_nodes, "mismatches")
-    mismatches = [format_value("sentence", dig(item, "sentence") if dig(item, "sentence") is not MISSING else item)
-                  for item in mismatches] if isinstance(mismatches, list) else []
+    mismatches = [format_value("sentence", dig(item, "sentence")) for item in mismatches
+                  if dig(item, "sentence") is not MISSING] if isinstance(mismatches, list) else []
     return {"reason": "" if rows else "no device nodes reported", "rows": rows, "mismatches": mismatches}
 
 
@@ -231,12 +221,9 @@ def records_table(records: Any, preferred: Sequence[str] = ()) -> Dict[str, Any]
 
 
 def xid_summary(data: Any) -> Dict[str, Any]:
-    """XIDs from the kernel_log section (its xid_events list), or from a top-level xid_events section."""
+    """XIDs from the kernel_log section (its xid_events list)."""
     xid_events = dig(data, "kernel_log")
     events = dig(xid_events, "xid_events")
-    if xid_events is MISSING:
-        xid_events = dig(data, "xid_events")
-        events = dig(xid_events, "events")
     if xid_events is MISSING:
         return {"reason": "not reported", "source": "", "table": records_table([])}
     if is_unavailable(xid_events):
@@ -247,22 +234,23 @@ def xid_summary(data: Any) -> Dict[str, Any]:
 
 
 def processes_table(gpus: List[Any]) -> Dict[str, Any]:
+    """The compute and graphics processes NVML listed on each GPU."""
     processes = []
     for position, gpu in enumerate(gpus):
-        listed = dig(gpu, "processes")
-        for process in listed if isinstance(listed, list) else []:
-            if isinstance(process, dict):
-                processes.append(dict({"gpu": gpu_label(gpu, position)}, **process))
-    return records_table(processes, ("gpu", "pid", "name", "process_name", "used_memory_mib", "type"))
+        for kind in ("compute", "graphics"):
+            listed = dig(gpu, "processes", kind)
+            for process in listed if isinstance(listed, list) else []:
+                if isinstance(process, dict):
+                    processes.append(dict({"gpu": gpu_label(gpu, position), "type": kind}, **process))
+    return records_table(processes, ("gpu", "type", "pid", "name", "used_memory_mib"))
 
 
 def platform_facts(data: Any) -> List[Tuple[str, Cell]]:
-    software = "software" if isinstance(dig(data, "software"), dict) or is_unavailable(dig(data, "software")) else "driver"
-    facts = [("driver version", (software, "driver_version")), ("CUDA driver version", (software, "cuda_driver_version")),
-             ("NVML version", (software, "nvml_version")), ("kernel module version", (software, "kernel_module_version")),
+    facts = [("driver version", ("software", "driver_version")), ("CUDA driver version", ("software", "cuda_driver_version")),
+             ("NVML version", ("software", "nvml_version")), ("kernel module version", ("software", "kernel_module_version")),
              ("hostname", ("platform", "hostname")),
              ("kernel", ("platform", "kernel_release")), ("OS", ("platform", "os_release", "PRETTY_NAME")),
-             ("CPU", ("platform", "cpu", "model") if isinstance(dig(data, "platform", "cpu"), dict) else ("platform", "cpu_model")),
+             ("CPU", ("platform", "cpu", "model")),
              ("kernel command line", ("platform", "cmdline"))]
     rows = [(label, cell(path[-1], dig(data, *path))) for label, path in facts]
     numa = dig(data, "platform", "numa_nodes")
@@ -298,11 +286,12 @@ def fleet_columns(data: Any) -> Dict[str, str]:
         gpu_text = "%d × %s" % (len(gpus), ", ".join(names) or "unknown model") if gpus else "0"
     else:
         gpu_text = cell("gpus", gpus).note or "—"
-    driver = cell(*first(data, ("software", "driver_version"), ("driver", "driver_version")))
+    driver = cell(*field(data, "software", "driver_version"))
     cuda = cuda_init_summary(dig(data, "cuda_init"))
     cuda_text = {"": "ok", "bad": "failed"}.get(cuda["flag"], cuda["verdict"])
     if cuda["flag"] == "bad":
-        unused_field, why = first(data, ("cuda_init", "reason"), ("cuda_init", "error"))
+        why = dig(data, "cuda_init", "reason")
+        why = dig(data, "cuda_init", "error") if why is MISSING else why
         cuda_text += ": " + format_value("reason", why) if why not in (MISSING, None, "") else ""
     return {"gpus": gpu_text, "driver": driver.text if not driver.note else driver.note,
             "cuda_init": cuda_text, "cuda_flag": cuda["flag"]}

@@ -116,10 +116,11 @@ def test_a_measurement_shows_beside_the_reference_of_the_check_that_judged_it(ju
     markdown, page = dossier(written, "gpu-a01", "md"), dossier(written, "gpu-a01", "html")
     assert "| gpus\\[1\\].ecc.volatile\\_uncorrected\\_count | 2 |  | 0 (rule) | **fail** health.volatile\\_uncorrected\\_count" \
         " (== 0) |" in markdown
-    assert "| plateau\\_gbps | 4012.5 | GB/s | 4800 GB/s (baselines/h200-sxm.yml: NVIDIA H200 datasheet) | pass" in markdown
+    assert ("| devices\\[0\\].plateau.plateau\\_gbps | 4012.5 | GB/s | 4800 GB/s (baselines/h200-sxm.yml: NVIDIA H200 datasheet) "
+            "| pass") in markdown
     assert '<tr class="f-bad"><td><code>gpus[1].ecc.volatile_uncorrected_count</code></td><td>2</td>' in page
     # a measurement no check holds still shows, with no reference
-    assert "| cv\\_pct | 0.8 | % | — | — |" in markdown
+    assert "| devices\\[0\\].repeats.cv\\_pct | 0.8 | % | — | — |" in markdown
 
 
 def _host_rows(markdown):
