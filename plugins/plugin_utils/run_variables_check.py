@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Mapping
 
+from .judge.rules import value_kind
 from .probes.registry import all_profiles, custom_profile_problems
 from .result_paths import check_run_id
 from .rules_and_baselines import load_baselines, load_rules, validate_overrides
@@ -20,23 +21,6 @@ CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_base
 CONTROLLER_REPORT_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_results_dir")
 
 
-def kind(value) -> str:
-    """The YAML word for a value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return type(value).__name__
-
-
 def shown(value) -> str:
     text = repr(value) if not isinstance(value, str) else repr(str(value))
     return text if len(text) <= 80 else text[:77] + "..."
@@ -45,7 +29,7 @@ def shown(value) -> str:
 def _per_probe_mapping(name: str, value, probes: list[str]) -> tuple[list[str], dict]:
     if not isinstance(value, Mapping):
         return ["%s must be a mapping of probe name to its setting, e.g. {health: ...}, not %s %s"
-                % (name, kind(value), shown(value))], {}
+                % (name, value_kind(value), shown(value))], {}
     problems = ["%s.%s: no such probe (known probes: %s)" % (name, probe, ", ".join(probes))
                 for probe in sorted(value, key=str) if probe not in probes]
     return problems, {probe: setting for probe, setting in value.items() if probe in probes}
@@ -57,7 +41,7 @@ def timeout_problems(value, probes: list[str]) -> list[str]:
         seconds = known[probe]
         if isinstance(seconds, bool) or not isinstance(seconds, int):
             problems.append("probe_timeouts.%s must be a whole number of seconds (at least 1), not %s %s"
-                            % (probe, kind(seconds), shown(seconds)))
+                            % (probe, value_kind(seconds), shown(seconds)))
         elif seconds < 1:
             problems.append("probe_timeouts.%s is %d; a time limit must be at least 1 second" % (probe, seconds))
     return problems
@@ -67,7 +51,7 @@ def params_problems(value, probes: list[str]) -> list[str]:
     """The probe itself refuses a parameter it does not know, naming the ones it takes (a per-host error)."""
     problems, known = _per_probe_mapping("probe_params", value, probes)
     problems.extend("probe_params.%s must be a mapping of parameter name to value, not %s %s"
-                    % (probe, kind(known[probe]), shown(known[probe]))
+                    % (probe, value_kind(known[probe]), shown(known[probe]))
                     for probe in sorted(known) if not isinstance(known[probe], Mapping))
     return problems
 
@@ -82,15 +66,15 @@ def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> lis
         profile = values["gpufleet_profile"]
         if not isinstance(profile, str) or profile not in profiles:
             problems.append("gpufleet_profile is %s %s, not a profile (known profiles: %s)"
-                            % (kind(profile), shown(profile), ", ".join(sorted(profiles))))
+                            % (value_kind(profile), shown(profile), ", ".join(sorted(profiles))))
     if "gpufleet_python" in values and not isinstance(values["gpufleet_python"], str):
         problems.append("gpufleet_python must be a string, the path of the host's Python (empty: the interpreter "
-                        "Ansible uses), not %s %s" % (kind(values["gpufleet_python"]), shown(values["gpufleet_python"])))
+                        "Ansible uses), not %s %s" % (value_kind(values["gpufleet_python"]), shown(values["gpufleet_python"])))
     if "gpufleet_results_dir" in values:
         directory = values["gpufleet_results_dir"]
         if not isinstance(directory, str) or not directory.strip():
             problems.append("gpufleet_results_dir must be a directory on the controller (default: results), not %s %s"
-                            % ("an empty string" if isinstance(directory, str) else kind(directory), shown(directory)))
+                            % ("an empty string" if isinstance(directory, str) else value_kind(directory), shown(directory)))
     if "probe_timeouts" in values:
         problems.extend(timeout_problems(values["probe_timeouts"], probes))
     if "probe_params" in values:
@@ -98,7 +82,7 @@ def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> lis
     overrides = values.get("gpufleet_rule_overrides")
     if overrides is not None and not isinstance(overrides, Mapping):
         problems.append("gpufleet_rule_overrides must be a mapping of rule id to {severity, params, enabled}, not %s %s"
-                        % (kind(overrides), shown(overrides)))
+                        % (value_kind(overrides), shown(overrides)))
     elif overrides is not None:
         problems.extend(re.sub(r"\brule_overrides\b", "gpufleet_rule_overrides", problem, count=1)
                         for problem in validate_overrides(values["gpufleet_rule_overrides"], rules))
@@ -118,7 +102,7 @@ def _rules(values: Mapping) -> tuple[list[str], dict | None]:
     variable = "report_rules_file" if values.get("report_rules_file") else "gpufleet_rules_file"
     rules_file = _path(values.get(variable))
     if rules_file is not None and not isinstance(rules_file, str):
-        return ["%s must be the path of a rules file, not %s %s" % (variable, kind(rules_file), shown(rules_file))], None
+        return ["%s must be the path of a rules file, not %s %s" % (variable, value_kind(rules_file), shown(rules_file))], None
     try:
         return [], load_rules(rules_file)
     except ValueError as exc:
@@ -130,7 +114,7 @@ def _baselines(values: Mapping) -> tuple[list[str], list[str]]:
     variable = "report_baselines_dir" if values.get("report_baselines_dir") else "gpufleet_baselines_dir"
     directory = _path(values.get(variable))
     if directory is not None and not isinstance(directory, str):
-        return ["%s must be the path of a folder of baseline files, not %s %s" % (variable, kind(directory), shown(directory))], []
+        return ["%s must be the path of a folder of baseline files, not %s %s" % (variable, value_kind(directory), shown(directory))], []
     if directory is not None and not os.path.isdir(directory):
         return ["%s %s is not a folder" % (variable, directory)], []
     # The judge reports a broken file too, and compares the hosts of that SKU with their peers only.

@@ -88,11 +88,12 @@ def rules_problems(document: Any, registries: Optional[Mapping[str, Mapping[str,
     return problems
 
 
-def _param_kind(value: Any) -> str:
+def value_kind(value: Any, boolean: str = "a boolean") -> str:
+    """The YAML word for a value's type, for messages."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "true or false"
+        return boolean
     if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
@@ -110,8 +111,8 @@ def param_kind_problem(name: str, default: Any, value: Any) -> Optional[str]:
     An override must be of the default's kind (a number for a number, a list for a list, ...); a param whose
     default is null (such as an expected count that the SKU's baseline fills in) takes a number or null.
     """
-    wanted = "a number" if default is None else _param_kind(default)
-    given = _param_kind(value)
+    wanted = "a number" if default is None else value_kind(default, "true or false")
+    given = value_kind(value, "true or false")
     items = value if isinstance(value, (list, tuple)) else [value]
     if any(isinstance(item, float) and not math.isfinite(item) for item in items):
         return "param %s must be finite, not %r (a threshold of NaN or infinity compares with nothing)" % (name, value)
