@@ -246,7 +246,7 @@ def _family(lines: List[str], name: str, help_text: str, samples: List[str]) -> 
     lines.extend(samples)
 
 
-def _gpu_label(check: Check) -> str:
+def _gpu_series_label(check: Check) -> str:
     return "" if check.gpu_index is None else str(check.gpu_index)
 
 
@@ -255,7 +255,7 @@ def _checks_by_series(judgement: FleetJudgement) -> Dict[Tuple[str, str, str], C
     chosen: Dict[Tuple[str, str, str], Check] = {}
     for name, verdict in sorted(judgement.hosts.items()):
         for check in verdict.checks:
-            key = (name, check.id, _gpu_label(check))
+            key = (name, check.id, _gpu_series_label(check))
             held = chosen.get(key)
             if held is None or STATUS_SEVERITY.get(check.status, 3) > STATUS_SEVERITY.get(held.status, 3):
                 chosen[key] = check

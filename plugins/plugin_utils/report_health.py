@@ -6,55 +6,17 @@ still renders (a missing value reads "—", an unavailable one "n/a" with its re
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .report_values import format_scalar, format_value, is_unavailable, unavailable_reason, unit_for
+from .report_cells import Cell, cell
+from .report_values import format_scalar, format_value, unit_for
+from .result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
 from .svg_plots import bar_chart
-
-MISSING = object()
-
-
-@dataclass(frozen=True)
-class Cell:
-    """Text for one table cell; note says why it is not a value; flag is "" or "bad", "warn", "na"."""
-
-    text: str
-    note: str = ""
-    flag: str = ""
-
-
-def dig(value: Any, *path: Any) -> Any:
-    """The value at path, MISSING if absent; a field under an unavailable section is that section's unavailable."""
-    for step in path:
-        if is_unavailable(value):
-            return value
-        if isinstance(step, int) and isinstance(value, list) and -len(value) <= step < len(value):
-            value = value[step]
-        elif isinstance(step, str) and isinstance(value, dict) and step in value:
-            value = value[step]
-        else:
-            return MISSING
-    return value
 
 
 def field(value: Any, *path: Any) -> Tuple[str, Any]:
     """(field name, value) at path: the name gives the value its unit."""
     return str(path[-1]), dig(value, *path)
-
-
-def cell(key: Optional[str], value: Any, flag: str = "") -> Cell:
-    if value is MISSING:
-        return Cell("—", "not reported")
-    if is_unavailable(value):
-        return Cell("n/a", unavailable_reason(value), "na")
-    return Cell(format_value(key, value), "", flag)
-
-
-def number_or_none(value: Any) -> Optional[float]:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
 
 
 def current_of_max(current: Tuple[Optional[str], Any], maximum: Tuple[Optional[str], Any],
@@ -113,7 +75,8 @@ def gpu_row(gpu: Any) -> List[Cell]:
     ]
 
 
-def gpu_label(gpu: Any, position: int) -> str:
+def gpu_axis_label(gpu: Any, position: int) -> str:
+    """The short label "GPU <index>" of plot axes and tables (its position when the index is missing)."""
     index = dig(gpu, "index")
     return "GPU %s" % (format_scalar(index) if index is not MISSING and not is_unavailable(index) else position)
 
@@ -124,14 +87,14 @@ def power_plot(gpus: List[Any]) -> str:
         return ""
     limits = [[("power limit", number_or_none(dig(gpu, "power", "limit_w")))] for gpu in gpus]
     return bar_chart("Power draw per GPU (red tick: its power limit)",
-                     [gpu_label(gpu, position) for position, gpu in enumerate(gpus)], draws, "W", markers=limits)
+                     [gpu_axis_label(gpu, position) for position, gpu in enumerate(gpus)], draws, "W", markers=limits)
 
 
 def temperature_plot(gpus: List[Any]) -> str:
     temperatures = [number_or_none(dig(gpu, "temperature", "gpu_c")) for gpu in gpus]
     if not any(value is not None for value in temperatures):
         return ""
-    return bar_chart("Temperature per GPU", [gpu_label(gpu, position) for position, gpu in enumerate(gpus)],
+    return bar_chart("Temperature per GPU", [gpu_axis_label(gpu, position) for position, gpu in enumerate(gpus)],
                      temperatures, "°C")
 
 
@@ -241,7 +204,7 @@ def processes_table(gpus: List[Any]) -> Dict[str, Any]:
             listed = dig(gpu, "processes", kind)
             for process in listed if isinstance(listed, list) else []:
                 if isinstance(process, dict):
-                    processes.append(dict({"gpu": gpu_label(gpu, position), "type": kind}, **process))
+                    processes.append(dict({"gpu": gpu_axis_label(gpu, position), "type": kind}, **process))
     return records_table(processes, ("gpu", "type", "pid", "name", "used_memory_mib"))
 
 

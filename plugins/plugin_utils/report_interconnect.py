@@ -4,9 +4,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
-from .report_health import MISSING, Cell, cell, dig, number_or_none
-from .report_measurements import table
-from .result_fields import is_unavailable
+from .report_cells import Cell, cell, table
+from .result_fields import MISSING, dig, is_unavailable, number_or_none
 from .svg_plots import heatmap_chart, line_chart
 
 MAX_PLOTTED_PAIRS = 8

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .report_health import MISSING, Cell, cell, dig, number_or_none
-from .report_measurements import table
+from .report_cells import Cell, cell, table
 from .report_values import format_number
+from .result_fields import MISSING, dig, number_or_none
 from .svg_plots import line_chart
 
 PLOTTED = (("sm_clock_mhz", "SM clock under load", "MHz"), ("power_w", "Power draw under load", "W"),

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .report_health import MISSING, Cell, cell, dig, number_or_none
-from .result_fields import is_unavailable
+from .report_cells import Cell, cell, table
+from .result_fields import MISSING, dig, is_unavailable, number_or_none
 from .svg_plots import line_chart, roofline_chart
 
 
@@ -18,10 +18,6 @@ def _label(device: Dict[str, Any]) -> str:
         return "CPU"
     uuid = device.get("uuid")
     return "GPU %s%s" % (device.get("index"), " (%s)" % uuid[:12] if isinstance(uuid, str) else "")
-
-
-def table(title: str, columns: List[str], rows: List[List[Cell]], empty: str) -> Dict[str, Any]:
-    return {"title": title, "columns": columns, "rows": rows, "empty": empty}
 
 
 def membw_view(data: Any) -> Dict[str, Any]:

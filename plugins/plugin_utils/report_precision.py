@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .report_health import MISSING, Cell, cell, dig
-from .report_measurements import table
+from .report_cells import Cell, cell, table
+from .result_fields import MISSING, dig
 
 
 def _tensors(data: Any) -> List[Dict[str, Any]]:

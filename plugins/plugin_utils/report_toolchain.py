@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from .report_health import Cell, cell, dig
-from .report_measurements import table
+from .report_cells import Cell, cell, table
+from .result_fields import dig
 
 CONTRACT_FLAG = {"pass": "", "fail": "bad", "unavailable": "na"}
 
