@@ -1,0 +1,80 @@
+"""docs/adding-a-probe.md, done as it says: its blocks are added to a temporary copy of the collection, and the toy
+probe they make runs through the real playbook into the store, the judge and the dossier."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store import STORE_FILES
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+PAGE = os.path.join(ROOT, "docs", "adding-a-probe.md")
+BLOCK = re.compile(r"<!-- adding-a-probe: (write|append) (\S+) -->\n```[a-z]*\n(.*?)\n```", re.S)
+# What the copy leaves out: the venv, the history, results and what the rig and CI leave behind.
+NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".ansible", ".whl", ".rig", "results", "collections", "__pycache__",
+                                    "examples", "*.tar.gz")
+
+
+def documented_blocks():
+    with open(PAGE, encoding="utf-8") as handle:
+        return BLOCK.findall(handle.read())
+
+
+def test_the_page_has_the_probe_s_script_schema_declaration_and_rule():
+    assert [(action, path) for action, path, _text in documented_blocks()] == [
+        ("write", "probes/toy.py"), ("write", "schemas/toy.schema.json"),
+        ("write", "plugins/plugin_utils/probes/toy.py"), ("append", "rules/default.yaml")]
+
+
+@pytest.fixture(scope="module")
+def collection_with_toy(tmp_path_factory):
+    work = tmp_path_factory.mktemp("adding_a_probe")
+    copy = work / "collection"
+    shutil.copytree(ROOT, copy, ignore=NOT_COPIED)
+    namespace = copy / "collections" / "ansible_collections" / "gpufleet"
+    namespace.mkdir(parents=True)
+    (namespace / "validation").symlink_to(os.path.join("..", "..", ".."))
+    for action, path, text in documented_blocks():
+        assert not os.path.isabs(path) and ".." not in path.split("/"), path
+        with open(copy / path, "a" if action == "append" else "x", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    results = work / "results"
+    argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-e", "gpufleet_profile=toy", "-e", "gpufleet_results_dir=%s" % results]
+    completed = subprocess.run(argv, cwd=copy, capture_output=True, text=True, timeout=600, check=False)
+    runs = [entry for entry in os.listdir(results) if entry != "latest"] if results.is_dir() else []
+    return completed.returncode, completed.stdout + completed.stderr, results / runs[0] if len(runs) == 1 else None
+
+
+def test_the_toy_probe_runs_through_the_real_playbook_alone_in_its_profile(collection_with_toy):
+    code, output, run_dir = collection_with_toy
+    assert code == 0, output
+    assert sorted(name for name in os.listdir(run_dir / "localhost") if name.endswith(".json")
+                  and name not in STORE_FILES) == ["toy.json"], output
+    with open(run_dir / "localhost" / "toy.json", encoding="utf-8") as handle:
+        envelope = json.load(handle)
+    assert envelope["status"] == "ok", envelope["reason"]
+    assert len(envelope["data"]["repeats_items_per_s"]) == 3 and envelope["data"]["median_items_per_s"] > 1000
+
+
+def test_the_judge_holds_it_to_its_rule_and_compares_its_metric(collection_with_toy):
+    _code, output, run_dir = collection_with_toy
+    with open(run_dir / "fleet.json", encoding="utf-8") as handle:
+        fleet = json.load(handle)
+    checks = {check["id"]: check for check in fleet["hosts"]["localhost"]["checks"]}
+    assert checks["toy.sum_rate"]["status"] == "pass", output
+    assert checks["toy.sum_rate"]["unit"] == "items/s" and checks["toy.sum_rate"]["reference"] == 1000
+    assert "toy.probe_status" not in checks
+    assert "toy.sum_rate_items_per_s" in json.dumps(fleet["fleet_statistics"]), fleet["fleet_statistics"]
+
+
+def test_the_dossier_shows_its_section(collection_with_toy):
+    _code, _output, run_dir = collection_with_toy
+    with open(run_dir / "localhost" / "dossier.html", encoding="utf-8") as handle:
+        dossier = handle.read()
+    assert "Sum rate of each repeat" in dossier and "Each repeat sums 1000000 integers." in dossier
+    assert "toy.sum_rate" in dossier
