@@ -22,8 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "collections"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import write_text_atomically  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (  # noqa: E402
     render_fleet_outputs,
     render_host_dossier_html,

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Open the run's directory for this playbook run (plugins/plugin_utils/run_store.py), or refuse it with the reason."""
+"""Open the run's directory for this playbook run (plugins/plugin_utils/store/run_dir.py), or refuse it with the reason."""
 from __future__ import annotations
 
 import os
@@ -9,8 +9,8 @@ import os
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import run_dir
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store import StoreRefused, open_run, playbook_writer
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir import StoreRefused, open_run, playbook_writer
 
 
 class ActionModule(ActionBase):

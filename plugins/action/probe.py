@@ -17,14 +17,14 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec imp
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import build_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, profile_params, with_derived_params
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     check_probe_name,
     host_dir,
     probe_result_path,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import store_result_at
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.safe_fs import entry_kind
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import store_result_at
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.safe_fs import entry_kind
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir import (
     INPUTS_FILE,
     StoreRefused,
     claimed_host_dir,
@@ -33,7 +33,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store impo
     playbook_writer,
     write_host_inputs,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import SchemaToolMissing, load_schema
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import SchemaToolMissing, load_schema
 
 display = Display()
 

@@ -10,14 +10,14 @@ from collections.abc import Mapping
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import text_writer_below
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import run_dir
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, judge_run, verdict_lines
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_link import point_latest_at
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_link import point_latest_at
 
 
 class ActionModule(ActionBase):

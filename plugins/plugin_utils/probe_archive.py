@@ -6,7 +6,7 @@ import io
 import os
 import zipfile
 
-from .result_paths import check_probe_name
+from .store.paths import check_probe_name
 
 PROBE_LIBRARY = "probelib"
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .control_chars import escape_control
-from .result_paths import host_dir_name
+from .store.paths import host_dir_name
 
 FLEET_SCHEMA_VERSION = "1"
 STATUS_VALUES = {"pass": 0, "warn": 1, "fail": 2, "error": 3, "skip": -1}

@@ -18,7 +18,7 @@ from .probes.declaration import ProbeSection
 from .probes.registry import sections
 from .report_health import fleet_columns
 from .report_interconnect import cross_host_runs
-from .report_model import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
+from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, measurement_references, metric_cell, metric_columns,
                               shown_reasons, statistics_rows, verdict_counts, verdict_rank, verdict_view)

@@ -12,7 +12,7 @@ from .judge.rules import param_kind_problem, rules_problems
 from .probe_archive import collection_root
 from .probes.registry import probe_catalogue
 from .safe_yaml import load_plain_yaml
-from .schema_check import schema_problems
+from .store.schemas import schema_problems
 
 BASELINE_SCHEMA = "baseline.schema.json"
 RULES_SCHEMA = "rules.schema.json"

@@ -8,9 +8,9 @@ from .judge.model import Check, FleetJudgement, blocks_gate
 from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules
 from .probes.registry import probe_catalogue
-from .previous_run import find_previous_results, most_common_run
-from .report_model import RunModel
-from .schema_check import envelope_problems
+from .store.previous import find_previous_results, most_common_run
+from .store.stored_run import RunModel
+from .store.schemas import envelope_problems
 
 
 def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[str, Dict]:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from .judge.rules import value_kind
 from .probes.registry import all_profiles, custom_profile_problems
-from .result_paths import check_run_id
+from .store.paths import check_run_id
 from .rules_and_baselines import load_baselines, load_rules, validate_overrides
 
 HOST_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_python", "gpufleet_results_dir", "gpufleet_rule_overrides",

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
 pytestmark = pytest.mark.gpu
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_store import STORE_FILES
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir import STORE_FILES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)

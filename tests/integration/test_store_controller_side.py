@@ -15,7 +15,7 @@ import pytest
 import yaml
 from test_validate_playbook import ANSIBLE_PLAYBOOK, ROOT  # pylint: disable=import-error
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import host_dir_name
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
 
 HEALTH_OK = os.path.join(ROOT, "tests", "fixtures", "health_h200x2_ok_by_the_action.json")
 PREVIOUS, CURRENT = "20261129T010000Z-000001", "20261130T010000Z-000002"

@@ -11,7 +11,7 @@ import pytest
 from junitparser import JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)

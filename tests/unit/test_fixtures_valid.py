@@ -1,7 +1,7 @@
 """Every probe result the tests hand to the judge or the report is one the store would keep: the recorded results
 (every JSON file under a fixtures/ folder of tests/, tests/fixtures/ their one home) and the results the report tests
 write into their fake runs (tests/unit/report/conftest.py: H200_DATA, NO_GPU_DATA, EVIL_DATA, membw_data), each
-checked as the store checks it (schema_check.envelope_problems: the envelope, then its data against its probe's
+checked as the store checks it (store/schemas.py envelope_problems: the envelope, then its data against its probe's
 schema). A fixture that drifts from its schema fails here, rather than describing data that can never reach a report."""
 import glob
 import importlib.util
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import envelope_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)

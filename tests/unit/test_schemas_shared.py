@@ -8,7 +8,7 @@ import os
 import pytest
 from referencing.exceptions import Unresolvable
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import (
     load_schema, schema_problems, schema_registry, schema_validator)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -10,9 +10,9 @@ import os
 from typing import Any, Dict, List, Optional
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
-from ..result_paths import PROBE_NAME_PATTERN
-from ..run_store import STORE_FILES
-from ..safe_fs import DIRECTORY_FLAGS, read_bytes_at
+from .paths import PROBE_NAME_PATTERN
+from .run_dir import STORE_FILES
+from .safe_fs import DIRECTORY_FLAGS, read_bytes_at
 
 # A result larger than this is not loaded: no probe writes one, and reading it could exhaust the controller's memory.
 RESULT_LIMIT_BYTES = 64 * 2 ** 20

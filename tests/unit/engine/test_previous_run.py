@@ -2,7 +2,7 @@
 import json
 import os
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.previous_run import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import (
     earlier_runs,
     most_common_run,
     previous_results,

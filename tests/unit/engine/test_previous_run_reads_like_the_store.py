@@ -3,8 +3,8 @@ records), never through a link, never more than the result limit."""
 import json
 import os
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.previous_run import find_previous_results
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import envelope_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import find_previous_results
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEALTH_OK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "fixtures", "health_h200x2_ok_by_the_action.json")

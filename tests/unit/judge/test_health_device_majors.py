@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from helpers import health_ok, judge_one, one
 
 from probelib.health.device_nodes import mismatch_sentence, node_changes

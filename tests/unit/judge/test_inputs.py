@@ -11,7 +11,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registr
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu, identify_host
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import (
     load_baselines, load_rules, load_yaml, validate_overrides)
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from helpers import ROOT, baselines, health_ok, rules
 
 

@@ -11,7 +11,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import (
     load_baselines, load_rules, load_yaml, validate_overrides)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.safe_yaml import MAX_INPUT_BYTES
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from helpers import ROOT, rules
 
 # Nine levels of nine aliases: 9**9 (387 million) strings once expanded, from 1 KB of text.

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import load_schema, schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import load_schema, schema_validator
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")

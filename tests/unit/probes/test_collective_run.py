@@ -7,7 +7,7 @@ import subprocess
 import jsonschema
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import PYTHON, ROOT, assert_schema_header, run_probe, shadow_module, validate_envelope
 
 MIB = 1 << 20

@@ -15,7 +15,7 @@ import gemm  # noqa: E402  (probes/ is on sys.path through conftest)
 from probelib.gemm import sweep as gemm_sweep  # noqa: E402
 from probelib.gemm.cases import GemmCase, awkward_case, build_plan, square_case  # noqa: E402
 from fake_cuda_event import FakeEvent  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator  # noqa: E402
 
 UUID = "GPU-6b6bb8c4-1c4f-7a3e-9d2a-000000000001"
 

@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from host_roots import host_reader
 from probe_runs import probe_path
 from probelib.measure import devices

@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import load_schema, schema_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import load_schema, schema_problems
 import fake_pynvml
 from probelib.health.nvml_access import NvmlSession
 from probelib.measure import gpu_snapshot

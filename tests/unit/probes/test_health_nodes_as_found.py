@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import fake_pynvml
 import health
 from probelib.health.context import SystemRoots

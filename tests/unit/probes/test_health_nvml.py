@@ -1,4 +1,4 @@
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import fake_pynvml
 import health
 from probelib.health.context import SystemRoots

@@ -10,7 +10,7 @@ from functools import partial
 import jsonschema
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import assert_schema_header, run_probe
 
 H200_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "health_h200x2_ok_by_hand_anonymised.json")

@@ -17,7 +17,7 @@ import hostbw
 from probelib.hostbw import device_run
 from probelib.hostbw.numa import format_cpulist
 from fake_cuda_event import FakeEvent  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator  # noqa: E402
 
 GIB = 2 ** 30
 

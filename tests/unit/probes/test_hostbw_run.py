@@ -5,7 +5,7 @@ from functools import partial
 import jsonschema
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module
 
 _validator = partial(schema_validator, "hostbw.schema.json")

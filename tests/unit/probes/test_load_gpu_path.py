@@ -8,7 +8,7 @@ import types
 
 import torch as real_torch
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import fake_load_nvml
 import load
 from fake_cuda_event import FakeEvent

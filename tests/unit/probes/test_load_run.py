@@ -4,7 +4,7 @@ Without a GPU (this CPU-only machine) the probe is unavailable, says why (and, w
 runs no load, and still writes schema-valid data."""
 import os
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
 
 

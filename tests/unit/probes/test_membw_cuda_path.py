@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import membw
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan

@@ -7,7 +7,7 @@ from functools import partial
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import membw
 from probe_runs import assert_schema_header, probe_path, run_probe
 from probelib.membw import device_run

@@ -11,7 +11,7 @@ import types
 
 import torch as real_torch
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import p2p
 from probelib.p2p import copies, pair_run
 from probelib.runner import ProbeResult, build_envelope

@@ -7,7 +7,7 @@ import subprocess
 import jsonschema
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import PYTHON, assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
 from probelib.precision.checkpoint import package_directory
 from probelib.precision.safetensors_file import write_file

@@ -9,7 +9,7 @@ import pytest
 
 import fake_pynvml
 import toolchain
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
 from probelib.health.nvml_access import NvmlSession
 from probelib.toolchain.children import DEVICES_CHILD, LIBRARIES_CHILD

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import host_dir_name
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
 
 RUN_ID = "20261130T020000Z-123456"
 EVIL_HOST = "<script>alert(1)</script>../x"

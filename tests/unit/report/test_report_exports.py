@@ -16,9 +16,9 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports
     run_timestamp,
     junit_case_name,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.schema_check import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
 # host: (tests, failures, errors, skipped)
 EXPECTED_JUNIT = {

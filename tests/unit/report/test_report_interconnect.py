@@ -50,7 +50,7 @@ def test_collective_section_plots_both_curves_with_their_knees_and_lists_nccl_se
 
 
 def _host(name, rank, status="ok", reason="", data=None):
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import HostModel, ProbeEntry
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import HostModel, ProbeEntry
     if data is None:
         data = collective([curve("default", 1.2)], kind="cpu", link_classes=())["data"]
         data["hosts"] = {"node_rank": rank, "nnodes": 3, "master_addr": "10.213.0.10", "master_port": 29571, "interface": "eth0",

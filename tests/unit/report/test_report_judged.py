@@ -6,10 +6,10 @@ import re
 import time
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict, worst_verdict
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (
     markdown_escape, render_fleet_index_html, render_fleet_index_markdown, render_run)
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import host_dir_name
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
 
 CSP = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
 EXPORTS = ("fleet.json", "junit.xml", "gpufleet.prom")

@@ -1,4 +1,4 @@
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import NO_RESULT_REASON, load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import NO_RESULT_REASON, load_run
 
 
 def test_states_and_reasons_per_host(fleet):

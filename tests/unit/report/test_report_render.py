@@ -3,7 +3,7 @@ import os
 import re
 
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_model import NO_RESULT_REASON, load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import NO_RESULT_REASON, load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (
     markdown_escape,
     render_fleet_index_html,
@@ -13,7 +13,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render 
     render_run,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import host_dir_name
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
 
 
 def _render_all(fleet):
@@ -192,7 +192,7 @@ def test_health_data_of_unexpected_shape_still_renders(fleet):
 
 
 def test_atomic_rendering_creates_files_only_under_the_run_directory(fleet, tmp_path):
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import write_text_atomically
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
 
     before = set(tmp_path.rglob("*"))
     render_run(str(fleet.run_dir), fleet.expected, fleet.groups, write_text_atomically)

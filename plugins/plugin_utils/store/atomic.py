@@ -1,7 +1,7 @@
 """Write a file so that a reader sees the old content or the new, never half of it, and never through a link.
 
 With ``root`` (the results directory), every component of the path below it is reached without following a link
-(plugins/plugin_utils/safe_fs.py); the store always passes it.
+(plugins/plugin_utils/store/safe_fs.py); the store always passes it.
 """
 from __future__ import annotations
 

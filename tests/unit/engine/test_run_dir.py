@@ -6,15 +6,15 @@ import re
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils import run_store
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.atomic_write import write_text_atomically
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_paths import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     HOST_DIR_NAME_MAX,
     check_run_id,
     host_dir_name,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_store import RAW_LIMIT_BYTES, bounded_raw
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.safe_fs import LinkRefused, write_bytes_below
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import RAW_LIMIT_BYTES, bounded_raw
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.safe_fs import LinkRefused, write_bytes_below
 
 
 def digest(path):
@@ -23,10 +23,10 @@ def digest(path):
 
 
 def writer(resume=False, writer_id="w-mine", pid=None):
-    record = run_store.playbook_writer(resume, "health")
+    record = run_dir.playbook_writer(resume, "health")
     record["writer_id"] = writer_id
     if pid is not None:
-        record.update(pid=pid, pid_start_ticks=run_store.process_start_ticks(pid))
+        record.update(pid=pid, pid_start_ticks=run_dir.process_start_ticks(pid))
     return record
 
 
@@ -71,8 +71,8 @@ def test_a_link_at_the_run_directory_is_refused_by_open_run(tmp_path):
     root = tmp_path / "results"
     root.mkdir()
     os.symlink(str(target), str(root / "run1"))
-    with pytest.raises(run_store.StoreRefused, match="run1 is a symbolic link"):
-        run_store.open_run(str(root), "run1", writer())
+    with pytest.raises(run_dir.StoreRefused, match="run1 is a symbolic link"):
+        run_dir.open_run(str(root), "run1", writer())
     assert os.listdir(target) == ["index.html"] and (target / "index.html").read_text() == "theirs"
 
 
@@ -85,28 +85,28 @@ def test_latest_is_not_a_run_id():
 
 def test_a_fresh_run_records_its_writer_and_the_same_writer_may_come_back(tmp_path):
     mine = writer()
-    record = run_store.open_run(str(tmp_path), "run1", mine)
+    record = run_dir.open_run(str(tmp_path), "run1", mine)
     assert [entry["writer_id"] for entry in record["writers"]] == ["w-mine"]
-    assert run_store.open_run(str(tmp_path), "run1", mine)["writers"] == record["writers"]  # a second task, same run
+    assert run_dir.open_run(str(tmp_path), "run1", mine)["writers"] == record["writers"]  # a second task, same run
     with open(tmp_path / "run1" / "run.json") as handle:
         assert json.load(handle)["writers"][0]["profile"] == "health"
 
 
 def test_a_run_id_used_again_is_refused_unless_the_writer_resumes(tmp_path):
-    run_store.open_run(str(tmp_path), "run1", writer())
+    run_dir.open_run(str(tmp_path), "run1", writer())
     before = digest(tmp_path / "run1" / "run.json")
-    with pytest.raises(run_store.StoreRefused, match="run id run1 already names a run .* gpufleet_resume=true"):
-        run_store.open_run(str(tmp_path), "run1", writer(writer_id="w-other"))
+    with pytest.raises(run_dir.StoreRefused, match="run id run1 already names a run .* gpufleet_resume=true"):
+        run_dir.open_run(str(tmp_path), "run1", writer(writer_id="w-other"))
     assert digest(tmp_path / "run1" / "run.json") == before
-    record = run_store.open_run(str(tmp_path), "run1", writer(resume=True, writer_id="w-slice"))
+    record = run_dir.open_run(str(tmp_path), "run1", writer(resume=True, writer_id="w-slice"))
     assert [entry["writer_id"] for entry in record["writers"]] == ["w-mine", "w-slice"]
 
 
 def test_a_broken_run_record_is_refused_not_rewritten(tmp_path):
     (tmp_path / "run1").mkdir()
     (tmp_path / "run1" / "run.json").write_text("{truncated")
-    with pytest.raises(run_store.StoreRefused, match="run.json is not readable JSON"):
-        run_store.open_run(str(tmp_path), "run1", writer(resume=True))
+    with pytest.raises(run_dir.StoreRefused, match="run.json is not readable JSON"):
+        run_dir.open_run(str(tmp_path), "run1", writer(resume=True))
     assert (tmp_path / "run1" / "run.json").read_text() == "{truncated"
 
 
@@ -114,27 +114,27 @@ def test_a_broken_run_record_is_refused_not_rewritten(tmp_path):
 
 def test_a_host_held_by_another_live_writer_is_refused_naming_it(tmp_path):
     live = writer(resume=True, writer_id="w-live", pid=os.getpid())
-    run_store.open_run(str(tmp_path), "run1", live)
-    with run_store.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", live):
+    run_dir.open_run(str(tmp_path), "run1", live)
+    with run_dir.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", live):
         pass
     second = writer(resume=True, writer_id="w-second")
-    run_store.open_run(str(tmp_path), "run1", second)
-    with pytest.raises(run_store.StoreRefused, match="gpu-a01's results in this run are being written by another "
-                                                     "playbook run w-live .pid %d" % os.getpid()):
-        with run_store.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", second):
+    run_dir.open_run(str(tmp_path), "run1", second)
+    with pytest.raises(run_dir.StoreRefused, match="gpu-a01's results in this run are being written by another "
+                                                   "playbook run w-live .pid %d" % os.getpid()):
+        with run_dir.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", second):
             pass
 
 
 def test_a_host_left_by_a_finished_writer_is_taken_only_when_resuming(tmp_path):
     gone = writer(writer_id="w-gone", pid=dead_pid())
-    run_store.open_run(str(tmp_path), "run1", gone)
-    with run_store.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", gone):
+    run_dir.open_run(str(tmp_path), "run1", gone)
+    with run_dir.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", gone):
         pass
-    with pytest.raises(run_store.StoreRefused, match="were written by an earlier playbook run w-gone"):
-        with run_store.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", writer(writer_id="w-late")):
+    with pytest.raises(run_dir.StoreRefused, match="were written by an earlier playbook run w-gone"):
+        with run_dir.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", writer(writer_id="w-late")):
             pass
     resumer = writer(resume=True, writer_id="w-resume")
-    with run_store.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", resumer):
+    with run_dir.claimed_host_dir(str(tmp_path), "run1", "gpu-a01", resumer):
         pass
     with open(tmp_path / "run1" / "gpu-a01" / "writer.json") as handle:
         assert json.load(handle)["writer_id"] == "w-resume"
@@ -144,10 +144,10 @@ def test_a_host_directory_that_is_a_link_is_refused_at_the_claim(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     mine = writer()
-    run_store.open_run(str(tmp_path / "results"), "run1", mine)
+    run_dir.open_run(str(tmp_path / "results"), "run1", mine)
     os.symlink(str(outside), str(tmp_path / "results" / "run1" / "gpu-a01"))
-    with pytest.raises(run_store.StoreRefused, match="gpu-a01 is a symbolic link"):
-        with run_store.claimed_host_dir(str(tmp_path / "results"), "run1", "gpu-a01", mine):
+    with pytest.raises(run_dir.StoreRefused, match="gpu-a01 is a symbolic link"):
+        with run_dir.claimed_host_dir(str(tmp_path / "results"), "run1", "gpu-a01", mine):
             pass
     assert os.listdir(outside) == []
 

@@ -9,8 +9,8 @@ import json
 import os
 from functools import lru_cache
 
-from ..module_utils.envelope_statuses import MEASURED_STATUSES
-from .probe_archive import collection_root
+from ...module_utils.envelope_statuses import MEASURED_STATUSES
+from ..probe_archive import collection_root
 
 MAX_PROBLEMS = 20
 SCHEMA_SUFFIX = ".schema.json"

@@ -5,11 +5,11 @@
     <results>/<run id>/                    flock'd while a host's claim changes
     <results>/<run id>/<host>/writer.json  the writer that holds this host's directory
     <results>/<run id>/<host>/inputs.json  the host's judge inputs: its real name, profile, rule overrides, groups, Python
-    <results>/<run id>/<host>/<probe>.json the results (plugins/plugin_utils/result_store.py)
+    <results>/<run id>/<host>/<probe>.json the results (plugins/plugin_utils/store/results.py)
 
 A run id names one run: a playbook run opens a fresh one, or joins an existing one only when told to (``resume``: add a
 slice, re-probe hosts). Two live writers never hold one host: the second is refused, naming the first. Nothing here
-follows a link below the results directory (plugins/plugin_utils/safe_fs.py).
+follows a link below the results directory (plugins/plugin_utils/store/safe_fs.py).
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional
 
-from .atomic_write import json_text
-from .result_paths import check_run_id, host_dir_name
+from .atomic import json_text
+from .paths import check_run_id, host_dir_name
 from .safe_fs import entry_kind, link_target_at, open_dir_at, open_root, read_bytes_at, write_bytes_at
 
 RUN_RECORD = "run.json"

@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
-from ..module_utils.envelope_statuses import ENVELOPE_STATUSES
-from .report_values import unavailable_fields
-from .result_paths import host_dir_name, is_hashed_dir_name
-from .run_store import INPUTS_FILE, StoreRefused, run_record
+from ...module_utils.envelope_statuses import ENVELOPE_STATUSES
+from ..report_values import unavailable_fields
+from .paths import host_dir_name, is_hashed_dir_name
+from .run_dir import INPUTS_FILE, StoreRefused, run_record
 from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
-from .store.read import read_envelope, read_json_below, result_probes
+from .read import read_envelope, read_json_below, result_probes
 
 # Worse states rank higher; error and timeout are equally bad.
 STATE_RANK = {"ok": 0, "unavailable": 1, "partial": 2, "timeout": 3, "error": 3, "unreachable": 4}

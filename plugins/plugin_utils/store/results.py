@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 import os
 
-from ..module_utils.probe_envelope import failure_envelope
-from .atomic_write import json_text
+from ...module_utils.probe_envelope import failure_envelope
+from .atomic import json_text
 from .safe_fs import open_root, write_bytes_at
-from .schema_check import envelope_problems
+from .schemas import envelope_problems
 
 PROVENANCE_KEYS = ("run_id", "collection_version", "probe_sha256")
 REASON_PROBLEMS_SHOWN = 5
@@ -51,7 +51,7 @@ def bounded_raw(raw: str, limit_bytes: int = RAW_LIMIT_BYTES) -> str:
 
 def store_result_at(host_fd: int, probe: str, envelope: dict, raw_output: str | None, shown_dir: str) -> dict:
     """Validate, then write ``<probe>.json`` (and ``<probe>.raw`` when something was rejected) atomically inside the
-    host's directory descriptor (plugins/plugin_utils/run_store.py), never through a link."""
+    host's directory descriptor (plugins/plugin_utils/store/run_dir.py), never through a link."""
     stored, raw = trusted_envelope(envelope, raw_output)
     write_bytes_at(host_fd, probe + ".json", json_text(stored).encode("utf-8"),
                    shown=os.path.join(shown_dir, probe + ".json"))

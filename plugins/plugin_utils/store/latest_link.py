@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from .result_paths import check_run_id
+from .paths import check_run_id
 
 
 def point_latest_at(results_dir: str, run_id: str, link_name: str = "latest") -> str:

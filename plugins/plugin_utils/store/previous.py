@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from ..module_utils.envelope_statuses import MEASURED_STATUSES
-from .result_paths import RUN_ID_PATTERN, host_dir_name
-from .store.read import read_envelope, result_probes
+from ...module_utils.envelope_statuses import MEASURED_STATUSES
+from .paths import RUN_ID_PATTERN, host_dir_name
+from .read import read_envelope, result_probes
 
 _TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
 EnvelopeCheck = Callable[[dict], List[str]]
@@ -79,7 +79,7 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
                           check_envelope: Optional[EnvelopeCheck] = None) -> PreviousResults:
     """For each host, the newest earlier run where a probe of it measured something or left an unreadable result.
 
-    check_envelope(envelope) -> problem sentences (empty when sound), e.g. schema_check.envelope_problems: an
+    check_envelope(envelope) -> problem sentences (empty when sound), e.g. schemas.envelope_problems: an
     envelope with problems is reported, not compared. Looks at no more than ``max_runs`` earlier runs, so that a
     years-old results directory stays cheap.
     """
