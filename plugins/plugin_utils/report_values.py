@@ -26,6 +26,7 @@ UNIT_SUFFIXES: Tuple[Tuple[str, str], ...] = tuple(sorted((
     ("_ns", "ns"),
 ), key=lambda pair: -len(pair[0])))
 
+RATE_SUFFIX = "_per_s"
 PathPart = Union[str, int]
 
 
@@ -34,6 +35,9 @@ def unit_for(key: Optional[str]) -> str:
     if not isinstance(key, str):
         return ""
     lowered = key.lower()
+    if lowered.endswith(RATE_SUFFIX) and len(lowered) > len(RATE_SUFFIX):
+        # a rate names what it counts: items_per_s is items/s, not seconds
+        return lowered[:-len(RATE_SUFFIX)].rsplit("_", 1)[-1] + "/s"
     for suffix, unit in UNIT_SUFFIXES:
         if lowered.endswith(suffix) and len(lowered) > len(suffix):
             return unit

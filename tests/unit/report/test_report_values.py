@@ -1,6 +1,12 @@
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten, format_number, format_value, unavailable_fields, unit_for
 
 
+def test_a_rate_s_unit_is_what_it_counts_per_second_not_seconds():
+    assert unit_for("median_items_per_s") == "items/s"
+    assert format_value("copies_per_s", 12.5) == "12.5 copies/s"
+    assert unit_for("duration_s") == "s"
+
+
 def test_units_come_from_field_name_suffixes():
     assert format_value("power_draw_w", 123.4) == "123.4 W"
     assert format_value("memory_total_mib", 143771) == "143771 MiB"
