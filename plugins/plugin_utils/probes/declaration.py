@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ..judge.catalogue import CheckFunction, MetricsFunction
+from ..judge.measurement import MeasurementsFunction
 
 # derived_params(host_dir, params) -> (params with what the same run already measured on the host, notes saying what
 # was derived and from where); a parameter the user gave always wins.
@@ -37,6 +38,9 @@ class ProbeDeclaration:
     profiles: Mapping[str, Mapping[str, Any]]
     checks: Mapping[str, CheckFunction] = field(default_factory=dict)
     metrics: Optional[MetricsFunction] = None
+    # measurements(data) -> [Measurement] (judge/measurement.py): the probe's data layout read once, into the measured
+    # quantities its baseline checks (judge/baseline_checks.py) and its metrics (measurement.metrics_of) are built from.
+    measurements: Optional[MeasurementsFunction] = None
     section: Optional[ProbeSection] = None
     min_gpus: int = 1
     derived_params: Optional[DerivedParams] = None

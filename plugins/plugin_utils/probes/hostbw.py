@@ -1,18 +1,62 @@
 """hostbw: host-to-device and device-to-host copy bandwidth, pinned and pageable."""
 from __future__ import annotations
 
-from ..judge.measurement_checks import HOSTBW_CHECKS
-from ..judge.metrics import hostbw_metrics
+from typing import Any, Dict, List
+
+from ..judge.baseline_checks import against_known_good
+from ..judge.measurement import Device, Measurement, measured, metrics_of, not_measured
+from ..judge.repeats import finite
 from ..report_measurements import hostbw_view
+from ..result_fields import is_unavailable
 from .declaration import ProbeDeclaration, ProbeSection
+
+# The directions a pinned copy is judged and compared in (the bidirectional and pageable copies are shown, not judged).
+DIRECTIONS = ("h2d", "d2h")
+
+
+def _metric_id(direction: str) -> str:
+    return "hostbw.pinned_%s_gbps" % direction
+
+
+def hostbw_measurements(data: Dict[str, Any]) -> List[Measurement]:
+    """The pinned H2D and D2H copy bandwidth of each device (median of its repeats); on the CPU path, where no pinned
+    copy runs, one record per CPU device saying so."""
+    found: List[Measurement] = []
+    raw = data.get("devices") if isinstance(data, dict) else None
+    devices = [device for device in raw if isinstance(device, dict)] if isinstance(raw, list) else []
+    for record in devices:
+        device = Device.of(record)
+        if "error" in record and "results" not in record:
+            found.extend(Measurement(_metric_id(direction), "GB/s", "higher", device, "pinned %s" % direction,
+                                     missing=not_measured("pinned %s" % direction, "the device failed: %s" % record["error"]))
+                         for direction in DIRECTIONS)
+            continue
+        for result in record.get("results") or []:
+            if not isinstance(result, dict) or result.get("host_memory") != "pinned" or result.get("direction") not in DIRECTIONS:
+                continue
+            what = "pinned %s copy" % result["direction"].upper()
+            median = result.get("median_gbps", {"unavailable": result.get("error", "no median")})
+            missing = not_measured(what, median["unavailable"]) if is_unavailable(median) else None
+            found.append(Measurement(_metric_id(result["direction"]), "GB/s", "higher", device, what,
+                                     value=measured(median), missing=missing,
+                                     samples=tuple(finite(result.get("repeats_gbps")))))
+    if devices and all(device.get("kind") == "cpu" for device in devices):
+        for direction in DIRECTIONS:
+            if not any(measurement.metric_id == _metric_id(direction) for measurement in found):
+                found.extend(Measurement(_metric_id(direction), "GB/s", "higher", Device.of(device), "pinned %s copy" % direction.upper())
+                             for device in devices)
+    return found
+
 
 DECLARATION = ProbeDeclaration(
     name="hostbw",
     run_order=50,
     timeout_s=600,
     profiles={"acceptance": {}, "full": {}},
-    checks=HOSTBW_CHECKS,
-    metrics=hostbw_metrics,
+    checks={"pinned_h2d": against_known_good(_metric_id("h2d"), hostbw_measurements),
+            "pinned_d2h": against_known_good(_metric_id("d2h"), hostbw_measurements)},
+    measurements=hostbw_measurements,
+    metrics=metrics_of(hostbw_measurements),
     section=ProbeSection(hostbw_view),
     summary="host-to-device and device-to-host copy bandwidth per GPU, pinned and pageable",
 )

@@ -1,10 +1,45 @@
 """membw: device memory bandwidth, a copy swept over sizes to its plateau."""
 from __future__ import annotations
 
-from ..judge.measurement_checks import MEMBW_CHECKS
-from ..judge.metrics import membw_metrics
+from typing import Any, Dict, List
+
+from ..judge.baseline_checks import against_known_good
+from ..judge.copy_repeat_checks import membw_repeat_cv
+from ..judge.measurement import Device, Measurement, measured, metrics_of, not_measured
+from ..judge.repeats import finite
 from ..report_measurements import membw_view
+from ..result_fields import is_unavailable
 from .declaration import ProbeDeclaration, ProbeSection
+
+HEADLINE_WORDS = {"plateau": "the copy bandwidth plateau (read + written)",
+                  "largest_size_no_plateau": "the largest size's copy bandwidth (no plateau was found)",
+                  "quick_largest_size": "the copy bandwidth at the largest size (quick run, no sweep)"}
+
+
+def membw_measurements(data: Dict[str, Any]) -> List[Measurement]:
+    """The headline copy bandwidth of each device (membw.bandwidth_gbps), with the repeats at the largest size."""
+    found = []
+    devices = data.get("devices") if isinstance(data, dict) else None
+    for entry in devices if isinstance(devices, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        headline = entry.get("headline") if isinstance(entry.get("headline"), dict) else {}
+        repeats = entry.get("repeats") if isinstance(entry.get("repeats"), dict) else {}
+        raw, source = headline.get("bandwidth_gbps"), headline.get("source", "")
+        value, samples = measured(raw), tuple(finite(repeats.get("bandwidths_gbps")))
+        what = HEADLINE_WORDS.get(source, "the copy bandwidth")
+        missing = None
+        if raw is None or entry.get("error"):
+            missing = not_measured(what, entry.get("error") or "no headline bandwidth")
+        elif is_unavailable(raw):
+            missing = not_measured(what, raw["unavailable"])
+        elif samples and value is not None:
+            what = "the copy bandwidth (read + written) at %s MiB, repeated (%s %.1f GB/s)" % (
+                repeats.get("size_mib"), "plateau" if source == "plateau" else "headline", value)
+        found.append(Measurement("membw.bandwidth_gbps", "GB/s", "higher", Device.of(entry.get("device")), what,
+                                 value=value, missing=missing, samples=samples))
+    return found
+
 
 DECLARATION = ProbeDeclaration(
     name="membw",
@@ -12,8 +47,10 @@ DECLARATION = ProbeDeclaration(
     timeout_s=600,
     # full repeats the headline size five times instead of three: a tighter median and spread
     profiles={"quick": {"quick": True}, "acceptance": {}, "full": {"repeats": 5}, "post_upgrade": {}},
-    checks=MEMBW_CHECKS,
-    metrics=membw_metrics,
+    checks={"headline_bandwidth": against_known_good("membw.bandwidth_gbps", membw_measurements),
+            "repeat_cv": membw_repeat_cv},
+    measurements=membw_measurements,
+    metrics=metrics_of(membw_measurements),
     section=ProbeSection(membw_view),
     summary="device memory copy bandwidth swept over sizes to its plateau, repeated",
 )

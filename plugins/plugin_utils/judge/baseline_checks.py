@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One check for every measured rate: each measurement of a metric against the SKU's known-good value.
+
+A probe's declaration maps a rule's check name to against_known_good(metric_id, its measurements reader); the check
+knows no probe's data layout, only judge/measurement.py's records.
+"""
+from __future__ import annotations
+
+import statistics
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from ..result_fields import is_unavailable
+from .check_helpers import make_check, param_source
+from .measurement import Device, Measurement, MeasurementsFunction, measured, not_measured
+from .model import Check
+from .repeats import decide, describe_repeats, finite
+
+
+def _reference(context: Any, section: str, key: Optional[str]) -> Tuple[Optional[float], str]:
+    baseline = getattr(context, "baseline", None) or {}
+    entry = (baseline.get(section) or {}).get(key) if key else None
+    if isinstance(entry, dict) and isinstance(entry.get("value"), (int, float)):
+        return float(entry["value"]), "%s (%s)" % (context.baseline_source("%s.%s" % (section, key)), entry.get("source", ""))
+    return None, ""
+
+
+def reference_entry(context: Any, key: Optional[str]) -> Dict[str, Any]:
+    """The baseline's known_good entry (value, unit, source, method, power_limit_w, measured ...), or {}."""
+    baseline = getattr(context, "baseline", None) or {}
+    entry = (baseline.get("known_good") or {}).get(key) if key else None
+    return entry if isinstance(entry, dict) else {}
+
+
+def _listed_first(measurement: Measurement, reference: Mapping[str, Any]) -> bool:
+    """A GPU's finding that precedes the compared values: a missing value marked so, or a condition the reference lacks."""
+    if measurement.device.kind != "cuda":
+        return False
+    if measurement.missing is not None:
+        return measurement.missing.listed_first
+    return measurement.value is not None and any(condition.lower_than(reference) is not None for condition in measurement.conditions)
+
+
+def _first_finding(host: str, rule: Dict[str, Any], measurement: Measurement, reference: Mapping[str, Any]) -> Check:
+    device = measurement.device
+    if measurement.missing is not None:
+        return make_check(rule, host, measurement.missing.status, "%s: %s" % (device.label(), measurement.missing.sentence), device.gpu)
+    condition = next(condition for condition in measurement.conditions if condition.lower_than(reference) is not None)
+    wanted = condition.lower_than(reference)
+    words = condition.lower_words % {"measured": condition.value, "reference": wanted}
+    return make_check(rule, host, "skip", "%s: %s %.1f %s; %s" % (device.label(), measurement.what, measurement.value, measurement.unit, words),
+                      device.gpu, value=measurement.value, unit=measurement.unit, reference=wanted,
+                      reference_source="known-good %s" % condition.key, threshold="same %s as the reference" % condition.name)
+
+
+def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measurements: Iterable[Measurement]) -> List[Check]:
+    """Each measurement against params.known_good (a baseline known_good key), with params.datasheet for the percent.
+
+    Below fail_below_pct % of known-good fails, below warn_below_pct % warns, decided on the median of the repeats
+    where the measurement has them (repeats straddling the fail threshold: warn, unstable). No baseline value (unknown
+    SKU): skip, and the fleet comparison is what remains. A CPU device (the probe's CPU path) is skipped; a missing
+    value is its own skip or error; a condition lower than the known-good entry's (a lowered power limit) is a skip.
+    The GPU findings marked to come first (Missing.listed_first, a condition not shared) are listed before the rest.
+    """
+    params = rule.get("params", {})
+    known_good, known_source = _reference(context, "known_good", params.get("known_good"))
+    datasheet, unused_datasheet_source = _reference(context, "datasheet", params.get("datasheet"))
+    entry = reference_entry(context, params.get("known_good"))
+    fail_pct, warn_pct = float(params.get("fail_below_pct", 85)), float(params.get("warn_below_pct", 95))
+    measurements = list(measurements)
+    checks = [_first_finding(host, rule, measurement, entry) for measurement in measurements if _listed_first(measurement, entry)]
+    for measurement in measurements:
+        if _listed_first(measurement, entry):
+            continue
+        device, what, unit, value = measurement.device, measurement.what, measurement.unit, measurement.value
+        label, gpu = device.label(), device.gpu
+        if device.kind != "cuda":
+            checks.append(make_check(rule, host, "skip", "%s: %s was measured on the CPU (no GPU), so there is no GPU "
+                                     "value to judge" % (label, what), gpu))
+            continue
+        if measurement.missing is not None:
+            checks.append(make_check(rule, host, measurement.missing.status, "%s: %s" % (label, measurement.missing.sentence), gpu))
+            continue
+        if value is None:
+            continue
+        what += measurement.detail
+        samples = list(measurement.samples)
+        repeated = bool(samples)
+        if not samples:
+            samples = [float(value)]
+        if known_good is None:
+            median = statistics.median(samples)
+            of_datasheet = " (%.0f %% of the datasheet's %g %s)" % (100.0 * median / datasheet, datasheet, unit) if datasheet else ""
+            checks.append(make_check(rule, host, "skip", "%s: %s %.1f %s%s; no known-good value for SKU %s, so it is "
+                                     "compared with its peers only" % (label, what, median, unit, of_datasheet, context.sku or "unknown"),
+                                     gpu, value=round(median, 3), unit=unit))
+            continue
+        decision = decide(samples, known_good * fail_pct / 100.0, known_good * warn_pct / 100.0, repeated)
+        of_datasheet = " (%.0f %% of the datasheet's %g %s)" % (100.0 * decision.value / datasheet, datasheet, unit) if datasheet else ""
+        percent = 100.0 * decision.value / known_good
+        words = "%s: %s %.1f %s, %.0f %% of the known-good %g %s%s; %s" % (
+            label, what, decision.value, unit, percent, known_good, unit, of_datasheet, describe_repeats(decision, unit))
+        if decision.note:
+            words += "; " + decision.note
+        elif decision.status != "pass":
+            words += "; below %g %% %s" % (warn_pct if decision.status == "warn" else fail_pct,
+                                           "warns" if decision.status == "warn" else "fails")
+        checks.append(make_check(rule, host, decision.status, words, gpu, value=round(decision.value, 3),
+                                 unit=unit, reference=known_good, reference_source=known_source,
+                                 threshold=">= %g %% of known-good (warn below %g %%), median of repeats; %s" % (
+                                     fail_pct, warn_pct, param_source(rule, "fail_below_pct"))))
+    return checks
+
+
+def against_known_good(metric_id: str, measurements: MeasurementsFunction):
+    """The check function of a rule that holds the probe's measurements of metric_id against params.known_good."""
+    def check(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+        return judge_measurements(host, rule, context, (found for found in measurements(data) if found.metric_id == metric_id))
+    check.__doc__ = "Each %s against the rule's known-good value (judge/baseline_checks.py)." % metric_id
+    return check
+
+
+def judge_against_baseline(host: str, rule: Dict[str, Any], context: Any, measurements: Iterable[Tuple[Any, ...]],
+                           unit: str) -> List[Check]:
+    """judge_measurements for (device record, value or an unavailable field, what was measured[, repeats]) tuples: the
+    interconnect checks (p2p link classes, collective busbw) build those from their own data."""
+    records = []
+    for item in measurements:
+        device, value, what = item[:3]
+        records.append(Measurement("", unit, "higher", Device.of(device), what, value=measured(value),
+                                   missing=not_measured(what, value["unavailable"]) if is_unavailable(value) else None,
+                                   samples=tuple(finite(item[3])) if len(item) > 3 else ()))
+    return judge_measurements(host, rule, context, records)
