@@ -1,10 +1,30 @@
 """collective: the all-reduce across the host's GPUs, swept over message sizes."""
 from __future__ import annotations
 
+from typing import Any, Callable, Dict, List
+
 from ..judge.interconnect_checks import COLLECTIVE_CHECKS
-from ..judge.metrics import collective_peak_metrics
+from ..judge.metrics import Metric
 from ..report_interconnect import collective_view
+from ..result_fields import number_or_none
 from .declaration import ProbeDeclaration, ProbeSection
+
+
+def collective_peak_metrics(probe: str) -> Callable[[Dict[str, Any]], List[Metric]]:
+    """The metrics of collective and collective_hosts (the same data layout), named for the probe."""
+    def metrics(data: Dict[str, Any]) -> List[Metric]:
+        """The default curve's peak all-reduce busbw on GPUs (the CPU path is not a GPU interconnect metric)."""
+        plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+        if plan.get("kind") != "cuda":
+            return []
+        for curve in data.get("curves") or []:
+            if isinstance(curve, dict) and curve.get("name") == "default" and not curve.get("error"):
+                value = number_or_none(curve.get("peak_busbw_gbps"))
+                if value is not None:
+                    return [Metric("%s.peak_busbw_gbps" % probe, None, None, value, "GB/s", "higher")]
+        return []
+    return metrics
+
 
 DECLARATION = ProbeDeclaration(
     name="collective",

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from ..judge.interconnect_checks import COLLECTIVE_HOSTS_CHECKS
-from ..judge.metrics import collective_peak_metrics
 from ..report_interconnect import collective_view
+from .collective import collective_peak_metrics
 from .declaration import ProbeDeclaration, ProbeSection
 
 DECLARATION = ProbeDeclaration(
