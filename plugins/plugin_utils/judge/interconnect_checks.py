@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..result_fields import number_or_none
 from .check_helpers import make_check, param_source
-from .measurement_checks import judge_against_baseline
+from .baseline_checks import judge_against_baseline
 from .model import Check
 from .stats import median
 
