@@ -144,7 +144,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         data["errors"].extend(errors)
     data["explanation"] = explain_local(kind, world_size, data["curves"], data["topology"], data["environment_nccl"],
                                         bool(params["p2p_disabled_sweep"]))
-    return ProbeResult(status_of(data["curves"], data["errors"]), data, reason_of(data["errors"]), environment)
+    return ProbeResult(status_of(data["curves"], data["errors"]), data, reason_of(data["curves"], data["errors"]), environment)
 
 
 def _missing(torch: Any, devices: List[Dict[str, Any]], kind: str, backend: str) -> str:

@@ -143,7 +143,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     data["curves"].append(curve)
     data["errors"].extend(errors)
     data["explanation"] = explain_hosts(kind, data["hosts"], world_size, data["curves"])
-    return ProbeResult(status_of(data["curves"], data["errors"]), data, reason_of(data["errors"]), environment)
+    return ProbeResult(status_of(data["curves"], data["errors"]), data, reason_of(data["curves"], data["errors"]), environment)
 
 
 def _plan(backend: str, kind: str, world_size: int, sizes: list, params: Dict[str, Any], settings: Dict[str, str]) -> Dict[str, Any]:

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict
 
+from probelib import outcome
 from probelib.gemm.cases import ShapeError, build_plan
 from probelib.gemm.dtypes import DTYPE_NAMES
 from probelib.gemm.params import GemmParameterError, check_bandwidth, check_dtypes, check_peaks
@@ -166,22 +167,23 @@ def failed_device(device: Dict[str, Any], error: str) -> Dict[str, Any]:
             "results": [], "gpu_state_after": reason}
 
 
+def measured(data: Dict[str, Any]) -> bool:
+    return any(isinstance(result.get("measurement"), dict) and "tflops" in result["measurement"]
+               for device in data["devices"] for result in device["results"])
+
+
 def status_of(data: Dict[str, Any]) -> str:
-    measured = any(isinstance(result.get("measurement"), dict) and "tflops" in result["measurement"]
-                   for device in data["devices"] for result in device["results"])
-    if not measured:
-        return "error"
-    return "partial" if data["errors"] else "ok"
+    return outcome.status_of(bool(data["errors"]), measured(data))
 
 
 def reason_of(data: Dict[str, Any]) -> str:
-    errors: List[Dict[str, Any]] = data["errors"]
-    if not errors:
-        return ""
-    shown = ["device %s%s%s: %s" % (error["device_index"], " " + error["dtype"] if error["dtype"] else "",
-                                    " " + error["case"] if error["case"] else "", error["error"]) for error in errors[:5]]
-    more = len(errors) - len(shown)
-    return "what failed: %s%s" % ("; ".join(shown), " (and %d more)" % more if more > 0 else "")
+    """The first 5 failures, then how many more; nothing measured without a failure says so."""
+    return outcome.reason_of(data["errors"], describe_error, "what failed: ", measured=measured(data), limit=5)
+
+
+def describe_error(error: Dict[str, Any]) -> str:
+    return "device %s%s%s: %s" % (error["device_index"], " " + error["dtype"] if error["dtype"] else "",
+                                  " " + error["case"] if error["case"] else "", error["error"])
 
 
 if __name__ == "__main__":

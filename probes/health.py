@@ -5,6 +5,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Tuple
 
+from probelib import outcome
 from probelib.fields import SectionErrors, is_unavailable
 from probelib.health.cgroup_devices import collect_cgroup_devices
 from probelib.health.context import HealthContext, SystemRoots
@@ -109,19 +110,14 @@ def read_again_after_init(data: Dict[str, Any], roots: SystemRoots, errors: Sect
 
 
 def status_of(nvml_usable: bool, errors: SectionErrors) -> str:
-    if not nvml_usable:
-        return "unavailable"
-    return "partial" if errors.errors else "ok"
+    """Without a usable NVML the probe's subject is absent: unavailable (the platform is still reported)."""
+    return outcome.status_of(bool(errors.errors), nvml_usable, unmeasured="unavailable")
 
 
 def reason_of(nvml_usable: bool, session: NvmlSession, errors: SectionErrors) -> str:
-    reasons = []
-    if not nvml_usable:
-        reasons.append(session.reason)
-    if errors.errors:
-        reasons.append("sections that failed: %s" % ", ".join(
-            "%s (%s)" % (error["section"], error["error"]) for error in errors.errors))
-    return "; ".join(reasons)
+    return outcome.reason_of(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]),
+                             "sections that failed: ", measured=nvml_usable, unmeasured_because=session.reason,
+                             separator=", ")
 
 
 def environment_of(data: Dict[str, Any]) -> Dict[str, Any]:

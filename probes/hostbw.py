@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
+from probelib import outcome
 from probelib.hostbw.device_run import run_device
 from probelib.hostbw.plan import make_plan, validate_params
 from probelib.runner import ProbeResult, main
@@ -80,7 +81,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         if snapshots is not None:
             snapshots.close()
     data = {"method": METHOD, "plan": plan, "devices": entries, "errors": errors}
-    return ProbeResult(status_of(entries, errors), data, reason_of(devices, errors), environment)
+    return ProbeResult(status_of(entries, errors), data, reason_of(entries, errors), environment)
 
 
 def _open_snapshots() -> Any:
@@ -88,20 +89,18 @@ def _open_snapshots() -> Any:
     return GpuSnapshots()
 
 
+def measured(entries: List[Dict[str, Any]]) -> bool:
+    return any("median_gbps" in result for entry in entries for result in entry.get("results", []))
+
+
 def status_of(entries: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    if not errors:
-        return "ok"
-    measured = any("median_gbps" in result for entry in entries for result in entry.get("results", []))
-    return "partial" if measured else "error"
+    return outcome.status_of(bool(errors), measured(entries))
 
 
-def reason_of(devices: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
+def reason_of(entries: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
     """Empty when every copy ran (the envelope requires it for ok); on the CPU the data's note says it was not PCIe."""
-    reasons = []
-    if errors:
-        described = ["%s %s (%s)" % (error["device"], error["what"], error["error"]) for error in errors]
-        reasons.append("failed: %s" % "; ".join(described))
-    return "; ".join(reasons)
+    return outcome.reason_of(errors, lambda error: "%s %s (%s)" % (error["device"], error["what"], error["error"]),
+                             measured=measured(entries))
 
 
 if __name__ == "__main__":

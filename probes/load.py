@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
+from probelib import outcome
 from probelib.fields import unavailable
 from probelib.load.cooldown import not_waited
 from probelib.load.plan import check_params, make_plan
@@ -112,22 +113,24 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         data.update(LoadRun(torch, devices, session, plan).execute())
     finally:
         session.close()
-    return ProbeResult(status_of(data), data, reason_of(data["errors"]), environment)
+    return ProbeResult(status_of(data), data, reason_of(data), environment)
+
+
+def measured(data: Dict[str, Any]) -> bool:
+    """Some GPU's load has a rate (TFLOP/s)."""
+    return any(isinstance(gpu["load"]["achieved_tflops"], (int, float)) for gpu in data["gpus"])
 
 
 def status_of(data: Dict[str, Any]) -> str:
-    if not data["errors"]:
-        return "ok"
-    loaded = any(isinstance(gpu["load"]["achieved_tflops"], (int, float)) for gpu in data["gpus"])
-    return "partial" if loaded else "error"
+    return outcome.status_of(bool(data["errors"]), measured(data))
 
 
-def reason_of(errors: List[Dict[str, Any]]) -> str:
-    if not errors:
-        return ""
-    described = ["%s%s (%s)" % ("GPU %s " % error["gpu"] if error["gpu"] is not None else "", error["what"], error["error"])
-                 for error in errors]
-    return "failed: %s" % "; ".join(described)
+def reason_of(data: Dict[str, Any]) -> str:
+    return outcome.reason_of(data["errors"], describe_error, measured=measured(data))
+
+
+def describe_error(error: Dict[str, Any]) -> str:
+    return "%s%s (%s)" % ("GPU %s " % error["gpu"] if error["gpu"] is not None else "", error["what"], error["error"])
 
 
 if __name__ == "__main__":

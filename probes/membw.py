@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
+from probelib import outcome
 from probelib.measure.devices import measured_devices
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.gpu_state import METHOD as SNAPSHOT_METHOD
@@ -109,23 +110,26 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     return ProbeResult(status_of(results), data, reason_of(results), environment)
 
 
+def measured(results: List[Dict[str, Any]]) -> bool:
+    return any(entry["status"] != "error" for entry in results)
+
+
 def status_of(results: List[Dict[str, Any]]) -> str:
-    states = [entry["status"] for entry in results]
-    if all(state == "error" for state in states):
-        return "error"
-    return "ok" if all(state == "ok" for state in states) else "partial"
+    """ok: every device ok; partial: a device measured something and not every one is ok; error: none measured."""
+    return outcome.status_of(any(entry["status"] != "ok" for entry in results), measured(results))
 
 
 def reason_of(results: List[Dict[str, Any]]) -> str:
-    reasons = []
-    for entry in results:
-        if entry["status"] == "ok":
-            continue
-        what = "%s:%d (%s)" % (entry["device"]["kind"], entry["device"]["index"], entry["device"]["name"])
-        details = [entry["error"]["message"]] if entry.get("error") else []
-        details += [problem for problem in entry.get("problems", []) if problem not in details]
-        reasons.append("%s %s: %s" % (what, entry["status"], "; ".join(details)))
-    return "; ".join(reasons)
+    """The devices that are not ok, each with its status and problems."""
+    return outcome.reason_of([entry for entry in results if entry["status"] != "ok"], describe_device, "",
+                             measured=measured(results))
+
+
+def describe_device(entry: Dict[str, Any]) -> str:
+    what = "%s:%d (%s)" % (entry["device"]["kind"], entry["device"]["index"], entry["device"]["name"])
+    details = [entry["error"]["message"]] if entry.get("error") else []
+    details += [problem for problem in entry.get("problems", []) if problem not in details]
+    return "%s %s: %s" % (what, entry["status"], "; ".join(details))
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     data = {"method": method_of(spin), "plan": plan, "topology": summarize(topology),
             "devices": device_entries(devices, nvml_index), "pairs": pairs,
             "matrix": assemble_matrix(len(devices), pairs), "errors": errors}
-    return ProbeResult(run_status(pairs, errors), data, run_reason(errors), environment)
+    return ProbeResult(run_status(pairs, errors), data, run_reason(pairs, errors), environment)
 
 
 if __name__ == "__main__":

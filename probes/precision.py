@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
+from probelib import outcome
 from probelib.fields import unavailable
 from probelib.precision.checkpoint import CheckpointMissing, describe, resolve
 from probelib.precision.safetensors_file import SafetensorsError, read_header
@@ -109,23 +110,24 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         tensors.append(entry)
         errors.extend(format_errors)
     data["tensors"], data["errors"] = tensors, errors
-    return ProbeResult(status_of(tensors, errors), data, reason_of(errors), environment)
+    return ProbeResult(status_of(tensors, errors), data, reason_of(tensors, errors), environment)
 
 
 def source_is_default(params: Dict[str, Any]) -> bool:
     return not params["checkpoint"]
 
 
+def measured(tensors: List[Dict[str, Any]]) -> bool:
+    return any("formats" in entry for entry in tensors)
+
+
 def status_of(tensors: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    if not errors:
-        return "ok"
-    return "partial" if any("formats" in entry for entry in tensors) else "error"
+    return outcome.status_of(bool(errors), measured(tensors))
 
 
-def reason_of(errors: List[Dict[str, str]]) -> str:
-    if not errors:
-        return ""
-    return "failed: %s" % "; ".join("%s %s (%s)" % (error["tensor"], error["what"], error["error"]) for error in errors)
+def reason_of(tensors: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
+    return outcome.reason_of(errors, lambda error: "%s %s (%s)" % (error["tensor"], error["what"], error["error"]),
+                             measured=measured(tensors))
 
 
 if __name__ == "__main__":

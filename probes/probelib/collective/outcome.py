@@ -4,24 +4,24 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Mapping
 
+from probelib import outcome as shared
 from probelib.collective.environment import allowed_environment, nccl_version
 from probelib.fields import unavailable
 
 
+def measured(curves: List[Mapping[str, Any]]) -> bool:
+    return any(curve.get("sweep") for curve in curves)
+
+
 def status_of(curves: List[Mapping[str, Any]], errors: List[Mapping[str, str]]) -> str:
-    """ok: every curve measured and verified; partial: something failed but a curve has points; error: nothing measured."""
-    if not curves:
-        return "error"
-    if not errors:
-        return "ok"
-    return "partial" if any(curve.get("sweep") for curve in curves) else "error"
+    """ok: a curve has points and nothing failed; partial: something failed but a curve has points; error: no point."""
+    return shared.status_of(bool(errors), measured(curves))
 
 
-def reason_of(errors: List[Mapping[str, str]]) -> str:
-    """Empty when nothing failed (the envelope requires it for ok)."""
-    if not errors:
-        return ""
-    return "failed: %s" % "; ".join("curve %s, %s: %s" % (error["curve"], error["what"], error["error"]) for error in errors)
+def reason_of(curves: List[Mapping[str, Any]], errors: List[Mapping[str, str]]) -> str:
+    """Empty when nothing failed and a curve has points (the envelope requires it for ok)."""
+    return shared.reason_of(errors, lambda error: "curve %s, %s: %s" % (error["curve"], error["what"], error["error"]),
+                            measured=measured(curves))
 
 
 def software(torch: Any, backend: str) -> Dict[str, Any]:

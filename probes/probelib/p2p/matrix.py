@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
+from probelib import outcome
 from probelib.fields import unavailable
 
 MAX_REASONS = 8
@@ -34,19 +35,19 @@ def assemble_matrix(count: int, pairs: List[Dict[str, Any]]) -> Dict[str, Any]:
     return tables
 
 
+def measured(pairs: List[Dict[str, Any]]) -> bool:
+    return any("unidirectional" in pair for pair in pairs)
+
+
 def run_status(pairs: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    """ok: every pair measured and verified; partial: some measured; error: none measured."""
-    if not errors and pairs:
-        return "ok"
-    measured = any("unidirectional" in pair for pair in pairs)
-    return "partial" if measured else "error"
+    """ok: a pair measured and nothing failed (every pair measured and verified); partial: some measured; error: none."""
+    return outcome.status_of(bool(errors), measured(pairs))
 
 
-def run_reason(errors: List[Dict[str, str]]) -> str:
-    """Empty when nothing failed (the envelope requires it for ok); else the failures, the first few in full."""
-    if not errors:
-        return ""
-    described = ["%s %s (%s)" % (error["pair"], error["what"], error["error"]) for error in errors[:MAX_REASONS]]
-    more = " and %d more (see data.errors)" % (len(errors) - MAX_REASONS) if len(errors) > MAX_REASONS else ""
-    failed_pairs = sorted({error["pair"] for error in errors})
-    return "%d pair(s) failed: %s%s" % (len(failed_pairs), "; ".join(described), more)
+def run_reason(pairs: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
+    """Empty when nothing failed and a pair was measured (the envelope requires it for ok); else the failures, the
+    first few in full."""
+    return outcome.reason_of(errors, lambda error: "%s %s (%s)" % (error["pair"], error["what"], error["error"]),
+                             "%d pair(s) failed: " % len({error["pair"] for error in errors}),
+                             measured=measured(pairs), limit=MAX_REASONS,
+                             more=" and %d more (see data.errors)")

@@ -66,5 +66,5 @@ def test_status_and_reason():
     assert status_of([measured, {"name": "p2p_disabled", "sweep": []}], [error]) == "partial"
     assert status_of([{"name": "default", "sweep": []}], [error]) == "error"
     assert status_of([], []) == "error"
-    assert reason_of([]) == ""
-    assert reason_of([error]) == "failed: curve p2p_disabled, sweep: rank 1 failed"
+    assert reason_of([measured], []) == ""
+    assert reason_of([measured], [error]) == "failed: curve p2p_disabled, sweep: rank 1 failed"

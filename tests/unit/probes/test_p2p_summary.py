@@ -87,11 +87,11 @@ def test_matrix_rows_are_sources_and_the_diagonal_is_null():
 
 def test_status_and_reason():
     measured, failed = _pair(0, 1, 390.0), _pair(1, 0, error="peer_access: x")
-    assert run_status([measured], []) == "ok" and run_reason([]) == ""
+    assert run_status([measured], []) == "ok" and run_reason([measured], []) == ""
     errors = [{"pair": "1->0", "what": "peer_access", "error": "no peer access"}]
     assert run_status([measured, failed], errors) == "partial"
     assert run_status([failed], errors) == "error" and run_status([], []) == "error"
-    assert run_reason(errors) == "1 pair(s) failed: 1->0 peer_access (no peer access)"
+    assert run_reason([measured, failed], errors) == "1 pair(s) failed: 1->0 peer_access (no peer access)"
     many = [{"pair": "0->%d" % index, "what": "latency", "error": "e"} for index in range(1, MAX_REASONS + 3)]
-    assert run_reason(many).startswith("%d pair(s) failed: 0->1 latency (e)" % (MAX_REASONS + 2))
-    assert run_reason(many).endswith("and 2 more (see data.errors)")
+    assert run_reason([measured], many).startswith("%d pair(s) failed: 0->1 latency (e)" % (MAX_REASONS + 2))
+    assert run_reason([measured], many).endswith("and 2 more (see data.errors)")
