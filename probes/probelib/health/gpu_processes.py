@@ -5,7 +5,7 @@ import os
 from typing import Any, Dict, List
 
 from probelib.fields import unavailable
-from probelib.health.nvml_access import NvmlReader, nvml_error_code, reason_of
+from probelib.health.nvml_access import NvmlReader, failure_reason, nvml_error_code
 from probelib.health.sysfs import read_stripped
 
 MIB = 1 << 20
@@ -28,7 +28,7 @@ def read_processes(reader: NvmlReader, handle: Any, kind: str, proc_root: str = 
         ok, result = reader.attempt(function, handle)
         if ok:
             return [describe_process(entry, proc_root) for entry in result]
-        reasons.append(reason_of(result))
+        reasons.append(failure_reason(result))
         code = nvml_error_code(result)
         if code is not None and code != 13:
             break

@@ -68,7 +68,7 @@ class NvmlReader:
     def value(self, function: str, *args: Any, convert: Optional[Callable[[Any], Any]] = None) -> Any:
         ok, result = self.attempt(function, *args)
         if not ok:
-            return unavailable(reason_of(result))
+            return unavailable(failure_reason(result))
         if convert is None:
             return result
         try:
@@ -84,13 +84,15 @@ class NvmlReader:
             ok, result = self.attempt(function, *args)
             if ok:
                 return (convert(result) if convert else result), function
-            reasons.append(reason_of(result))
+            reasons.append(failure_reason(result))
             if nvml_error_code(result) not in (None, NVML_ERROR_FUNCTION_NOT_FOUND):
                 break
         return unavailable("; ".join(reasons)), None
 
 
-def reason_of(failure: Any) -> str:
+def failure_reason(failure: Any) -> str:
+    """One NVML read that failed, in words: an NVML error described, any other reason as it stands (not an envelope's
+    reason: that is probelib.outcome's)."""
     if isinstance(failure, BaseException):
         return describe_nvml_error(failure)
     return str(failure)
@@ -162,7 +164,7 @@ class NvmlSession:
             ok, handle = self.reader.attempt("nvmlDeviceGetHandleByIndex", index)
             self.handles.append(handle if ok else None)
             if not ok:
-                self.handle_failures[index] = reason_of(handle)
+                self.handle_failures[index] = failure_reason(handle)
 
     def close(self) -> None:
         if self.initialized:

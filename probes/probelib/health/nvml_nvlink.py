@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 from probelib.fields import is_unavailable, unavailable
 from probelib.health.nvml_access import (NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NvmlReader,
-                                         nvml_error_code, reason_of)
+                                         failure_reason, nvml_error_code)
 from probelib.health.sysfs import normalize_bus_id
 
 NVLINK_MAX_LINKS_FALLBACK = 18
@@ -33,7 +33,7 @@ def read_nvlinks(reader: NvmlReader, handle: Any) -> Any:
             if nvml_error_code(state) in (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT):
                 not_supported += 1
             elif first_failure is None:
-                first_failure = reason_of(state)
+                first_failure = failure_reason(state)
             continue
         links.append(describe_link(reader, handle, link, bool(state)))
     if not links and first_failure is not None:

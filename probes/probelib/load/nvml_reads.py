@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from probelib.fields import is_unavailable, unavailable
 from probelib.health.clock_event_reasons import describe_clock_event_reasons
 from probelib.health.gpu_processes import collect_processes
-from probelib.health.nvml_access import NvmlReader, reason_of
+from probelib.health.nvml_access import NvmlReader, failure_reason
 
 # nvml.h enum values.
 CLOCK_SM, CLOCK_MEM = 1, 2
@@ -39,11 +39,11 @@ class GpuReads:
             if ok:
                 self.reasons_function = function
                 break
-            self.reasons_reason = (self.reasons_reason + "; " if self.reasons_reason else "") + reason_of(result)
+            self.reasons_reason = (self.reasons_reason + "; " if self.reasons_reason else "") + failure_reason(result)
 
     def _call(self, function: str, *args: Any) -> Tuple[Any, Optional[str]]:
         ok, result = self.reader.attempt(function, self.handle, *args)
-        return (result, None) if ok else (None, reason_of(result))
+        return (result, None) if ok else (None, failure_reason(result))
 
     def sample(self) -> Tuple[List[Any], Dict[str, str]]:
         """[sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, reasons_mask, gpu_util_pct] (None where a read failed)
