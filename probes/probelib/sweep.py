@@ -13,6 +13,8 @@ BELOW_PLATEAU = "launch/cache dominated"
 IN_PLATEAU = "plateau"
 BEYOND_PLATEAU = "beyond plateau"
 NO_PLATEAU = "no plateau"
+# What a probe writes, as {"unavailable": ...}, where cv_pct gives None.
+CV_NEEDS_TWO = "a coefficient of variation needs at least 2 repeats"
 
 
 def significant(value: float, digits: int = 6) -> float:

@@ -4,6 +4,9 @@ from __future__ import annotations
 import statistics
 from typing import Any, Dict, List, Sequence
 
+from probelib.fields import unavailable
+from probelib.sweep import CV_NEEDS_TWO, cv_pct
+
 
 def gbps(bytes_per_copy: int, seconds_per_copy: float) -> float:
     """One direction, each byte counted once; GB = 1e9 bytes."""
@@ -12,25 +15,16 @@ def gbps(bytes_per_copy: int, seconds_per_copy: float) -> float:
     return bytes_per_copy / seconds_per_copy / 1e9
 
 
-def cv_pct(values: Sequence[float]) -> float:
-    """Sample standard deviation over the mean, in percent; 0 for fewer than two values."""
-    if len(values) < 2:
-        return 0.0
-    mean = statistics.fmean(values)
-    if mean == 0:
-        return 0.0
-    return statistics.stdev(values) / mean * 100.0
-
-
 def summarize(bytes_per_copy: int, seconds_per_copy: Sequence[float]) -> Dict[str, Any]:
-    """The repeats in GB/s, their median and CV (rounded for the dossier)."""
+    """The repeats in GB/s, their median and CV (rounded for the dossier; unavailable for a single repeat)."""
     if not seconds_per_copy:
         raise ValueError("no repeats to summarize")
     rates: List[float] = [gbps(bytes_per_copy, seconds) for seconds in seconds_per_copy]
+    cv = cv_pct(rates)
     return {
         "repeats_gbps": [round(rate, 3) for rate in rates],
         "median_gbps": round(statistics.median(rates), 3),
-        "cv_pct": round(cv_pct(rates), 2),
+        "cv_pct": round(cv, 2) if cv is not None else unavailable(CV_NEEDS_TWO),
     }
 
 

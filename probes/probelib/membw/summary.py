@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence
 
 from probelib.fields import unavailable
-from probelib.sweep import cv_pct, find_plateau, median, significant
+from probelib.sweep import CV_NEEDS_TWO, cv_pct, find_plateau, median, significant
 
 CV_DEFINITION = "sample standard deviation (n - 1) of the repeat bandwidths over their mean, in percent"
 
@@ -43,7 +43,7 @@ def repeats_record(size_mib: int, iterations: int, bandwidths_gbps: List[float],
         "bandwidths_gbps": [significant(value) for value in bandwidths_gbps],
         "times_per_copy_s": [significant(value) for value in times_s],
         "median_gbps": significant(median(bandwidths_gbps)),
-        "cv_pct": significant(cv) if cv is not None else unavailable("a coefficient of variation needs at least 2 repeats"),
+        "cv_pct": significant(cv) if cv is not None else unavailable(CV_NEEDS_TWO),
         "cv_definition": CV_DEFINITION,
         "cv_warn_pct": cv_warn_pct,
         "cv_warn": cv is not None and cv > cv_warn_pct,

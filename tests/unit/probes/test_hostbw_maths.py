@@ -5,7 +5,8 @@ from probelib.hostbw.copies import sample_indices
 from probelib.hostbw.pcie import link_raw_gbps, percent_of_link
 from probelib.hostbw.plan import make_plan, validate_params
 from probelib.hostbw.sizing import MIB, choose_buffer
-from probelib.hostbw.stats import cv_pct, gbps, summarize
+from probelib.hostbw.stats import gbps, summarize
+from probelib.sweep import cv_pct
 
 PARAMS = {"device": "auto", "quick": False, "buffer_mib": 1024, "cpu_buffer_mib": 64, "iterations": 20, "repeats": 3,
           "warmup": 3, "pageable": True, "bidirectional": True, "numa_pin": True, "check_elements": 4096}
@@ -22,8 +23,15 @@ def test_gbps_counts_each_byte_once_with_gb_1e9():
 def test_cv_is_sample_stdev_over_mean():
     # mean 50, sample stdev of (40, 50, 60) = 10 -> 20 %
     assert cv_pct([40.0, 50.0, 60.0]) == pytest.approx(20.0)
-    assert cv_pct([55.0]) == 0.0
-    assert cv_pct([]) == 0.0
+    assert cv_pct([55.0]) is None
+    assert cv_pct([]) is None
+
+
+def test_one_repeat_has_no_spread():
+    # one repeat cannot have a spread: unavailable as membw writes it, not a made-up 0 %
+    summary = summarize(10 ** 9, [0.02])
+    assert summary["repeats_gbps"] == [50.0] and summary["median_gbps"] == 50.0
+    assert summary["cv_pct"] == {"unavailable": "a coefficient of variation needs at least 2 repeats"}
 
 
 def test_summarize_takes_the_median_of_the_repeats():
