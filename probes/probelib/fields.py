@@ -1,7 +1,7 @@
 """Every field is a value or ``{"unavailable": "<reason>"}``; these helpers keep it that way."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 
 def unavailable(reason: str) -> Dict[str, str]:
@@ -10,6 +10,21 @@ def unavailable(reason: str) -> Dict[str, str]:
 
 def is_unavailable(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"unavailable"}
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number: an int or a float, never a boolean."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def number_or_none(value: Any) -> Optional[float]:
+    """A JSON number as a float; None for anything else (null, an unavailable field, a boolean, a string)."""
+    return float(value) if is_number(value) else None
+
+
+def numbers(values: Iterable[Any]) -> List[float]:
+    """The JSON numbers among ``values``, as floats (a failed read, None or unavailable, is left out)."""
+    return [float(value) for value in values if is_number(value)]
 
 
 def read_field(reader: Callable[[], Any], what: str) -> Any:

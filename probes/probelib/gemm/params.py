@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
+from probelib.fields import is_number
 from probelib.gemm.dtypes import DTYPE_NAMES
 
 PARAMETER_BANDWIDTH = "parameter memory_bandwidth_gbps"
@@ -16,7 +17,7 @@ class GemmParameterError(ValueError):
 
 
 def _positive_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+    return is_number(value) and value > 0
 
 
 def check_dtypes(dtypes: Any) -> Optional[List[str]]:

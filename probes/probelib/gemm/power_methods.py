@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Dict, List, Optional, Sequence
 
-from probelib.fields import unavailable
+from probelib.fields import is_number, unavailable
 from probelib.gemm.records import significant
 from probelib.health.clock_event_reasons import decode_clock_event_reasons
 
@@ -40,7 +40,7 @@ def is_idle(row: Sequence[Any], power_limit_w: Optional[float], idle_power_fract
 
 
 def _numbers(rows: Sequence[Sequence[Any]], column: int) -> List[float]:
-    return [row[column] for row in rows if isinstance(row[column], (int, float)) and not isinstance(row[column], bool)]
+    return [row[column] for row in rows if is_number(row[column])]
 
 
 def _spread(values: List[float]) -> Dict[str, Any]:

@@ -4,21 +4,16 @@ from __future__ import annotations
 import statistics
 from typing import Any, Dict, List, Optional, Sequence
 
-from probelib.fields import unavailable
-
-
-def present(values: Sequence[Any]) -> List[float]:
-    """The numbers among ``values`` (a failed read is None and is left out)."""
-    return [float(value) for value in values if isinstance(value, (int, float)) and not isinstance(value, bool)]
+from probelib.fields import numbers, unavailable
 
 
 def spread(values: Sequence[Any], digits: int = 3) -> Any:
     """{median, max, min, samples} of the numbers among ``values``; unavailable when there is none."""
-    numbers = present(values)
-    if not numbers:
+    present = numbers(values)
+    if not present:
         return unavailable("no sample of this value was read in the window")
-    return {"median": round(statistics.median(numbers), digits), "max": round(max(numbers), digits),
-            "min": round(min(numbers), digits), "samples": len(numbers)}
+    return {"median": round(statistics.median(present), digits), "max": round(max(present), digits),
+            "min": round(min(present), digits), "samples": len(present)}
 
 
 def fraction(count: int, total: int) -> Optional[float]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import statistics
 from typing import Any, Dict, List, Optional, Sequence
 
-from probelib.fields import is_unavailable, unavailable
+from probelib.fields import is_unavailable, number_or_none, numbers, unavailable
 from probelib.health.clock_event_reasons import SLOWDOWN_REASONS, decode_clock_event_reasons
 from probelib.load.nvml_reads import COLUMNS
-from probelib.load.stats import fraction, present, spread
+from probelib.load.stats import fraction, spread
 
 METRICS = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temperature_c", "gpu_util_pct")
 HARDWARE_SLOWDOWN = ("hw_slowdown", "hw_power_brake_slowdown")
@@ -37,10 +37,6 @@ def active_stats(rows: Sequence[Sequence[Any]], start_s: float, end_s: Optional[
     return stats
 
 
-def _number(value: Any) -> Optional[float]:
-    return None if value is None or is_unavailable(value) or isinstance(value, (dict, list, bool)) else float(value)
-
-
 def differences(before: Dict[str, Any], active: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
     """{active_minus_idle: {metric: active median - idle before}, after_minus_before: {metric: idle after - idle before}}."""
     def minus(later: Any, earlier: Any, what: str) -> Any:
@@ -52,18 +48,18 @@ def differences(before: Dict[str, Any], active: Dict[str, Any], after: Dict[str,
     drift = {}
     for name in METRICS:
         median = active.get(name)
-        active_median = _number(median.get("median")) if isinstance(median, dict) and not is_unavailable(median) else None
-        rise[name] = minus(active_median, _number(before.get(name)), name)
-        drift[name] = minus(_number(after.get(name)), _number(before.get(name)), name)
+        active_median = number_or_none(median.get("median")) if isinstance(median, dict) and not is_unavailable(median) else None
+        rise[name] = minus(active_median, number_or_none(before.get(name)), name)
+        drift[name] = minus(number_or_none(after.get(name)), number_or_none(before.get(name)), name)
     return {"active_minus_idle": rise, "after_minus_before": drift}
 
 
 def clocks_rose(idle_sm: Any, active: Any, max_sm: Any, threshold_mhz: float) -> Dict[str, Any]:
     """Did the SM clock rise under load? basis: rose (active median > idle + threshold), idle_at_max (idle already within
     threshold of the maximum, so it could not rise), did_not_rise, or unknown (a value was not read)."""
-    idle = _number(idle_sm)
-    median = _number(active.get("median")) if isinstance(active, dict) and not is_unavailable(active) else None
-    maximum = _number(max_sm)
+    idle = number_or_none(idle_sm)
+    median = number_or_none(active.get("median")) if isinstance(active, dict) and not is_unavailable(active) else None
+    maximum = number_or_none(max_sm)
     result: Dict[str, Any] = {"idle_sm_clock_mhz": idle, "active_median_sm_clock_mhz": median, "max_sm_clock_mhz": maximum,
                               "threshold_mhz": threshold_mhz,
                               "active_fraction_of_max": round(median / maximum, 4) if median is not None and maximum else None}
@@ -118,9 +114,9 @@ def power(load_rows: Sequence[Sequence[Any]], active_rows: Sequence[Sequence[Any
           margin_pct: float) -> Dict[str, Any]:
     """Power against the enforced limit: median and max of the active window, the max of the whole load, and the fraction
     of active samples above limit x (1 + margin_pct / 100)."""
-    active = present(column(active_rows, "power_w"))
-    whole = present(column(load_rows, "power_w"))
-    limit = _number(limit_w)
+    active = numbers(column(active_rows, "power_w"))
+    whole = numbers(column(load_rows, "power_w"))
+    limit = number_or_none(limit_w)
     result: Dict[str, Any] = {
         "limit_w": limit if limit is not None else limit_w,
         "margin_pct": margin_pct,

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional, Sequence
 
+from probelib.fields import number_or_none
+
 OUTLIER_GAP_DB = 3.0
 SPREAD_RATIO = 2.0
 
@@ -63,7 +65,7 @@ def db(entry: Dict[str, Any]) -> str:
 def _spread_ratio(stats: Dict[str, Any]) -> Optional[float]:
     spread = stats.get("channel_absmax")
     ratio = spread.get("max_over_median") if isinstance(spread, dict) else None
-    return ratio if isinstance(ratio, (int, float)) else None
+    return number_or_none(ratio)
 
 
 def _reversal_cause(fewer: Dict[str, Any], more: Dict[str, Any], stats: Dict[str, Any]) -> str:
