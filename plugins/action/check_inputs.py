@@ -63,7 +63,7 @@ class ActionModule(ActionBase):
             problems.extend("%s: %s" % (host, problem) for problem in unreadable + host_problems(values, probes, rules))
         if warnings:
             result["warnings"] = warnings
-        result.update(changed=False, problems=problems, profiles=sorted(all_profiles()), probes=probes)
+        result.update(changed=False, problems=problems, profiles=sorted(all_profiles()[0]), probes=probes)
         if problems:
             result.update(failed=True, msg="%d problem(s) in the run's inputs, so nothing was run: %s"
                           % (len(problems), " | ".join(problems)))

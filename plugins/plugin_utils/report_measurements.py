@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from .report_cells import Cell, cell, table
-from .result_fields import MISSING, dig, is_unavailable, number_or_none
+from .result_fields import MISSING, dig, error_words, is_unavailable, number_or_none
 from .svg_plots import line_chart, roofline_chart
 
 
@@ -29,7 +29,7 @@ def membw_view(data: Any) -> Dict[str, Any]:
         plateau = entry.get("plateau") if isinstance(entry.get("plateau"), dict) else {}
         repeats = entry.get("repeats") if isinstance(entry.get("repeats"), dict) else {}
         if entry.get("error"):
-            headline_rows.append([Cell(label), Cell("failed", str(entry["error"]), "bad")] + [Cell("—")] * 4)
+            headline_rows.append([Cell(label), Cell("failed", error_words(entry["error"]), "bad")] + [Cell("—")] * 4)
             continue
         cv = number_or_none(repeats.get("cv_pct"))
         headline_rows.append([
@@ -73,11 +73,11 @@ def hostbw_view(data: Any) -> Dict[str, Any]:
         label = _label(device)
         locality = device.get("locality") if isinstance(device.get("locality"), dict) else {}
         if device.get("error") and not device.get("results"):
-            rows.append([Cell(label), Cell("failed", str(device["error"]), "bad")] + [Cell("—")] * 5)
+            rows.append([Cell(label), Cell("failed", error_words(device["error"]), "bad")] + [Cell("—")] * 5)
             continue
         for result in device.get("results") or []:
             rows.append([Cell(label), Cell("%s %s" % (result.get("host_memory", "?"), str(result.get("direction", "?")).upper())),
-                         cell("median_gbps", result.get("median_gbps", {"unavailable": result.get("error", "not measured")})),
+                         cell("median_gbps", result.get("median_gbps", {"unavailable": error_words(result.get("error")) or "not measured"})),
                          cell("cv_pct", result.get("cv_pct", MISSING)),
                          cell("pct_of_link_raw", result.get("pct_of_link_raw", MISSING)),
                          cell("ok", dig(result, "data_check", "ok"), "bad" if dig(result, "data_check", "ok") is False else ""),
@@ -93,9 +93,6 @@ def gemm_view(data: Any) -> Dict[str, Any]:
     for entry in devices:
         device = entry.get("device") if isinstance(entry.get("device"), dict) else {}
         label = _label(device)
-        if entry.get("error") and not entry.get("results"):
-            best_rows.append([Cell(label), Cell("—"), Cell("failed", str(entry["error"]), "bad"), Cell("—"), Cell("—")])
-            continue
         rates = entry.get("dtypes") if isinstance(entry.get("dtypes"), dict) else {}
         for dtype, rate in sorted(rates.items()):
             if is_unavailable(rate):
@@ -110,9 +107,8 @@ def gemm_view(data: Any) -> Dict[str, Any]:
         for result in entry.get("results") or []:
             before = result.get("classified_before_timing") if isinstance(result.get("classified_before_timing"), dict) else {}
             after = result.get("explained_after_timing") if isinstance(result.get("explained_after_timing"), dict) else {}
-            measured = result.get("measurement") if isinstance(result.get("measurement"), dict) else {}
-            tflops = measured.get("tflops", {"unavailable": result.get("error", "not measured")}) if measured else \
-                {"unavailable": str(result.get("error") or result.get("unavailable") or "not measured")}
+            measurement = result.get("measurement")
+            tflops = measurement if is_unavailable(measurement) else dig(measurement, "tflops")
             rows.append([Cell(label), Cell(str(result.get("dtype"))), Cell(str(result.get("name"))),
                          cell("arithmetic_intensity_flop_per_byte", result.get("arithmetic_intensity_flop_per_byte", MISSING)),
                          Cell(str(before.get("classification", "—"))), cell("rate_tflops", tflops),

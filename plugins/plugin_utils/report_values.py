@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
-from .result_fields import is_unavailable, unavailable_reason
+from .result_fields import PathPart, is_unavailable, iter_leaves, json_path, unavailable_reason
 
 # Longest suffix first, so that "_gbps" wins over "_s" and "_mib" over "_b".
 UNIT_SUFFIXES: Tuple[Tuple[str, str], ...] = tuple(sorted((
@@ -27,7 +27,6 @@ UNIT_SUFFIXES: Tuple[Tuple[str, str], ...] = tuple(sorted((
 ), key=lambda pair: -len(pair[0])))
 
 RATE_SUFFIX = "_per_s"
-PathPart = Union[str, int]
 
 
 def unit_for(key: Optional[str]) -> str:
@@ -94,17 +93,6 @@ def format_value(key: Optional[str], value: Any) -> str:
     return text + unit if unit == "%" else "%s %s" % (text, unit)
 
 
-def json_path(parts: Sequence[PathPart]) -> str:
-    """Dotted path with [i] for list items, e.g. gpus[0].clocks.sm_mhz."""
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += "[%d]" % part
-        else:
-            text += ("." if text else "") + str(part)
-    return text or "(data)"
-
-
 @dataclass(frozen=True)
 class FlatRow:
     """One leaf of a probe's data: where it is, its value as text, its unit, and why it is missing if it is."""
@@ -124,20 +112,6 @@ def _named_key(parts: Sequence[PathPart]) -> Optional[str]:
     return None
 
 
-def iter_leaves(value: Any, parts: Tuple[PathPart, ...] = ()) -> Iterator[Tuple[Tuple[PathPart, ...], Any]]:
-    """Every leaf under value: scalars, unavailable fields, and empty containers (so that they show too)."""
-    if is_unavailable(value):
-        yield parts, value
-    elif isinstance(value, dict) and value:
-        for name, item in value.items():
-            yield from iter_leaves(item, parts + (str(name),))
-    elif isinstance(value, list) and value:
-        for index, item in enumerate(value):
-            yield from iter_leaves(item, parts + (index,))
-    else:
-        yield parts, value
-
-
 def flatten(data: Any) -> List[FlatRow]:
     """Rows for the "every measurement" table: every value in data with its unit, every unavailable field with its reason."""
     rows = []
@@ -154,8 +128,3 @@ def flatten(data: Any) -> List[FlatRow]:
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
         rows.append(FlatRow(json_path(parts), text, unit_for(key) if numeric else "", None, section))
     return rows
-
-
-def unavailable_fields(data: Any) -> List[Tuple[str, str]]:
-    """(JSON path, reason) of every unavailable field in data."""
-    return [(json_path(parts), unavailable_reason(value)) for parts, value in iter_leaves(data) if is_unavailable(value)]

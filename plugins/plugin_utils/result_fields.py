@@ -5,10 +5,12 @@ everywhere.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 # What dig returns for a path that is not there (None is a value a field may hold).
 MISSING = object()
+# A step of a path into a result: a key, or a position in a list.
+PathPart = Union[str, int]
 
 
 def is_unavailable(value: Any) -> bool:
@@ -40,3 +42,41 @@ def number_or_none(value: Any) -> Optional[float]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return None
+
+
+def json_path(parts: Sequence[PathPart]) -> str:
+    """Dotted path with [i] for list items, e.g. gpus[0].clocks.sm_mhz."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += "[%d]" % part
+        else:
+            text += ("." if text else "") + str(part)
+    return text or "(data)"
+
+
+def iter_leaves(value: Any, parts: Tuple[PathPart, ...] = ()) -> Iterator[Tuple[Tuple[PathPart, ...], Any]]:
+    """Every leaf under value: scalars, unavailable fields, and empty containers (so that they show too)."""
+    if is_unavailable(value):
+        yield parts, value
+    elif isinstance(value, dict) and value:
+        for name, item in value.items():
+            yield from iter_leaves(item, parts + (str(name),))
+    elif isinstance(value, list) and value:
+        for index, item in enumerate(value):
+            yield from iter_leaves(item, parts + (index,))
+    else:
+        yield parts, value
+
+
+def unavailable_fields(data: Any) -> List[Tuple[str, str]]:
+    """(JSON path, reason) of every unavailable field in data."""
+    return [(json_path(parts), unavailable_reason(value)) for parts, value in iter_leaves(data) if is_unavailable(value)]
+
+
+def error_words(error: Any) -> str:
+    """A recorded error in words: common.schema.json's {type, message} as "type: message", text as it stands, "" for none."""
+    if isinstance(error, dict):
+        kind, message = str(error.get("type") or "error"), str(error.get("message") or "")
+        return "%s: %s" % (kind, message) if message else kind
+    return "" if error is None else str(error)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 
 from .judge.rules import value_kind
-from .probes.registry import all_profiles, custom_profile_problems
+from .probes.registry import all_profiles
 from .store.paths import check_run_id
 from .rules_and_baselines import load_baselines, load_rules, validate_overrides
 
@@ -59,12 +59,13 @@ def params_problems(value, probes: list[str]) -> list[str]:
 def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> list[str]:
     """Problems of one host's variables (values: the variables it sets among HOST_VARIABLES)."""
     problems = []
-    custom = values.get("gpufleet_profiles") or {}
-    problems.extend(custom_profile_problems(custom))
-    profiles = all_profiles(custom)
+    custom = values.get("gpufleet_profiles")
+    profiles, profile_problems = all_profiles({} if custom is None else custom)
+    problems.extend(profile_problems)
     if "gpufleet_profile" in values:
         profile = values["gpufleet_profile"]
-        if not isinstance(profile, str) or profile not in profiles:
+        named_but_broken = isinstance(custom, Mapping) and isinstance(profile, str) and profile in custom
+        if not isinstance(profile, str) or (profile not in profiles and not named_but_broken):
             problems.append("gpufleet_profile is %s %s, not a profile (known profiles: %s)"
                             % (value_kind(profile), shown(profile), ", ".join(sorted(profiles))))
     if "gpufleet_python" in values and not isinstance(values["gpufleet_python"], str):

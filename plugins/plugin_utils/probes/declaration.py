@@ -9,14 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from ..judge.baseline_checks import against_known_good
 from ..judge.catalogue import CheckFunction, MetricsFunction
-from ..judge.measurement import MeasurementsFunction
+from ..judge.measurement import MeasurementsFunction, metrics_of
 
 # derived_params(host_dir, params) -> (params with what the same run already measured on the host, notes saying what
 # was derived and from where); a parameter the user gave always wins.
 DerivedParams = Callable[[str, Dict[str, Any]], Tuple[Dict[str, Any], List[str]]]
 TABLES_HTML = "sections/tables.html.j2"
 TABLES_MARKDOWN = "sections/tables.md.j2"
+
+
+class DeclarationError(ValueError):
+    """A probe script without a sound declaration: the collection is broken, and says where."""
 
 
 @dataclass(frozen=True)
@@ -36,11 +41,16 @@ class ProbeDeclaration:
     timeout_s: int
     # {profile: parameters the profile gives the probe}; the user's probe_params win over them.
     profiles: Mapping[str, Mapping[str, Any]]
+    # {check name: function} of the probe's own checks; after construction also its baseline checks (below).
     checks: Mapping[str, CheckFunction] = field(default_factory=dict)
+    # metrics(data) -> [Metric]; left out, each GPU's value of every measurement (measurement.metrics_of).
     metrics: Optional[MetricsFunction] = None
     # measurements(data) -> [Measurement] (judge/measurement.py): the probe's data layout read once, into the measured
-    # quantities its baseline checks (judge/baseline_checks.py) and its metrics (measurement.metrics_of) are built from.
+    # quantities its baseline checks and its metrics are built from.
     measurements: Optional[MeasurementsFunction] = None
+    # {check name: metric id}: the measurements of that metric against the SKU's known-good value
+    # (judge/baseline_checks.py against_known_good); they join checks.
+    baseline_checks: Mapping[str, str] = field(default_factory=dict)
     section: Optional[ProbeSection] = None
     min_gpus: int = 1
     derived_params: Optional[DerivedParams] = None
@@ -49,3 +59,16 @@ class ProbeDeclaration:
     # A probe that runs from a role and playbook of its own rather than a profile of the probe role.
     own_playbook: str = ""
     summary: str = ""
+
+    def __post_init__(self) -> None:
+        if self.baseline_checks and self.measurements is None:
+            raise DeclarationError("probe %s: baseline_checks judge measurements, so the declaration needs measurements"
+                                   % self.name)
+        both = sorted(set(self.checks) & set(self.baseline_checks))
+        if both:
+            raise DeclarationError("probe %s: check(s) %s declared both in checks and in baseline_checks"
+                                   % (self.name, ", ".join(both)))
+        baseline = {name: against_known_good(metric_id, self.measurements) for name, metric_id in self.baseline_checks.items()}
+        object.__setattr__(self, "checks", dict(self.checks, **baseline))
+        if self.metrics is None and self.measurements is not None:
+            object.__setattr__(self, "metrics", metrics_of(self.measurements))

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..judge.baseline_checks import against_known_good
-from ..judge.measurement import Condition, Device, Measurement, Missing, measured, metrics_of, not_measured
+from ..judge.measurement import Condition, Device, Measurement, Missing, measured, not_measured
 from ..judge.repeats import finite
 from ..judge.sku import identify_host
 from ..report_measurements import gemm_view
@@ -135,12 +134,9 @@ DECLARATION = ProbeDeclaration(
     run_order=40,
     timeout_s=900,
     profiles={"acceptance": {}, "full": {}},
-    checks={"bf16_burst": against_known_good(state_metric_id("bf16", "burst"), gemm_measurements),
-            "bf16_sustained": against_known_good(state_metric_id("bf16", "sustained"), gemm_measurements),
-            "fp8_burst": against_known_good(state_metric_id("fp8_e4m3", "burst"), gemm_measurements),
-            "fp8_sustained": against_known_good(state_metric_id("fp8_e4m3", "sustained"), gemm_measurements)},
     measurements=gemm_measurements,
-    metrics=metrics_of(gemm_measurements),
+    baseline_checks={"bf16_burst": state_metric_id("bf16", "burst"), "bf16_sustained": state_metric_id("bf16", "sustained"),
+                     "fp8_burst": state_metric_id("fp8_e4m3", "burst"), "fp8_sustained": state_metric_id("fp8_e4m3", "sustained")},
     section=ProbeSection(gemm_view),
     derived_params=gemm_inputs,
     summary="matmul throughput per dtype over shapes on the roofline, burst and sustained at the power limit",

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..judge.baseline_checks import against_known_good
-from ..judge.measurement import Device, Measurement, measured, metrics_of, not_measured
+from ..judge.measurement import Device, Measurement, measured, not_measured
 from ..judge.repeats import finite
 from ..report_measurements import hostbw_view
 from ..result_fields import is_unavailable
@@ -53,10 +52,8 @@ DECLARATION = ProbeDeclaration(
     run_order=50,
     timeout_s=600,
     profiles={"acceptance": {}, "full": {}},
-    checks={"pinned_h2d": against_known_good(_metric_id("h2d"), hostbw_measurements),
-            "pinned_d2h": against_known_good(_metric_id("d2h"), hostbw_measurements)},
     measurements=hostbw_measurements,
-    metrics=metrics_of(hostbw_measurements),
+    baseline_checks={"pinned_h2d": _metric_id("h2d"), "pinned_d2h": _metric_id("d2h")},
     section=ProbeSection(hostbw_view),
     summary="host-to-device and device-to-host copy bandwidth per GPU, pinned and pageable",
 )

@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import importlib
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..judge.catalogue import ProbeCatalogue
 from ..probe_archive import available_probes
-from .declaration import ProbeDeclaration, ProbeSection
+from .declaration import DeclarationError, ProbeDeclaration, ProbeSection
 
 # Modules of this package that are not declarations.
 NOT_DECLARATIONS = ("declaration", "registry")
-
-
-class DeclarationError(ValueError):
-    """A probe script without a sound declaration: the collection is broken, and says where."""
 
 
 def _declaration_of(name: str) -> ProbeDeclaration:
@@ -103,44 +99,49 @@ def with_derived_params(probe: str, host_dir: str, params: Mapping[str, Any]) ->
     return found.derived_params(host_dir, dict(params))
 
 
-def custom_profile_problems(custom: Any) -> List[str]:
-    """Problems of the user's own profiles (gpufleet_profiles): {name: [probe, ...]}, none named like a declared one."""
-    if not isinstance(custom, Mapping):
-        return ["gpufleet_profiles must map a profile name to a list of probes, e.g. {mine: [health, gemm]}, not %s"
-                % type(custom).__name__]
-    declared, problems = profiles(), []
-    known = sorted(_declarations(None))
-    for name in sorted(custom, key=str):
-        members = custom[name]
-        if not isinstance(name, str) or not name:
-            problems.append("gpufleet_profiles: a profile name must be a non-empty string, not %r" % (name,))
-        elif name in declared:
-            problems.append("gpufleet_profiles.%s: the probes declare a profile of that name (%s); give yours another name"
-                            % (name, ", ".join(declared[name])))
-        elif not isinstance(members, list) or not members or not all(isinstance(member, str) for member in members):
-            problems.append("gpufleet_profiles.%s must be a non-empty list of probe names, not %r" % (name, members))
-        else:
-            unknown = [member for member in members if member not in _declarations(None)]
-            if unknown:
-                problems.append("profile %s names unknown probe(s) %s (known probes: %s)" % (name, ", ".join(unknown), ", ".join(known)))
-    return problems
+def _custom_profile_problem(name: Any, members: Any, declared: Mapping[str, List[str]]) -> str:
+    """What is wrong with one profile of the user's own ("" when it is sound)."""
+    if not isinstance(name, str) or not name:
+        return "gpufleet_profiles: a profile name must be a non-empty string, not %r" % (name,)
+    if name in declared:
+        return ("gpufleet_profiles.%s: the probes declare a profile of that name (%s); give yours another name"
+                % (name, ", ".join(declared[name])))
+    if not isinstance(members, list) or not members or not all(isinstance(member, str) for member in members):
+        return "gpufleet_profiles.%s must be a non-empty list of probe names, not %r" % (name, members)
+    unknown = [member for member in members if member not in _declarations(None)]
+    if unknown:
+        return "profile %s names unknown probe(s) %s (known probes: %s)" % (
+            name, ", ".join(unknown), ", ".join(sorted(_declarations(None))))
+    return ""
 
 
-def all_profiles(custom: Any = None) -> Dict[str, List[str]]:
-    """The declared profiles and the user's own (gpufleet_profiles), each in the order its probes run."""
+def all_profiles(custom: Any = None) -> Tuple[Dict[str, List[str]], List[str]]:
+    """(the declared profiles and each sound one of the user's own, the problems of the others).
+
+    custom is gpufleet_profiles, {name: [probe, ...]}; each profile runs its probes in their declared order.
+    """
     found = profiles()
-    if isinstance(custom, Mapping) and not custom_profile_problems(custom):
-        order = {name: (probe.run_order, name) for name, probe in _declarations(None).items()}
-        found.update({name: sorted(set(members), key=order.__getitem__) for name, members in custom.items()})
-    return found
+    if custom is None:
+        return found, []
+    if not isinstance(custom, Mapping):
+        return found, ["gpufleet_profiles must map a profile name to a list of probes, e.g. {mine: [health, gemm]}, not %s"
+                       % type(custom).__name__]
+    declared, problems = dict(found), []
+    order = {name: (probe.run_order, name) for name, probe in _declarations(None).items()}
+    for name in sorted(custom, key=str):
+        problem = _custom_profile_problem(name, custom[name], declared)
+        if problem:
+            problems.append(problem)
+        else:
+            found[name] = sorted(set(custom[name]), key=order.__getitem__)
+    return found, problems
 
 
 def profile_probes(profile: Any, custom: Any = None) -> List[str]:
     """The probes of one profile in the order they run; ValueError names the known profiles."""
-    problems = custom_profile_problems(custom or {})
+    found, problems = all_profiles(custom)
     if problems:
         raise ValueError("; ".join(problems))
-    found = all_profiles(custom)
     if not isinstance(profile, str) or profile not in found:
         raise ValueError("%r is not a profile (known profiles: %s)" % (profile, ", ".join(sorted(found))))
     return found[profile]

@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
 from ...module_utils.envelope_statuses import ENVELOPE_STATUSES
-from ..report_values import unavailable_fields
+from ..result_fields import unavailable_fields
 from .paths import host_dir_name, is_hashed_dir_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
 from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at

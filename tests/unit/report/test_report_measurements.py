@@ -2,7 +2,9 @@
 import json
 import os
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw import membw_measurements
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_measurements import gemm_view, hostbw_view, membw_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 
 RIG_RUN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
                        "docs", "examples", "h200x2", "20261130T035514Z-509823", "localhost")
@@ -41,3 +43,32 @@ def test_hostbw_section_lists_every_copy_with_its_share_of_the_link():
     rows = texts(hostbw_view(data_of("hostbw"))["tables"][0])
     assert [row[1] for row in rows[:5]] == ["pinned H2D", "pinned D2H", "pinned BIDIRECTIONAL", "pageable H2D", "pageable D2H"]
     assert rows[0][2] == "55.379 GB/s" and "no NUMA affinity information" in rows[0][6]
+
+
+def envelope_of(probe, data):
+    with open(os.path.join(RIG_RUN, probe + ".json")) as handle:
+        envelope = json.load(handle)
+    envelope["data"] = data
+    return envelope
+
+
+def test_a_membw_device_that_failed_shows_its_error_in_words_in_the_dossier_and_the_judge():
+    data = data_of("membw")
+    data["devices"][1] = {"device": data["devices"][1]["device"], "status": "error", "problems": [],
+                          "error": {"type": "RuntimeError", "message": "CUDA error: out of memory"}}
+    assert envelope_problems(envelope_of("membw", data)) == []
+    failed = texts(membw_view(data)["tables"][0])[1]
+    assert failed[1] == "failed"
+    assert membw_view(data)["tables"][0]["rows"][1][1].note == "RuntimeError: CUDA error: out of memory"
+    [missing] = [found.missing for found in membw_measurements(data) if found.missing is not None]
+    assert missing.reason == "RuntimeError: CUDA error: out of memory"
+
+
+def test_a_gemm_shape_that_was_not_measured_shows_the_probes_reason():
+    data = data_of("gemm")
+    shape = data["devices"][0]["results"][0]
+    shape["measurement"] = {"unavailable": "needs 3.2 GiB, 1.1 GiB free"}
+    assert envelope_problems(envelope_of("gemm", data)) == []
+    rows = gemm_view(data)["tables"][1]["rows"]
+    rate = rows[0][5]
+    assert (rate.text, rate.note) == ("n/a", "needs 3.2 GiB, 1.1 GiB free")

@@ -1,4 +1,5 @@
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten, format_number, format_value, unavailable_fields, unit_for
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten, format_number, format_value, unit_for
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_fields import unavailable_fields
 
 
 def test_a_rate_s_unit_is_what_it_counts_per_second_not_seconds():
