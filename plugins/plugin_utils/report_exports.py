@@ -83,6 +83,7 @@ def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
         "hosts": hosts,
         "unmatched_rules": [json_safe(check.to_dict()) for check in judgement.unmatched_rules],
         "fleet_statistics": json_safe(judgement.fleet_statistics),
+        "setting_minorities": json_safe(judgement.setting_minorities),
         "files": {"index_html": "index.html", "index_markdown": "index.md", "junit": "junit.xml", "prometheus": "gpufleet.prom"},
     }
 

@@ -249,7 +249,7 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
     return {"run": run, "judgement": judgement, "rows": rows, "metrics": metrics, "groups": group_rows,
             "counts": verdict_counts(row["verdict"] for row in rows), "verdict_flag": VERDICT_FLAG,
             "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
-            "unmatched": unmatched, "statistics": statistics_rows(judgement),
+            "unmatched": unmatched, "statistics": statistics_rows(judgement), "setting_minorities": judgement.setting_minorities,
             "previous_run_id": judgement.previous_run_id, "cross_host": cross_host_runs(run.hosts),
             "versions": ", ".join(run.collection_versions()) or "not recorded"}
 

@@ -16,7 +16,7 @@ from .store.paths import check_run_id
 from .rules_and_baselines import load_baselines, load_rules, validate_overrides
 
 HOST_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_python", "gpufleet_results_dir", "gpufleet_rule_overrides",
-                  "probe_timeouts", "probe_params")
+                  "gpufleet_become_probes", "probe_timeouts", "probe_params")
 CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_baselines_dir", "report_rules_file", "report_baselines_dir")
 CONTROLLER_REPORT_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_results_dir")
 
@@ -76,6 +76,16 @@ def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> lis
         if not isinstance(directory, str) or not directory.strip():
             problems.append("gpufleet_results_dir must be a directory on the controller (default: results), not %s %s"
                             % ("an empty string" if isinstance(directory, str) else value_kind(directory), shown(directory)))
+    if "gpufleet_become_probes" in values:
+        become = values["gpufleet_become_probes"]
+        if not isinstance(become, list) or not all(isinstance(name, str) for name in become):
+            problems.append("gpufleet_become_probes must be a list of probe names, e.g. [tuning], not %s %s"
+                            % (value_kind(become), shown(become)))
+        else:
+            unknown = [name for name in become if name not in probes]
+            if unknown:
+                problems.append("gpufleet_become_probes names unknown probe(s) %s (known probes: %s)"
+                                % (", ".join(unknown), ", ".join(probes)))
     if "probe_timeouts" in values:
         problems.extend(timeout_problems(values["probe_timeouts"], probes))
     if "probe_params" in values:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping
 
 from .metrics import Metric
 from .model import Check
+from .settings import Setting, SettingsFunction
 
 # check(host, data, rule, context) -> checks; a rule's "check" names one in its probe's mapping.
 CheckFunction = Callable[..., List[Check]]
@@ -28,10 +29,19 @@ class ProbeCatalogue:
     min_gpus: Mapping[str, int] = field(default_factory=dict)
     # Probes that describe and judge nothing (no rule reads them): their absence is worth a look, never a failed GPU.
     judges_nothing: FrozenSet[str] = frozenset()
+    # settings(data) -> the configured values compared with the previous run and with the SKU's other hosts.
+    settings: Mapping[str, SettingsFunction] = field(default_factory=dict)
 
     def probe_metrics(self, probe: str, data: Any) -> List[Metric]:
         """The metrics of one probe's data ([] for a probe without metrics or without data)."""
         function = self.metrics.get(probe)
+        if function is None or not isinstance(data, dict):
+            return []
+        return function(data)
+
+    def probe_settings(self, probe: str, data: Any) -> List[Setting]:
+        """The settings of one probe's data ([] for a probe without settings or without data)."""
+        function = self.settings.get(probe)
         if function is None or not isinstance(data, dict):
             return []
         return function(data)

@@ -4,7 +4,7 @@
 """The fleet judgement: every rule on every host, peers compared by SKU, drift against each host's previous run."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
@@ -12,6 +12,7 @@ from .catalogue import ProbeCatalogue
 from ..result_fields import MISSING, dig, is_unavailable
 from .check_helpers import gpu_label
 from .metrics import Metric
+from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, unknown_group
@@ -29,15 +30,6 @@ DEFAULT_SETTINGS: Dict[str, Any] = {
     "drift_tolerances": {"health.cuda_init_s": 0.5, "health.temperature_c": 0.2},
 }
 # (check id, path in the health data, words)
-VERSION_FIELDS = (
-    ("drift.driver_version", ("software", "driver_version"), "driver version"),
-    ("drift.cuda_driver_version", ("software", "cuda_driver_version"), "CUDA driver version"),
-    ("drift.kernel_release", ("platform", "kernel_release"), "kernel"),
-    ("drift.torch_version", ("cuda_init", "torch_version"), "torch version"),
-    ("drift.torch_cuda_version", ("cuda_init", "torch_cuda_version"), "torch's CUDA build"),
-    ("drift.nccl_version", ("cuda_init", "nccl_version"), "NCCL version"),
-    ("drift.kernel_cmdline", ("platform", "cmdline"), "kernel command line"),
-)
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
 
 
@@ -198,27 +190,6 @@ def _gpu_set_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], 
     if not checks:
         checks.append(_host_check("drift.gpus", host, "health", "pass", "the same %d GPUs (by UUID and index) as in run %s"
                                   % (len(now), earlier_run), value=len(now), reference=len(before), reference_source="run %s" % earlier_run))
-    return checks
-
-
-def _version_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], earlier_run: str) -> List[Check]:
-    checks = []
-    for check_id, path, words in VERSION_FIELDS:
-        new, old = dig(current, *path), dig(earlier, *path)
-        if new is MISSING and old is MISSING:
-            continue
-        fields = {"value": None if new is MISSING or is_unavailable(new) else new,
-                  "reference": None if old is MISSING or is_unavailable(old) else old, "reference_source": "run %s" % earlier_run}
-        if fields["value"] is None or fields["reference"] is None:
-            checks.append(_host_check(check_id, host, "health", "skip", "%s not comparable with run %s: unknown in %s" % (
-                words, earlier_run, "this run" if fields["value"] is None else "that run"), **fields))
-        elif new != old:
-            checks.append(_host_check(check_id, host, "health", "warn", "%s changed since run %s: %s -> %s" % (words, earlier_run, old, new),
-                                      threshold="unchanged", **fields))
-        else:
-            shown = new if len(str(new)) <= 60 else "(%d characters)" % len(str(new))
-            checks.append(_host_check(check_id, host, "health", "pass", "%s %s, unchanged since run %s" % (words, shown, earlier_run),
-                                      threshold="unchanged", **fields))
     return checks
 
 
@@ -404,6 +375,8 @@ class _HostJudgement:
     expected_gpus: Optional[int]
     expected_gpus_source: str
     samples: List[Tuple[str, str, str, Metric]]
+    group: str = "unknown"
+    settings: List[Setting] = field(default_factory=list)
 
 
 def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
@@ -421,8 +394,9 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
     baseline = by_id.get(sku) if sku else None
     host_rules, problems = effective_rules(rules, entry.get("rule_overrides"))
     expected_gpus, expected_gpus_source = _expected_gpus(host_rules, baseline)
+    host_data = {probe: data for probe, data in ((probe, _data(envelope)) for probe, envelope in envelopes.items()) if data is not None}
     context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,
-                          expected_gpus_source=expected_gpus_source)
+                          expected_gpus_source=expected_gpus_source, host_data=host_data)
     checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
     if not envelopes:
         checks.append(_host_check("host.results", name, "", "error", entry.get("reason")
@@ -441,7 +415,8 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
             samples.append((name, probe, group, metric))
     if earlier is not None:
         checks.extend(_drift(name, envelopes, earlier[0], previous_run_id, current_samples, options, catalogue, earlier[1]))
-    return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples)
+    settings = [setting for probe in sorted(envelopes) for setting in catalogue.probe_settings(probe, _data(envelopes[probe]))]
+    return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples, host_group, settings)
 
 
 def judging_error(name: str, exc: BaseException, groups: List[str]) -> HostVerdict:
@@ -495,6 +470,9 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
         reached.append(name)
         samples.extend(judged[name].samples)
     fleet_checks, statistics = _fleet_checks(samples, options)
+    minorities = fleet_minorities({name: (judged[name].group, judged[name].settings) for name in reached})
+    for name, found in minority_checks(minorities).items():
+        fleet_checks.setdefault(name, []).extend(found)
     unmatched, empty = _unmatched(tally, reached)
     for name in reached:
         host = judged[name]
@@ -509,7 +487,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
         except Exception as exc:  # pylint: disable=broad-exception-caught
             verdicts[name] = judging_error(name, exc, groups)
     return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,
-                          previous_run_id=previous_run_id)
+                          previous_run_id=previous_run_id, setting_minorities=[minority.to_dict() for minority in minorities])
 
 
 def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[Dict[str, Any]], samples: List[Metric]) -> List[Check]:
@@ -517,9 +495,7 @@ def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[Dic
     reason = "not compared: %s" % problem
     checks = []
     if probe == "health" and current is not None:
-        ids = ["drift.gpus"] + [check_id for check_id, path, unused in VERSION_FIELDS if dig(current, *path) is not MISSING]
-        ids.append("drift.device_majors")
-        checks.extend(_host_check(check_id, host, probe, "skip", reason) for check_id in ids)
+        checks.extend(_host_check(check_id, host, probe, "skip", reason) for check_id in ("drift.gpus", "drift.device_majors"))
     checks.extend(_host_check("drift.%s" % sample.metric_id, host, probe, "skip", reason, gpu_uuid=sample.gpu_uuid,
                               gpu_index=sample.gpu_index, value=sample.value, unit=sample.unit) for sample in samples)
     return checks
@@ -533,20 +509,37 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
         return [_host_check("drift.previous_run", host, "", "skip", "no earlier run of this host to compare with")]
     checks: List[Check] = []
     current, earlier = _data(envelopes.get("health")), _data(earlier_envelopes.get("health"))
+    settings = {probe: catalogue.probe_settings(probe, _data(envelopes.get(probe))) for probe in sorted(envelopes)}
     for probe, problem in sorted(earlier_problems.items()):
         checks.extend(_unreadable_drift(host, probe, problem, current, current_samples.get(probe) or []))
+        checks.extend(settings_not_compared(host, probe, settings.get(probe) or [], "not compared: %s" % problem))
     try:
+        setting_checks: Dict[str, List[Check]] = {}
+        for probe in sorted(settings):
+            earlier_data = _data(earlier_envelopes.get(probe))
+            if earlier_data is not None and settings[probe] and probe not in earlier_problems:
+                earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
+                setting_checks[probe] = settings_drift(host, probe, settings[probe], catalogue.probe_settings(probe, earlier_data),
+                                                       earlier_run)
         if current is not None and earlier is not None and "health" not in earlier_problems:
             earlier_run = earlier_envelopes["health"].get("run_id") or previous_run_id or "the previous run"
             checks.extend(_gpu_set_drift(host, current, earlier, earlier_run))
-            checks.extend(_version_drift(host, current, earlier, earlier_run))
+            checks.extend(setting_checks.pop("health", []))
             checks.extend(_major_drift(host, current, earlier, earlier_run))
+        for probe in sorted(setting_checks):
+            checks.extend(setting_checks[probe])
+        changed = [check.id[len("drift."):] for probe_checks in setting_checks.values() for check in probe_checks
+                   if check.status == "warn"]
         for probe, samples in sorted(current_samples.items()):
             earlier_data = _data(earlier_envelopes.get(probe))
             if earlier_data is None or not samples or probe in earlier_problems:
                 continue
             earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
-            checks.extend(_metric_drift(host, probe, samples, catalogue.probe_metrics(probe, earlier_data), earlier_run, options))
+            moved = _metric_drift(host, probe, samples, catalogue.probe_metrics(probe, earlier_data), earlier_run, options)
+            for check in moved if changed else []:
+                # a measured rate beside the settings that changed under it: did the change move it?
+                check.reason += "; settings changed since that run: %s" % ", ".join(changed)
+            checks.extend(moved)
     except Exception as exc:  # pylint: disable=broad-exception-caught
         # An earlier result the schema let through but the comparison cannot read: drift is not judged, the host is.
         checks.append(_host_check("drift.previous_run", host, "", "skip", "drift not compared with %s: comparing raised %s: %s"

@@ -14,6 +14,7 @@ from ..result_fields import number_or_none
 from .check_helpers import make_check, param_source
 from .baseline_checks import judge_against_baseline
 from .model import Check
+from .pcie_path import path_between
 from .stats import median
 
 PCIE_PATHS = ("PIX", "PXB", "PHB", "NODE", "SYS")
@@ -90,8 +91,46 @@ def _against_link_class(section: str, what: str) -> Callable[..., List[Check]]:
                                              % (words, rate, group.replace("_", " ")), device))
                 continue
             checks.extend(judge_against_baseline(host, group_rule, context, by_group[group], "GB/s"))
+        explain_pcie_pairs(_pairs(data), checks, getattr(context, "host_data", None) or {})
         return checks
     return check
+
+
+def _bus_ids_by_uuid(health: Any) -> Dict[str, str]:
+    gpus = health.get("gpus") if isinstance(health, dict) else None
+    found = {}
+    for gpu in gpus if isinstance(gpus, list) else []:
+        bus_id = (gpu.get("pci") or {}).get("bus_id") if isinstance(gpu, dict) and isinstance(gpu.get("pci"), dict) else None
+        if isinstance(gpu, dict) and isinstance(gpu.get("uuid"), str) and isinstance(bus_id, str):
+            found[gpu["uuid"]] = bus_id.lower()
+    return found
+
+
+def explain_pcie_pairs(pairs: List[Dict[str, Any]], checks: List[Check], host_data: Dict[str, Any]) -> None:
+    """Each PCIe pair's checks say what the recorded tuning shows on its path (judge/pcie_path.py); a low pair names the
+    likely cause. Without a tuning result the checks stay as they are."""
+    tuning = host_data.get("tuning")
+    if not isinstance(tuning, dict):
+        return
+    bus_ids = _bus_ids_by_uuid(host_data.get("health"))
+    for pair in pairs:
+        if pair.get("link_kind") != "pcie":
+            continue
+        src, dst = bus_ids.get(pair.get("src_uuid")), bus_ids.get(pair.get("dst_uuid"))
+        if src is None or dst is None:
+            continue
+        findings = path_between(tuning, src, dst, pair.get("same_numa"))
+        label = pair_label(pair)
+        for found in checks:
+            if not found.reason.startswith("GPU") or label not in found.reason:
+                continue
+            if findings.unknown:
+                found.reason += "; %s" % findings.unknown
+            elif found.status in ("warn", "fail"):
+                found.reason += ("; likely cause: %s (%s)" % ("; ".join(findings.causes), findings.summary) if findings.causes
+                                 else "; nothing the tuning probe recorded on the path explains it (%s)" % findings.summary)
+            else:
+                found.reason += "; path: %s" % findings.summary
 
 
 def pair_vs_host_median(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:

@@ -66,6 +66,8 @@ class FleetJudgement:
     # Per SKU (or "unknown"), per metric id: {"median": x, "mad": y, "count": n, "unit": u}.
     fleet_statistics: Dict[str, Dict[str, Dict[str, Any]]] = field(default_factory=dict)
     previous_run_id: Optional[str] = None
+    # Settings some hosts of a SKU have unlike most (judge/settings.py Minority.to_dict), e.g. MaxPayload 128 on 3 of 24.
+    setting_minorities: List[Dict[str, Any]] = field(default_factory=list)
 
     def hosts_worst_first(self) -> List[HostVerdict]:
         return sorted(self.hosts.values(), key=lambda verdict: (-VERDICT_RANK[verdict.verdict], verdict.host))
@@ -77,6 +79,7 @@ class FleetJudgement:
             "hosts": {name: verdict.to_dict() for name, verdict in sorted(self.hosts.items())},
             "unmatched_rules": [check.to_dict() for check in self.unmatched_rules],
             "fleet_statistics": self.fleet_statistics,
+            "setting_minorities": self.setting_minorities,
         }
 
 

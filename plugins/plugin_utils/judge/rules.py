@@ -33,6 +33,8 @@ class RuleContext:
     envelope: Dict[str, Any] = field(default_factory=dict)
     expected_gpus: Optional[int] = None            # the GPUs the host should have, None when nothing says
     expected_gpus_source: str = ""                 # where expected_gpus came from, in words
+    # {probe: data} of the host's other results, for a check whose words need them (p2p reads tuning's PCIe path).
+    host_data: Dict[str, Any] = field(default_factory=dict)
 
     def baseline_source(self, key: str) -> str:
         if not self.baseline:

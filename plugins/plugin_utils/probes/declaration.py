@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from ..judge.baseline_checks import against_known_good
 from ..judge.catalogue import CheckFunction, MetricsFunction
 from ..judge.measurement import MeasurementsFunction, metrics_of
+from ..judge.settings import SettingsFunction
 
 # derived_params(host_dir, params) -> (params with what the same run already measured on the host, notes saying what
 # was derived and from where); a parameter the user gave always wins.
@@ -51,6 +52,9 @@ class ProbeDeclaration:
     # {check name: metric id}: the measurements of that metric against the SKU's known-good value
     # (judge/baseline_checks.py against_known_good); they join checks.
     baseline_checks: Mapping[str, str] = field(default_factory=dict)
+    # settings(data) -> [Setting] (judge/settings.py): configured values, each a drift check (changed: warn) and held
+    # to the value most hosts of the SKU share.
+    settings: Optional[SettingsFunction] = None
     section: Optional[ProbeSection] = None
     min_gpus: int = 1
     derived_params: Optional[DerivedParams] = None

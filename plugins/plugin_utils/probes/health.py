@@ -5,8 +5,9 @@ from typing import Any, Dict, List
 
 from ..judge.health_checks import HEALTH_CHECKS
 from ..judge.metrics import Metric
+from ..judge.settings import Setting
 from ..report_health import health_view
-from ..result_fields import is_unavailable, number_or_none
+from ..result_fields import MISSING, dig, is_unavailable, number_or_none
 from .declaration import ProbeDeclaration, ProbeSection
 
 
@@ -35,6 +36,27 @@ def health_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
+# (setting id, where in the data, words): the drift check of each is drift.<setting id>.
+VERSION_SETTINGS = (
+    ("driver_version", ("software", "driver_version"), "driver version"),
+    ("cuda_driver_version", ("software", "cuda_driver_version"), "CUDA driver version"),
+    ("kernel_release", ("platform", "kernel_release"), "kernel"),
+    ("torch_version", ("cuda_init", "torch_version"), "torch version"),
+    ("torch_cuda_version", ("cuda_init", "torch_cuda_version"), "torch's CUDA build"),
+    ("nccl_version", ("cuda_init", "nccl_version"), "NCCL version"),
+    ("kernel_cmdline", ("platform", "cmdline"), "kernel command line"),
+)
+# Every host's command line has its own root= and BOOT_IMAGE=: not held to the SKU's majority (tuning's
+# cmdline_settings are).
+OWN_PER_HOST = ("kernel_cmdline",)
+
+
+def health_settings(data: Dict[str, Any]) -> List[Setting]:
+    """The versions a workload depends on and the kernel command line."""
+    return [Setting(setting_id, words, value, fleet_compared=setting_id not in OWN_PER_HOST)
+            for setting_id, path, words in VERSION_SETTINGS for value in (dig(data, *path),) if value is not MISSING]
+
+
 DECLARATION = ProbeDeclaration(
     name="health",
     run_order=10,
@@ -43,6 +65,7 @@ DECLARATION = ProbeDeclaration(
     profiles={"health": {}, "quick": {}, "acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
     checks=HEALTH_CHECKS,
     metrics=health_metrics,
+    settings=health_settings,
     section=ProbeSection(health_view, "sections/health.html.j2", "sections/health.md.j2"),
     summary="device nodes, cgroup, CUDA init, NVML inventory and state per GPU",
 )

@@ -83,7 +83,8 @@ def probe_catalogue() -> ProbeCatalogue:
         checks={name: dict(probe.checks) for name, probe in found.items() if probe.checks},
         metrics={name: probe.metrics for name, probe in found.items() if probe.metrics is not None},
         min_gpus={name: probe.min_gpus for name, probe in found.items() if probe.min_gpus > 1},
-        judges_nothing=frozenset(name for name, probe in found.items() if probe.judges_nothing))
+        judges_nothing=frozenset(name for name, probe in found.items() if probe.judges_nothing),
+        settings={name: probe.settings for name, probe in found.items() if probe.settings is not None})
 
 
 def probe_metrics(probe: str, data: Any) -> list:
