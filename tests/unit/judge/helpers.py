@@ -1,4 +1,5 @@
-"""Shared helpers for the judge tests: recorded health results, baselines, rules."""
+"""Shared helpers for the judge tests: recorded health results, the rigs' recorded results of the other probes (the
+builders' starting point), baselines, rules."""
 from __future__ import annotations
 
 import copy
@@ -36,6 +37,30 @@ def health_ok() -> dict:
 
 def health_unavailable() -> dict:
     return copy.deepcopy(fixture("health_h200x2_unavailable_without_pynvml.json"))
+
+
+# tests/fixtures/ holds the recorded health results only; the other probes' whole recorded results are the rigs' runs
+# under docs/examples/ (as test_verdict_matrix reads them): the 2-GPU H200 rig's acceptance run, every probe ok, and the
+# 1-GPU rig's run on the final code (gemm with its burst and sustained states).
+H200X2_RUN = os.path.join(ROOT, "docs", "examples", "h200x2", "20261130T054132Z-520925", "localhost")
+H200X1_RUN = os.path.join(ROOT, "docs", "examples", "h200x1", "final", "20261201T090639Z-551803", "localhost")
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def recorded(probe: str, run: str = H200X2_RUN, host: str = "rig") -> dict:
+    """A fresh copy of the rig's recorded `probe` result (store envelope and all) for host `host`, its GPUs renamed to
+    the recorded health result's GPU0, GPU1 (by index), so that the judge matches them to health_ok()'s GPUs."""
+    text = _read(os.path.join(run, probe + ".json"))
+    health = json.loads(_read(os.path.join(run, "health.json")))
+    for gpu, uuid in zip(health["data"]["gpus"], (GPU0, GPU1)):
+        text = text.replace(gpu["uuid"], uuid)
+    envelope = json.loads(text)
+    envelope["host"] = host
+    return envelope
 
 
 def baselines() -> list:

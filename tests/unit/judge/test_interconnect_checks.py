@@ -4,51 +4,161 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.interconnect_checks import link_group
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
 
-from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, judge_fleet, one, rules
+from probelib.collective.knee import describe_bytes, knee_of_curve
+from probelib.collective.outcome import reason_of as collective_reason, status_of as collective_status
+from probelib.collective.stats import PLATEAU_MIN_POINTS, PLATEAU_TOLERANCE_PCT, bus_factor, plateau_min_size, summarize_curve
+from probelib.p2p.matrix import assemble_matrix, run_reason, run_status
+
+from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, judge_fleet, one, recorded, rules
 
 ENVELOPE = {"schema_version": "1", "host": "rig", "status": "ok", "started": "2026-11-30T03:00:00+00:00",
             "duration_s": 3.0, "command": [], "environment": {}, "reason": ""}
 UUIDS = (GPU0, GPU1)
+NO_PEER = "peer_access"
+CPU_TOPOLOGY = "no GPU: the ranks are CPU processes on this host"
+# The all-reduce sweeps are three sizes of the rig's recorded curves, and the explanation a placeholder: the report's
+# tests (tests/unit/report/test_report_interconnect.py) build their data with these builders and count on both.
+CURVE_SIZES = (8, 1024)
+EXPLANATION = "x"
+
+
+def uuid_of(index):
+    """GPU `index`'s UUID: the rig's two, then made-up ones for the GPUs a larger host would have."""
+    return UUIDS[index] if index < len(UUIDS) else "GPU-00000000-0000-4000-8000-%012d" % index
+
+
+def _scaled(points, key, value, reference):
+    """The sweep `points` (copies) with `key` scaled so that `reference` becomes `value`, each time_per_copy_s alike."""
+    factor = value / reference
+    for point in points:
+        point[key] = value if point[key] == reference else round(point[key] * factor, 4)
+        if "time_per_copy_s" in point:
+            point["time_per_copy_s"] = round(point["time_per_copy_s"] / factor, 10)
+        for side in ("src_to_dst_gbps", "dst_to_src_gbps"):
+            if side in point:
+                point[side] = round(point[side] * factor, 4)
+    return points
+
+
+def _direction(section, value):
+    """A recorded unidirectional or bidirectional section whose plateau (its headline) is `value`."""
+    reference = section["headline_gbps"]
+    _scaled(section["sweep"], "gbps", value, reference)
+    section["plateau"]["value_gbps"] = value
+    section["headline_gbps"] = value
+    return section
 
 
 def pair(src, dst, uni, bidir=None, link="NV18", kind="nvlink", same_numa=True, **extra):
-    entry = {"src": src, "dst": dst, "src_uuid": UUIDS[src % 2], "dst_uuid": UUIDS[dst % 2], "link_class": link, "link_kind": kind,
-             "nvlink_count": 18 if kind == "nvlink" else 0, "pcie_path": "SYS" if kind == "nvlink" else link,
-             "numa_node_src": 0, "numa_node_dst": 0 if same_numa else 1, "same_numa": same_numa, "peer_access": True,
-             "unidirectional": {"sweep": [], "plateau": {"found": True, "sizes_bytes": [], "value_gbps": uni, "reason": ""},
-                                "headline_gbps": uni, "headline_source": "plateau", "spin_covered_enqueue": True},
-             "bidirectional": {"sweep": [], "plateau": {"found": True, "sizes_bytes": [], "value_gbps": bidir, "reason": ""},
-                               "headline_gbps": bidir if bidir is not None else 2 * uni, "headline_source": "plateau",
-                               "spin_covered_enqueue": True},
-             "latency": {"size_bytes": 8, "median_us": 2.1, "samples": 200}, "verified": True}
+    """The rig's recorded GPU 0 -> GPU 1 pair as src -> dst over `link`, its unidirectional plateau uni GB/s and its
+    bidirectional one bidir (default 2 x uni). extra as the probe writes it: error (the pair failed, so it is not
+    verified; a caller drops the phases that did not run), verified=False (a copy did not match its source)."""
+    entry = recorded("p2p")["data"]["pairs"][0]
+    entry.update({"src": src, "dst": dst, "src_uuid": uuid_of(src), "dst_uuid": uuid_of(dst), "link_class": link,
+                  "link_kind": kind, "nvlink_count": 18 if kind == "nvlink" else 0,
+                  "nvlink_via": "nvswitch" if kind == "nvlink" else "none", "pcie_path": "SYS" if kind == "nvlink" else link,
+                  "numa_node_src": 0, "numa_node_dst": 0 if same_numa else 1, "same_numa": same_numa})
+    _direction(entry["unidirectional"], uni)
+    _direction(entry["bidirectional"], bidir if bidir is not None else 2 * uni)
     entry.update(extra)
+    if entry.get("verified") is False and "error" not in entry:
+        entry["unidirectional"]["sweep"][-1]["verified"] = False
+    if "error" in entry:
+        entry["verified"] = False
     return entry
 
 
+def _pair_errors(pairs):
+    """data.errors as the probe names them: a failed pair's error, a copy that did not match its source."""
+    errors = []
+    for entry in pairs:
+        name = "%d->%d" % (entry["src"], entry["dst"])
+        if "error" in entry:
+            errors.append({"pair": name, "what": NO_PEER if entry["peer_access"] is False else "bidirectional",
+                           "error": entry["error"]})
+        elif entry["verified"] is False:
+            errors.append({"pair": name, "what": "data_check", "error": "unidirectional: the destination differs from the "
+                           "source after the copies at %d bytes" % entry["unidirectional"]["sweep"][-1]["size_bytes"]})
+    return errors
+
+
 def p2p(pairs, gpus=2):
-    devices = [{"index": index, "uuid": UUIDS[index % 2], "name": "NVIDIA H200", "nvml_index": index} for index in range(gpus)]
-    return dict(ENVELOPE, probe="p2p", data={"method": {}, "plan": {}, "topology": {"source": "nvml", "gpu_count": gpus},
-                                             "devices": devices, "pairs": pairs, "errors": []})
+    """The rig's recorded p2p result with `pairs` among `gpus` GPUs; its matrix, errors, status and reason as the probe
+    assembles them from the pairs."""
+    envelope = recorded("p2p")
+    data = envelope["data"]
+    errors = _pair_errors(pairs)
+    data.update(devices=[{"index": index, "uuid": uuid_of(index), "name": "NVIDIA H200", "nvml_index": index} for index in range(gpus)],
+                topology={"source": "nvml", "gpu_count": gpus}, pairs=pairs, errors=errors,
+                matrix=assemble_matrix(gpus, pairs))
+    envelope.update(status=run_status(pairs, errors), reason=run_reason(pairs, errors))
+    return envelope
 
 
 def curve(name, peak, verified=True, largest=2 ** 30):
-    sweep = [{"size_bytes": size, "time_us": 10.0, "algbw_gbps": peak, "busbw_gbps": peak, "iterations": 20,
-              "verified": verified if size == largest else True} for size in (8, 1024, largest)]
-    return {"name": name, "env": {} if name == "default" else {"NCCL_P2P_DISABLE": "1"}, "sweep": sweep,
-            "plateau": {"found": True, "sizes_bytes": [largest], "busbw_gbps": peak, "reason": ""},
-            "peak_busbw_gbps": peak, "busbw_at_largest_gbps": peak, "largest_bytes": largest,
-            "knee": {"knee_bytes": 2.0e6, "startup_us": 20.0, "plateau_algbw_gbps": peak, "first_size_at_half_plateau_bytes": 2 ** 21,
-                     "method": "t"}, "transports": ["P2P/CUMEM"], "transport_lines": []}
+    """The rig's recorded all-reduce curve `name` (default, or p2p_disabled: NCCL_P2P_DISABLE=1) at 8 B, 1 KiB and
+    `largest` bytes, its busbw scaled to peak GB/s at the largest size; verified=False: the largest size's data check
+    failed. Summarised (plateau, peak, knee) as the probe does, for 2 ranks; collective() does it again for its own."""
+    [entry] = [found for found in recorded("collective")["data"]["curves"] if found["name"] == name]
+    by_size = {point["size_bytes"]: point for point in entry["sweep"]}
+    factor = peak / by_size[largest]["busbw_gbps"]
+    entry["sweep"] = [dict(by_size[size], busbw_gbps=peak if size == largest else by_size[size]["busbw_gbps"] * factor,
+                           verified=verified if size == largest else True) for size in CURVE_SIZES + (largest,)]
+    return _summarized(entry, 2)
+
+
+def _summarized(entry, ranks):
+    """The curve's sweep (its busbw per size) over `ranks` ranks, summarised by the probe's summarize_curve; the knee,
+    which the probe finds from 6 sizes on, from the smallest size's time (knee_of_curve with one startup point)."""
+    raw = [{"size_bytes": point["size_bytes"], "time_s": point["size_bytes"] / (point["busbw_gbps"] / bus_factor(ranks) * 1e9),
+            "iterations": point["iterations"], "verified": point["verified"]} for point in entry["sweep"]]
+    entry.update(summarize_curve(raw, ranks))
+    sizes = [point["size_bytes"] for point in raw]
+    entry["knee"] = knee_of_curve(sizes, [point["time_s"] for point in raw], [point["algbw_gbps"] for point in entry["sweep"]],
+                                  startup_points=1, tolerance_pct=PLATEAU_TOLERANCE_PCT, min_points=PLATEAU_MIN_POINTS,
+                                  min_size=plateau_min_size(sizes))
+    return entry
+
+
+def _curve_errors(curves):
+    """data.errors as the probe names them: a curve whose all-reduced data did not match at some sizes."""
+    errors = []
+    for entry in curves:
+        wrong = [point["size_bytes"] for point in entry["sweep"] if not point["verified"]]
+        if wrong:
+            errors.append({"curve": entry["name"], "what": "data check", "error": "the all-reduced data differed from the "
+                           "expected sums at %d of %d sizes (%s)" % (len(wrong), len(entry["sweep"]),
+                                                                    ", ".join(describe_bytes(size) for size in wrong))})
+    return errors
 
 
 def collective(curves, ranks=2, kind="cuda", link_classes=("NV18",)):
-    return dict(ENVELOPE, probe="collective", data={
-        "method": {}, "plan": {"backend": "nccl" if kind == "cuda" else "gloo", "kind": kind, "world_size": ranks,
-                               "sizes_bytes": [8, 1024, 2 ** 30], "dtype": "float32", "op": "sum", "warmup": 5,
-                               "iterations_rule": "", "max_bytes": 2 ** 30, "note": ""},
-        "devices": [], "software": {"torch_version": "2.11", "nccl_version": "2.28.9", "backend": "nccl"},
-        "environment_nccl": {"NCCL_NVLS_ENABLE": "0"}, "topology": {"link_classes": list(link_classes)},
-        "curves": curves, "explanation": "x", "errors": []})
+    """The rig's recorded collective result with `curves` over `ranks` ranks; kind cpu: gloo over CPU ranks (no GPU,
+    no NCCL, no transports)."""
+    envelope = recorded("collective")
+    data = envelope["data"]
+    data["curves"] = [_summarized(entry, ranks) for entry in curves]
+    sizes = sorted({point["size_bytes"] for entry in curves for point in entry["sweep"]})
+    data["plan"].update(world_size=ranks, sizes_bytes=sizes, max_bytes=sizes[-1],
+                        note="NCCL with one rank per GPU (%d ranks), messages of %s B; then the same sweep in fresh workers "
+                             "with NCCL_P2P_DISABLE=1" % (ranks, ", ".join(str(size) for size in sizes)))
+    data["explanation"] = EXPLANATION
+    data["errors"] = _curve_errors(curves)
+    if kind == "cuda":
+        data["devices"] = [{"index": index, "uuid": uuid_of(index), "name": "NVIDIA H200"} for index in range(ranks)]
+        data["topology"]["link_classes"] = list(link_classes)
+        data["topology"]["pairs"] = [entry for entry in data["topology"]["pairs"] if entry["link_class"] in link_classes]
+    else:
+        data["plan"].update(backend="gloo", kind="cpu", worker_env_set={},
+                            note="no GPU: gloo with %d CPU ranks over loopback (kind cpu) tests the probe's pipeline, not a "
+                                 "GPU interconnect" % ranks)
+        data.update(devices=[], software=dict(data["software"], backend="gloo", nccl_version={"unavailable": "gloo does not use NCCL"}),
+                    environment_nccl={}, topology={"unavailable": CPU_TOPOLOGY})
+        for entry in curves:
+            entry.update(transports={"unavailable": "gloo does not choose NCCL transports; it uses TCP sockets"},
+                         transport_lines=[])
+    envelope.update(status=collective_status(curves, data["errors"]), reason=collective_reason(curves, data["errors"]))
+    return envelope
 
 
 def judge(**envelopes):

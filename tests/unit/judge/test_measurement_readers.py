@@ -6,15 +6,27 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw import membw_measurements
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration
 
+from helpers import H200X1_RUN, recorded
+
 GPU0 = "GPU-8eb0778b-d464-b2c2-c1ff-53da4ffb64cd"
 CUDA0 = {"kind": "cuda", "index": 0, "uuid": GPU0, "name": "NVIDIA H200"}
 CPU = {"kind": "cpu", "index": 0, "name": "CPU", "uuid": {"unavailable": "a CPU has no UUID"}}
 
 
+def _spread_pct(values):
+    return round(100.0 * (max(values) - min(values)) / sorted(values)[len(values) // 2], 2)
+
+
 def membw_entry(device=None, **fields):
-    entry = {"device": device or CUDA0, "status": "ok", "error": None,
-             "headline": {"bandwidth_gbps": 4245.95, "source": "plateau", "sizes_mib": [256, 1024, 4096], "no_plateau": False},
-             "repeats": {"size_mib": 4096, "bandwidths_gbps": [4232.86, 4279.98, 4280.52], "median_gbps": 4279.98, "cv_pct": 0.64}}
+    """The rig's recorded membw entry of GPU 0 (GPU0), its plateau 4245.95 GB/s and its repeats at 4096 MiB."""
+    entry = recorded("membw")["data"]["devices"][0]
+    samples = [4232.86, 4279.98, 4280.52]
+    entry["plateau"]["plateau_gbps"] = 4245.95
+    entry["headline"] = {"bandwidth_gbps": 4245.95, "source": "plateau", "sizes_mib": [256, 1024, 4096], "no_plateau": False}
+    entry["repeats"].update(size_mib=4096, bandwidths_gbps=samples, median_gbps=4279.98, cv_pct=0.64,
+                            times_per_copy_s=[round(2 * 4096 * 2 ** 20 / (sample * 1e9), 9) for sample in samples])
+    if device is not None:
+        entry["device"] = device
     entry.update(fields)
     return entry
 
@@ -28,12 +40,14 @@ def test_membw_reads_the_headline_with_its_repeats():
 
 
 def test_membw_a_failed_device_is_not_measured_with_the_probes_error():
+    # off-schema on purpose (error a string, a headline without its number): the reader words what it is given
     [found] = membw_measurements({"devices": [membw_entry(error="no size was measured", headline={"source": "plateau"})]})
     assert found.value is None and found.missing.status == "error"
     assert found.missing.sentence == "the copy bandwidth plateau (read + written) was not measured: no size was measured"
 
 
 def test_membw_bandwidth_by_gpu_keys_the_cpu_path_as_cpu():
+    # the CPU entry is a fragment on purpose (no memory or compute capability fields, a headline without its sizes)
     data = {"devices": [membw_entry(), membw_entry(device=CPU, headline={"bandwidth_gbps": 40.0, "source": "plateau"})]}
     assert membw_bandwidth_by_gpu(data) == {GPU0: 4245.95, "cpu": 40.0}
     assert membw_bandwidth_by_gpu(None) == {}
@@ -43,11 +57,20 @@ def test_membw_bandwidth_by_gpu_keys_the_cpu_path_as_cpu():
 
 
 def hostbw_device(**fields):
-    device = dict(CUDA0, results=[
-        {"direction": "h2d", "host_memory": "pinned", "median_gbps": 55.45, "repeats_gbps": [55.45, 55.458, 55.435]},
-        {"direction": "d2h", "host_memory": "pinned", "error": "the copy failed"},
-        {"direction": "bidirectional", "host_memory": "pinned", "median_gbps": 98.9},
-        {"direction": "h2d", "host_memory": "pageable", "median_gbps": 8.5}])
+    """The rig's recorded hostbw device GPU 0 (GPU0): pinned H2D at 55.45 GB/s, the pinned D2H copy failed, pinned
+    bidirectional 98.9 GB/s, pageable H2D 8.5 GB/s."""
+    device = recorded("hostbw")["data"]["devices"][0]
+    copies = {(result["direction"], result["host_memory"]): result for result in device["results"]}
+    results = []
+    for direction, memory, median, repeats in (("h2d", "pinned", 55.45, [55.45, 55.458, 55.435]), ("bidirectional", "pinned", 98.9, None),
+                                               ("h2d", "pageable", 8.5, None)):
+        result = copies[(direction, memory)]
+        factor = median / result["median_gbps"]
+        result.update(median_gbps=median, repeats_gbps=repeats or [round(sample * factor, 3) for sample in result["repeats_gbps"]],
+                      pct_of_link_raw=round(100.0 * median / device["pcie"]["link_raw_gbps"], 1))
+        results.append(result)
+    results.insert(1, {"direction": "d2h", "host_memory": "pinned", "error": "the copy failed"})
+    device["results"] = results
     device.update(fields)
     return device
 
@@ -65,18 +88,28 @@ def test_hostbw_a_failed_device_and_the_cpu_path():
     assert [(found.metric_id, found.missing.sentence) for found in failed] == [
         ("hostbw.pinned_h2d_gbps", "pinned h2d was not measured: the device failed: RuntimeError: no memory"),
         ("hostbw.pinned_d2h_gbps", "pinned d2h was not measured: the device failed: RuntimeError: no memory")]
+    # the CPU device is a fragment on purpose (no locality, buffer or PCIe fields, a copy with its median only)
     cpu = hostbw_measurements({"devices": [dict(CPU, results=[{"direction": "h2d", "host_memory": "pageable", "median_gbps": 9.0}])]})
     assert [(found.metric_id, found.device.kind, found.what, found.value) for found in cpu] == [
         ("hostbw.pinned_h2d_gbps", "cpu", "pinned H2D copy", None), ("hostbw.pinned_d2h_gbps", "cpu", "pinned D2H copy", None)]
 
 
 def gemm_entry(sustained_limit_w=700.0):
-    burst = {"method": "burst", "tflops": 779.01, "repeats_tflops": [781.21, 761.75, 779.01], "power_cap_reached": False}
-    sustained = {"method": "sustained", "tflops": 662.4, "repeats_tflops": [662.1, 662.4, 663.0], "power_limit_w": sustained_limit_w}
-    return {"device": CUDA0, "status": "ok",
-            "dtypes": {"bf16": {"power_states": {"case": "square-8192", "burst": burst, "sustained": sustained}},
-                       "fp16": {"power_states": {"unavailable": "burst and sustained are measured for bf16, fp8_e4m3 only"}},
-                       "fp8_e4m3": {"unavailable": "fp8 needs compute capability 8.9, this GPU has 8.0"}}}
+    """The 1-GPU rig's recorded gemm entry (as GPU0): bf16 burst and sustained on square-8192 (sustained at a
+    sustained_limit_w power limit), fp16 without the two states, fp8 not offered (and none of its shapes timed)."""
+    entry = recorded("gemm", H200X1_RUN)["data"]["devices"][0]
+    states = entry["dtypes"]["bf16"]["power_states"]
+    for method, tflops, repeats in (("burst", 779.01, [781.21, 761.75, 779.01]), ("sustained", 662.4, [662.1, 662.4, 663.0])):
+        state = states[method]
+        state.update(tflops=tflops, repeats_tflops=repeats, spread_pct=_spread_pct(repeats))
+        for window, rate in zip(state["windows"], repeats):
+            window["tflops"] = rate
+    states["burst"]["power_cap_reached"] = False
+    states["sustained"]["power_limit_w"] = sustained_limit_w
+    entry["dtypes"]["fp16"]["power_states"] = {"unavailable": "burst and sustained are measured for bf16, fp8_e4m3 only"}
+    entry["dtypes"]["fp8_e4m3"] = {"unavailable": "fp8 needs compute capability 8.9, this GPU has 8.0"}
+    entry["results"] = [result for result in entry["results"] if result["dtype"] != "fp8_e4m3"]
+    return entry
 
 
 def test_gemm_reads_each_state_with_its_power_limit():
