@@ -10,6 +10,9 @@ from ..report_measurements import membw_view
 from ..result_fields import error_words, is_unavailable
 from .declaration import ProbeDeclaration, ProbeSection
 
+# How a repeated headline says which size it was repeated at.
+REPEATED_AT = {"plateau": "plateau", "largest_size_no_plateau": "largest size, no plateau was found",
+               "quick_largest_size": "largest size, quick run, no sweep"}
 HEADLINE_WORDS = {"plateau": "the copy bandwidth plateau (read + written)",
                   "largest_size_no_plateau": "the largest size's copy bandwidth (no plateau was found)",
                   "quick_largest_size": "the copy bandwidth at the largest size (quick run, no sweep)"}
@@ -34,7 +37,7 @@ def membw_measurements(data: Dict[str, Any]) -> List[Measurement]:
             missing = not_measured(what, raw["unavailable"])
         elif samples and value is not None:
             what = "the copy bandwidth (read + written) at %s MiB, repeated (%s %.1f GB/s)" % (
-                repeats.get("size_mib"), "plateau" if source == "plateau" else "headline", value)
+                repeats.get("size_mib"), REPEATED_AT.get(source, "headline"), value)
         found.append(Measurement("membw.bandwidth_gbps", "GB/s", "higher", Device.of(entry.get("device")), what,
                                  value=value, missing=missing, samples=samples))
     return found

@@ -91,10 +91,6 @@ def test_membw_noisy_repeats_warn_and_say_to_diagnose():
     assert "diagnose" in check.reason
 
 
-@pytest.mark.xfail(strict=True, reason="a defect the valid quick result shows (plugins/plugin_utils/probes/membw.py "
-                   "membw_measurements): where the repeats ran, as they do in every quick run, the headline's words give "
-                   "way to 'repeated (headline ...)', so a quick run is not named; this passed only on a result without "
-                   "repeats.bandwidths_gbps, which membw.schema.json requires")
 def test_membw_quick_run_is_named_as_such():
     check = one(judge(membw=membw([4300.0, 4300.0], source="quick_largest_size")), "membw.bandwidth", 0)
     assert "quick run, no sweep" in check.reason
