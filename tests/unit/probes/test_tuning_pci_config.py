@@ -119,3 +119,12 @@ def test_empty_and_tiny_reads_never_raise():
     for size in (0, 1, 7, 0x34, 0x35):
         result = parsed(gpu_config()[:size], privileged=False)
         assert "unavailable" in result["max_payload_bytes"] and "unavailable" in result["acs"]
+
+
+def test_a_null_extended_capability_is_walked_past():
+    """As the H200 VM gave it: the header at 0x100 has ID 0 (a capability the hypervisor hides) and points on."""
+    data = bytearray(gpu_config(acs_control=ACS_REQUEST_REDIRECT, acs_offset=0x2A4))
+    struct.pack_into("<I", data, 0x100, 0x12C << 20)
+    struct.pack_into("<I", data, 0x12C, 0x0018 | 1 << 16 | 0x2A4 << 20)
+    acs = parsed(bytes(data))["acs"]
+    assert acs["present"] and acs["request_redirect"]
