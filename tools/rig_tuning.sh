@@ -19,7 +19,7 @@ echo "vm.swappiness at start: $original" | tee "$out/summary.txt"
 (cd probes && python3 tuning.py >"$out/tuning-root.json" 2>"$out/tuning-root.err"; echo "probe as root rc=$?" | tee -a "$out/summary.txt")
 if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
   cp -r probes /tmp/probes-nobody && chmod -R a+rX /tmp/probes-nobody
-  (cd /tmp/probes-nobody && setpriv --reuid=nobody --regid=nogroup --clear-groups python3 tuning.py \
+  (cd /tmp/probes-nobody && setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups python3 tuning.py \
     >"$out/tuning-nobody.json" 2>"$out/tuning-nobody.err"; echo "probe as nobody rc=$?" | tee -a "$out/summary.txt")
 else
   echo "no nobody user or setpriv: the unprivileged run was not made" | tee -a "$out/summary.txt"
