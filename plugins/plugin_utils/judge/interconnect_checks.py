@@ -164,6 +164,7 @@ def pair_vs_host_median(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
                                      reference=round(centre, 3), reference_source="median of this host's %s pairs" % link,
                                      threshold=">= %g %% of the median (warn below %g %%); %s" % (
                                          fail_pct, warn_pct, param_source(rule, "fail_below_pct"))))
+    explain_pcie_pairs(_pairs(data), checks, getattr(context, "host_data", None) or {})
     return checks
 
 

@@ -64,8 +64,8 @@ def link_width(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: A
                            threshold="every link at the width both ends allow")]
     if not any(width is not None for width in widths):
         return [make_check(rule, host, "skip", "no link width was readable on the GPUs' paths")]
-    return [make_check(rule, host, "pass", "every link on the %d GPUs' paths (%d devices) runs at the width both ends allow "
-                       "(speed is recorded, not judged: GPUs lower it when idle)" % (len(paths), len(on_paths)),
+    return [make_check(rule, host, "pass", "every link on the GPUs' paths (%d GPU(s), %d device(s)) runs at the width both "
+                       "ends allow (speed is recorded, not judged: GPUs lower it when idle)" % (len(paths), len(on_paths)),
                        value=0, unit="links", threshold="every link at the width both ends allow")]
 
 

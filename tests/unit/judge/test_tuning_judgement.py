@@ -20,6 +20,9 @@ import tuning_trees  # noqa: E402  pylint: disable=wrong-import-position
 
 import tuning as tuning_probe  # noqa: E402  pylint: disable=wrong-import-position
 
+import helpers  # noqa: E402  pylint: disable=wrong-import-position
+import test_interconnect_checks as interconnect  # noqa: E402  pylint: disable=wrong-import-position
+
 GPUS = tuning_trees.GPU_ADDRESSES
 ENVELOPE = {"schema_version": "1", "probe": "tuning", "host": "rtx", "status": "ok", "started": "2026-12-01T18:00:00+00:00",
             "duration_s": 0.2, "command": [], "environment": {}, "reason": ""}
@@ -42,7 +45,7 @@ def test_the_incident_host_passes_every_tuning_check(tmp_path):
     [acs] = judged("acs_redirect", data)
     assert acs.status == "pass" and acs.reason == "no ACS redirect on the 16 bridges on the GPUs' paths"
     [width] = judged("link_width", data)
-    assert width.status == "pass" and "8 GPUs' paths (24 devices)" in width.reason
+    assert width.status == "pass" and "(8 GPU(s), 24 device(s))" in width.reason
     payloads = judged("max_payload_consistent", data)
     assert [check.status for check in payloads] == ["pass"] * 8
     assert payloads[0].reason == ("GPU %s: MaxPayload 256 B on all 4 devices of its path (P2P copies are posted writes of "
@@ -130,3 +133,54 @@ def test_the_dossier_lists_every_device_and_setting(tmp_path, privileged):
         assert (port[9].text, port[9].flag) == ("SV RR CR UF", "warn") and port[5].text == "256 B"
     else:
         assert port[9].text == "n/a" and "become" in port[9].note and "root" in view["note"]
+
+
+def pcie_host(tmp_path, builder, slow_pair_gbps):
+    """An RTX PRO 6000-like host as the judge sees it: health (the recorded result, its GPUs given the tree's bus ids),
+    p2p with GPUs 4 -> 5 and 5 -> 4 (one switch) at slow_pair_gbps and 6 -> 7, 7 -> 6 at 50 GB/s, and tuning."""
+    health = helpers.health_ok()
+    template = health["data"]["gpus"][0]
+    gpus = []
+    for index, address in enumerate(GPUS):
+        entry = copy.deepcopy(template)
+        entry.update(index=index, uuid=interconnect.uuid_of(index))
+        entry["pci"]["bus_id"] = address.upper()
+        gpus.append(entry)
+    health["data"]["gpus"] = gpus
+    pairs = [interconnect.pair(src, dst, rate, link="PXB", kind="pcie") for src, dst, rate in (
+        (4, 5, slow_pair_gbps), (5, 4, slow_pair_gbps), (6, 7, 50.0), (7, 6, 50.0))]
+    tuning = dict(ENVELOPE, data=measured(builder, tmp_path), host="rig")
+    return {"health": health, "p2p": interconnect.p2p(pairs, gpus=8), "tuning": tuning}
+
+
+def judge_pcie_host(envelopes):
+    hosts = {"rig": {"envelopes": envelopes, "reached": True, "reason": "", "groups": [],
+                     "rule_overrides": {"health.gpu_count": {"params": {"expected": 8}}}}}
+    return helpers.judge_fleet("run1", hosts, helpers.baselines(), helpers.rules()).hosts["rig"]
+
+
+def pair_checks(verdict, src, dst):
+    return [check for check in verdict.checks if check.probe == "p2p" and check.reason.startswith("GPU %d → GPU %d (" % (src, dst))]
+
+
+def test_a_slow_pcie_pair_names_the_downtrained_link_on_its_path(tmp_path):
+    verdict = judge_pcie_host(pcie_host(tmp_path, tuning_trees.downtrained_link, 25.0))
+    [outlier] = [check for check in pair_checks(verdict, 4, 5) if check.id == "p2p.pair_outlier"]
+    assert outlier.status == "fail"
+    assert "likely cause: GPU %s link trained at x8 of x16 (MaxPayload 256 B; " % GPUS[5] in outlier.reason
+    [healthy] = [check for check in pair_checks(verdict, 6, 7) if check.id == "p2p.pair_outlier"]
+    assert healthy.status == "pass" and "; path: MaxPayload 256 B; MaxReadReq 512/4096 B (bounds reads, not P2P's posted " \
+        "writes); ACS redirect on 0 of 3 bridges; 4 hop(s) via bridge 0000:b1:00.0" in healthy.reason
+
+
+def test_a_slow_pcie_pair_with_nothing_on_its_path_says_so(tmp_path):
+    verdict = judge_pcie_host(pcie_host(tmp_path, tuning_trees.rtx_pro_6000_two_numa, 25.0))
+    [outlier] = [check for check in pair_checks(verdict, 4, 5) if check.id == "p2p.pair_outlier"]
+    assert outlier.status == "fail" and "nothing the tuning probe recorded on the path explains it" in outlier.reason
+
+
+def test_without_a_tuning_result_the_pair_checks_are_as_they_were(tmp_path):
+    envelopes = pcie_host(tmp_path, tuning_trees.rtx_pro_6000_two_numa, 25.0)
+    del envelopes["tuning"]
+    verdict = judge_pcie_host(envelopes)
+    assert all("path:" not in check.reason and "likely cause" not in check.reason for check in verdict.checks)

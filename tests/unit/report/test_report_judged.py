@@ -262,3 +262,18 @@ def test_the_dossier_has_a_before_and_after_table_of_every_drift_check(judged):
     assert "| membw.plateau\\_gbps | — | 4005 GB/s | 3500 GB/s | **warn** |" in section
     html = [text for path, text in written.items() if path.endswith("gpu-a02/dossier.html")][0]
     assert 'id="changes"' in html and "<td>4005 GB/s</td><td>3500 GB/s</td>" in html
+
+
+def test_settings_unlike_most_of_their_sku_are_listed_in_the_index_and_fleet_json(judged):
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.settings import Minority
+    minority = Minority("h200-sxm", "tuning.pcie_max_payload_bytes", "PCIe MaxPayload", "256 B", 3, 4,
+                        (("gpu-a01<script>", "128 B"),))
+    judged.judgement.setting_minorities = [minority.to_dict()]
+    written = render(judged)
+    assert ("- PCIe MaxPayload: 1 of 4 h200-sxm hosts have 128 B (gpu-a01\\<script\\>); 3 have 256 B"
+            in written["index.md"])
+    page = written["index.html"]
+    assert "gpu-a01&lt;script&gt;: 128 B" in page and "<code>tuning.pcie_max_payload_bytes</code>" in page
+    assert json.loads(written["fleet.json"])["setting_minorities"][0]["hosts"] == [{"host": "gpu-a01<script>", "value": "128 B"}]
+    judged.judgement.setting_minorities = []
+    assert "None: every setting compared is the same" in render(judged)["index.md"]
