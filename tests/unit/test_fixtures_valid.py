@@ -111,10 +111,10 @@ JUDGE_BUILT = [
     ("membw-quick", lambda m: m["measurement_checks"].membw([4300.0, 4300.0], source="quick_largest_size")),
     ("hostbw", lambda m: m["measurement_checks"].hostbw(55.4, 55.1)),
     ("hostbw-slow", lambda m: m["measurement_checks"].hostbw(40.0, 55.1)),
-    ("p2p", lambda m: m["interconnect_checks"].p2p([m["interconnect_checks"].pair(0, 1, 400.0),
-                                                     m["interconnect_checks"].pair(1, 0, 395.0)])),
-    ("p2p-bidirectional", lambda m: m["interconnect_checks"].p2p([m["interconnect_checks"].pair(0, 1, 390.0, bidir=780.0),
-                                                                   m["interconnect_checks"].pair(1, 0, 390.0, bidir=600.0)])),
+    ("p2p", lambda m: m["interconnect_checks"].p2p(
+        [m["interconnect_checks"].pair(0, 1, 400.0), m["interconnect_checks"].pair(1, 0, 395.0)])),
+    ("p2p-bidirectional", lambda m: m["interconnect_checks"].p2p(
+        [m["interconnect_checks"].pair(0, 1, 390.0, bidir=780.0), m["interconnect_checks"].pair(1, 0, 390.0, bidir=600.0)])),
     ("p2p-pcie-3gpus", lambda m: m["interconnect_checks"].p2p(
         [m["interconnect_checks"].pair(src, dst, 50.0, link="PXB", kind="pcie") for src, dst in
          ((0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1))], gpus=3)),
@@ -124,15 +124,15 @@ JUDGE_BUILT = [
          m["interconnect_checks"].pair(2, 0, 390.0),
          m["interconnect_checks"].pair(1, 2, 390.0, error="CUDA error: an illegal memory access"),
          m["interconnect_checks"].pair(2, 1, 390.0)], gpus=3)),
-    ("collective", lambda m: m["interconnect_checks"].collective([m["interconnect_checks"].curve("default", 360.0),
-                                                                   m["interconnect_checks"].curve("p2p_disabled", 20.0)])),
+    ("collective", lambda m: m["interconnect_checks"].collective(
+        [m["interconnect_checks"].curve("default", 360.0), m["interconnect_checks"].curve("p2p_disabled", 20.0)])),
     ("collective-unverified", lambda m: m["interconnect_checks"].collective(
         [m["interconnect_checks"].curve("default", 30.0), m["interconnect_checks"].curve("p2p_disabled", 20.0, verified=False)])),
     ("collective-8-ranks", lambda m: m["interconnect_checks"].collective(
         [m["interconnect_checks"].curve("default", 330.0), m["interconnect_checks"].curve("p2p_disabled", 20.0)], ranks=8)),
     ("p2p-unavailable", lambda m: m["interconnect_checks"]._unavailable("p2p", "1 GPU(s) visible: no pair to measure")),
-    ("collective-cpu", lambda m: m["interconnect_checks"].collective([m["interconnect_checks"].curve("default", 1.0)],
-                                                                      kind="cpu", link_classes=())),
+    ("collective-cpu", lambda m: m["interconnect_checks"].collective(
+        [m["interconnect_checks"].curve("default", 1.0)], kind="cpu", link_classes=())),
     ("load", lambda m: m["load_checks"].load([m["load_checks"].gpu()])),
     ("load-did-not-rise", lambda m: m["load_checks"].load([m["load_checks"].gpu(basis="did_not_rise")])),
     ("load-thermal", lambda m: m["load_checks"].load([m["load_checks"].gpu(slowdown=("hw_thermal_slowdown",))])),

@@ -126,9 +126,9 @@ def _curve_errors(curves):
     for entry in curves:
         wrong = [point["size_bytes"] for point in entry["sweep"] if not point["verified"]]
         if wrong:
+            sizes = ", ".join(describe_bytes(size) for size in wrong)
             errors.append({"curve": entry["name"], "what": "data check", "error": "the all-reduced data differed from the "
-                           "expected sums at %d of %d sizes (%s)" % (len(wrong), len(entry["sweep"]),
-                                                                    ", ".join(describe_bytes(size) for size in wrong))})
+                           "expected sums at %d of %d sizes (%s)" % (len(wrong), len(entry["sweep"]), sizes)})
     return errors
 
 
