@@ -1,0 +1,76 @@
+"""fusion: an elementwise chain as 4 eager kernels and as one compiled kernel, with the bytes each must move.
+
+Its achieved bandwidth is set against the copy plateau membw measured on the same device in the same run: that is
+derived on the controller from this run's stored membw result. A parameter the user gave always wins.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from ..report_fusion import fusion_view
+from ..store.read import measured_data
+from .declaration import ProbeDeclaration, ProbeSection
+from .membw import membw_measurements
+
+NO_MEMBW_RESULT = ("this run has no measured membw result on this host (membw did not run before fusion, or it "
+                   "measured nothing), so there is no copy plateau to set the achieved bandwidth against")
+
+
+def membw_headlines(membw_data: Any) -> Tuple[Dict[str, float], List[str]]:
+    """({GPU UUID, or "cpu": membw's headline bandwidth}, why each device without one has none)."""
+    found, missing = {}, []
+    for measurement in membw_measurements(membw_data) if isinstance(membw_data, dict) else []:
+        key = measurement.device.uuid if measurement.device.kind == "cuda" else "cpu"
+        if not isinstance(key, str):
+            continue
+        if measurement.value is not None:
+            found[key] = float(measurement.value)
+        else:
+            missing.append("%s: %s" % (key, measurement.missing.reason if measurement.missing else "no value"))
+    return found, missing
+
+
+def headline_sources(membw_data: Dict[str, Any]) -> List[str]:
+    """Where membw's headlines came from (plateau, quick_largest_size, largest_size_no_plateau), once each."""
+    sources = []
+    for entry in membw_data.get("devices") or []:
+        source = (entry.get("headline") or {}).get("source") if isinstance(entry, dict) else None
+        if isinstance(source, str) and source not in sources:
+            sources.append(source)
+    return sources
+
+
+def fusion_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+    """membw_bandwidth_gbps (and where it came from, or why there is none) from this run's membw result."""
+    if "membw_bandwidth_gbps" in params:
+        return dict(params), []
+    membw_data = measured_data(host_path, "membw")
+    bandwidths, missing = membw_headlines(membw_data)
+    derived: Dict[str, Any] = {}
+    if bandwidths:
+        derived["membw_bandwidth_gbps"] = bandwidths
+        source = "this run's membw headline bandwidth (from: %s)" % ", ".join(headline_sources(membw_data or {}))
+        if missing:
+            source += "; without one: %s" % "; ".join(missing)
+        note = "membw_bandwidth_gbps from this run's membw result"
+    elif membw_data is None:
+        source = note = NO_MEMBW_RESULT
+    else:
+        source = note = "this run's membw result has no headline bandwidth: %s" % ("; ".join(missing) or "no device")
+    if "membw_bandwidth_source" not in params:
+        derived["membw_bandwidth_source"] = source
+    return dict(params, **derived), [note]
+
+
+DECLARATION = ProbeDeclaration(
+    name="fusion",
+    run_order=35,
+    timeout_s=300,
+    profiles={"acceptance": {}, "full": {}},
+    section=ProbeSection(fusion_view),
+    derived_params=fusion_inputs,
+    judges_nothing=("how much a compiler's kernel fusion saves explains where an elementwise chain's time goes (launches "
+                    "or bytes); a slow or missing fused kernel is a software stack's property, not a GPU fault, and the "
+                    "memory bandwidth itself is judged by membw"),
+    summary="an elementwise chain unfused (4 eager kernels) and fused (torch.compile), its HBM traffic counted",
+)

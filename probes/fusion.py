@@ -1,0 +1,116 @@
+"""fusion probe: y = gelu(x * a + b) * c as 4 eager kernels and as one compiled kernel, with the bytes each must move."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List
+
+from probelib import outcome
+from probelib.fusion import traffic
+from probelib.fusion.chain import BACKEND
+from probelib.fusion.device_run import DeviceRun
+from probelib.fusion.plan import check_params, resolve_plan
+from probelib.measure.devices import measured_devices
+from probelib.runner import ProbeResult, main
+
+DESCRIPTION = (
+    "Run y = gelu(x * a + b) * c over N elements on every GPU (or on the CPU when there is none) twice: unfused, as "
+    "torch eager's 4 kernels (mul, add, gelu, mul), each writing its intermediate to memory for the next to read back; "
+    "and fused, torch.compile with the inductor backend (one generated kernel: Triton on a GPU, C++ on the CPU). Where "
+    "compiling fails the fused version is recorded as unavailable with the exception's words, never measured in eager "
+    "under its name. The bytes each version must move are counted (unfused 11 x N x element_bytes, fused 5 x N x "
+    "element_bytes); each version is timed (warm-up, then the median of repeats, CUDA events on a GPU), its achieved "
+    "bandwidth set against the membw copy plateau of the same run, and the measured speed-up against the 2.2x the "
+    "traffic ratio predicts, with a sentence where they differ. The outputs are compared within a dtype tolerance. "
+    "Parameters: quick (bool: two sizes, shorter timings); device (auto | cuda | cpu); sizes_elements (list; empty = "
+    "2^20 .. 2^28 in steps of 4x on a GPU, 2^12 .. 2^21 in steps of 8x on the CPU); dtype (auto = bfloat16 on a GPU, "
+    "float32 on the CPU | bfloat16 | float16 | float32); compile (bool: try torch.compile); target_point_ms / "
+    "quick_target_point_ms (about how long one timing runs); warmup_iterations; min_iterations / max_iterations; "
+    "repeats; speedup_tolerance_pct (a gap beyond it is explained); bandwidth_bound_pct (below this share of the membw "
+    "plateau a version is taken not to be bandwidth-bound); safety_margin_mib / safety_margin_pct (memory left free); "
+    "membw_bandwidth_gbps and membw_bandwidth_source (derived on the controller from this run's membw result)."
+)
+DEFAULTS: Dict[str, Any] = {
+    "quick": False,
+    "device": "auto",
+    "sizes_elements": [],
+    "dtype": "auto",
+    "compile": True,
+    "target_point_ms": 50.0,
+    "quick_target_point_ms": 10.0,
+    "warmup_iterations": 3,
+    "min_iterations": 2,
+    "max_iterations": 10000,
+    "repeats": 3,
+    "speedup_tolerance_pct": 15.0,
+    "bandwidth_bound_pct": 50.0,
+    "safety_margin_mib": 1024.0,
+    "safety_margin_pct": 5.0,
+    "membw_bandwidth_gbps": None,
+    "membw_bandwidth_source": "",
+}
+
+
+def method_of(kind: str) -> Dict[str, Any]:
+    timing = ("CUDA events on the current stream around back-to-back calls, after a warm-up; the median of the repeats"
+              if kind == "cuda" else "time.perf_counter around back-to-back calls, after a warm-up; the median of the repeats")
+    return {
+        "operation": "y = gelu(x * a + b) * c (gelu exact, erf), x, a, b, c of N elements, torch.rand in [0, 1)",
+        "unfused": "torch eager: mul, add, gelu, mul, each its own kernel writing its intermediate to memory",
+        "fused": ("torch.compile(backend=%r, fullgraph=True, dynamic=False) compiled afresh for each size after "
+                  "torch._dynamo.reset(), with suppress_errors off so that a failure raises instead of falling back to "
+                  "eager" % BACKEND),
+        "bytes_counted": traffic.derivation(),
+        "bandwidth_definition": "achieved_gbps = traffic_bytes / time_per_iteration_s / 1e9 (GB = 1e9 bytes)",
+        "timing": timing,
+        "verification": ("once per size: the fused and unfused outputs agree where |fused - unfused| <= atol + rtol x "
+                         "|unfused| for every element; a disagreement is an error for that size and its fused time is "
+                         "not taken"),
+        "membw_reference": ("of_membw_pct = achieved_gbps / the membw headline bandwidth of the same device in this run "
+                            "(membw counts read + written bytes too)"),
+    }
+
+
+def collect(params: Dict[str, Any]) -> ProbeResult:
+    import torch
+
+    check_params(params)
+    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    devices = measured_devices(torch, params["device"])
+    if not devices:
+        return ProbeResult("unavailable", {"method": method_of("cuda"), "traffic": traffic.accounting(),
+                                           "plan": resolve_plan(params, "cuda"), "devices": [], "errors": []},
+                           "no CUDA GPU is visible to torch %s and device is 'cuda'" % torch.__version__, environment)
+    kind = devices[0]["kind"]
+    plan = resolve_plan(params, kind)
+    results = [DeviceRun(torch, device, plan, params["membw_bandwidth_gbps"], params["membw_bandwidth_source"]).run()
+               for device in devices]
+    errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
+              for entry in results for problem in entry["problems"]]
+    data = {"method": method_of(kind), "traffic": traffic.accounting(), "plan": plan, "devices": results,
+            "errors": errors}
+    return ProbeResult(status_of(results), data, reason_of(results), environment)
+
+
+def measured(results: List[Dict[str, Any]]) -> bool:
+    return any(entry["status"] != "error" for entry in results)
+
+
+def status_of(results: List[Dict[str, Any]]) -> str:
+    """ok: every device ok; partial: a device measured something and not every one is ok; error: none measured."""
+    return outcome.status_of(any(entry["status"] != "ok" for entry in results), measured(results))
+
+
+def reason_of(results: List[Dict[str, Any]]) -> str:
+    return outcome.reason_of([entry for entry in results if entry["status"] != "ok"], describe_device, "",
+                             measured=measured(results))
+
+
+def describe_device(entry: Dict[str, Any]) -> str:
+    what = "%s:%d (%s)" % (entry["device"]["kind"], entry["device"]["index"], entry["device"]["name"])
+    details = [entry["error"]["message"]] if entry.get("error") else []
+    details += [problem for problem in entry.get("problems", []) if problem not in details]
+    return "%s %s: %s" % (what, entry["status"], "; ".join(details))
+
+
+if __name__ == "__main__":
+    sys.exit(main("fusion", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
