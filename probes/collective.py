@@ -10,7 +10,8 @@ from probelib.collective.curve import CurveRequest, free_port, run_curve
 from probelib.collective.environment import debug_settings, socket_settings
 from probelib.collective.explain import explain_local
 from probelib.collective.interface import choose_interface
-from probelib.collective.links import gpu_links
+from probelib.collective import ring_prediction
+from probelib.collective.links import gpu_link_rates, gpu_links
 from probelib.collective.outcome import (envelope_environment, environment_nccl, public_devices, reason_of, software,
                                          status_of)
 from probelib.collective.plan import MAX_WORLD_SIZE, check_common, iterations_rule, message_sizes, worker_plan
@@ -65,8 +66,16 @@ METHOD = {
     "comparison": "with GPUs the sweep runs again in fresh workers with NCCL_P2P_DISABLE=1, so NCCL cannot use NVLink or "
                   "PCIe peer-to-peer and falls back to shared host memory (SHM): the gap is what P2P is worth",
     "transports": "the transports NCCL chose are read from rank 0's NCCL INFO 'Channel ... via ...' lines",
+    "prediction": "stated before the measurement, for 2, 4 and 8 ranks at the largest message S: per-rank bytes "
+                  "2(n-1)/n x S, the ratio to 2 ranks, and where the ring's slowest link has a known rate (NVLink count "
+                  "x the version's per-link rate, or PCIe max generation x width, from NVML) time = bytes / rate and "
+                  "busbw = rate; a world size this host cannot run is marked unavailable, never simulated",
+    "ring_curves": "the world sizes 2 and 4 below the probe's own one are measured by extra rings over GPUs 0..n-1 "
+                   "(CPU ranks on the CPU path) at the sweep's last %d sizes only, with NCCL_NVLS_ENABLE=0 unless set; "
+                   "the probe's own world size is the default curve" % ring_prediction.RING_SIZES,
 }
 P2P_DISABLED_ENV = {"NCCL_P2P_DISABLE": "1"}
+RING_ENV = {"NCCL_NVLS_ENABLE": "0"}
 ONE_GPU_REASON = "1 GPU visible: an all-reduce needs at least 2 ranks"
 
 
@@ -120,31 +129,66 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         "devices": public_devices(devices), "software": software(torch, backend), "environment_nccl": environment_nccl(),
         "topology": unavailable("not read"), "curves": [], "explanation": unavailable("nothing was measured"), "errors": [],
     }
+    available = len(devices) if kind == "cuda" else world_size
     missing = _missing(torch, devices, kind, backend)
     if missing:
         data["topology"] = unavailable(missing)
         data["explanation"] = unavailable(missing)
+        data["prediction"] = ring_prediction.predict(sizes[-1], kind, available, data["topology"], unavailable(missing))
         return ProbeResult("unavailable", data, missing, environment)
     if kind == "cuda":
         data["topology"] = read_field(lambda: gpu_links(devices), "the GPUs' link classes")
+        gpus = read_field(lambda: gpu_link_rates(devices), "the GPUs' NVLink versions and PCIe links")
     else:
         data["topology"] = unavailable("no GPU: the ranks are CPU processes on this host")
+        gpus = data["topology"]
+    data["prediction"] = ring_prediction.predict(sizes[-1], kind, available, data["topology"], gpus)
     names = [("default", {})]
     if kind == "cuda" and params["p2p_disabled_sweep"]:
         names.append(("p2p_disabled", dict(P2P_DISABLED_ENV)))
     plan = worker_plan(backend, kind, world_size, sizes, params)
     for name, env in names:
-        request = CurveRequest(
-            name=name, plan=plan, ranks=[(rank, rank) for rank in range(world_size)], master_addr="127.0.0.1",
-            master_port=free_port(), rendezvous_timeout_s=float(params["rendezvous_timeout_s"]),
-            curve_timeout_s=float(params["curve_timeout_s"]), env=env, settings=settings, ranks_per_host=world_size,
-            hint="all ranks run on this host, so a rank that never joined failed to start; see its error")
-        curve, errors, unused_results = run_curve(request, os.environ)
+        curve, errors = _run_one(name, plan, world_size, env, settings, params)
         data["curves"].append(curve)
+        data["errors"].extend(errors)
+    data["ring_curves"] = []
+    for ring_size in ring_prediction.sub_world_sizes(world_size):
+        ring_plan = worker_plan(backend, kind, ring_size, ring_prediction.ring_sizes_bytes(sizes), params)
+        curve, errors = _run_one("ring_%d" % ring_size, ring_plan, ring_size, _ring_env(kind), settings, params)
+        curve["world_size"] = ring_size
+        data["ring_curves"].append(curve)
         data["errors"].extend(errors)
     data["explanation"] = explain_local(kind, world_size, data["curves"], data["topology"], data["environment_nccl"],
                                         bool(params["p2p_disabled_sweep"]))
+    data["ring_comparison"] = ring_prediction.comparisons(data["prediction"], _measured_by_size(data, world_size, sizes[-1]))
     return ProbeResult(status_of(data["curves"], data["errors"]), data, reason_of(data["curves"], data["errors"]), environment)
+
+
+def _run_one(name: str, plan: Dict[str, Any], world_size: int, env: Dict[str, str], settings: Dict[str, str],
+             params: Dict[str, Any]) -> Any:
+    """(curve, errors) of one sweep by world_size fresh workers on this host."""
+    request = CurveRequest(
+        name=name, plan=plan, ranks=[(rank, rank) for rank in range(world_size)], master_addr="127.0.0.1",
+        master_port=free_port(), rendezvous_timeout_s=float(params["rendezvous_timeout_s"]),
+        curve_timeout_s=float(params["curve_timeout_s"]), env=env, settings=settings, ranks_per_host=world_size,
+        hint="all ranks run on this host, so a rank that never joined failed to start; see its error")
+    curve, errors, unused_results = run_curve(request, os.environ)
+    return curve, errors
+
+
+def _ring_env(kind: str) -> Dict[str, str]:
+    """The ring model assumes no NVLS; a user's own NCCL_NVLS_ENABLE stands (the workers inherit it)."""
+    if kind != "cuda" or "NCCL_NVLS_ENABLE" in os.environ:
+        return {}
+    return dict(RING_ENV)
+
+
+def _measured_by_size(data: Dict[str, Any], world_size: int, message_bytes: int) -> Dict[int, Any]:
+    """n -> ring_prediction.measured_point: the default curve for the probe's own world size, a ring curve below it."""
+    measured = {curve["world_size"]: ring_prediction.measured_point(curve, message_bytes) for curve in data["ring_curves"]}
+    default = next((curve for curve in data["curves"] if curve["name"] == "default"), None)
+    measured[world_size] = ring_prediction.measured_point(default, message_bytes)
+    return measured
 
 
 def _missing(torch: Any, devices: List[Dict[str, Any]], kind: str, backend: str) -> str:

@@ -73,3 +73,41 @@ def gpu_links(devices: List[Dict[str, Any]]) -> Any:
         return select_pairs(topology, mapping)
     finally:
         session.close()
+
+
+def nvlink_version_of(nvlinks: Any) -> Any:
+    """The one NVLink version of a GPU's active links (read_nvlinks' answer), or why there is none."""
+    if is_unavailable(nvlinks):
+        return nvlinks
+    versions = {entry.get("version") for entry in nvlinks.get("links", []) if entry.get("state") == "active"}
+    if not versions:
+        return unavailable("no active NVLink")
+    if len(versions) > 1 or not all(isinstance(version, str) for version in versions):
+        return unavailable("the active NVLinks report versions %s" % sorted(str(version) for version in versions))
+    return versions.pop()
+
+
+def gpu_link_rates(devices: List[Dict[str, Any]]) -> Any:
+    """{torch index: {nvlink_version, pcie_max_gen, pcie_max_width}} from NVML, for the ring's link rate, or unavailable."""
+    from probelib.health.nvml_access import NvmlSession  # pylint: disable=import-outside-toplevel
+    from probelib.health.nvml_nvlink import read_nvlinks  # pylint: disable=import-outside-toplevel
+
+    session = NvmlSession().open()
+    try:
+        if not session.usable:
+            return unavailable("NVML is not usable: %s" % session.reason)
+        reader = session.reader
+        by_uuid = {reader.value("nvmlDeviceGetUUID", handle): handle for handle in session.handles if handle is not None}
+        gpus = {}
+        for device in devices:
+            handle = by_uuid.get(device["uuid"])
+            if handle is None:
+                return unavailable("GPU %d could not be matched to NVML by UUID" % device["index"])
+            gpus[device["index"]] = {
+                "nvlink_version": nvlink_version_of(read_nvlinks(reader, handle)),
+                "pcie_max_gen": reader.value("nvmlDeviceGetMaxPcieLinkGeneration", handle),
+                "pcie_max_width": reader.value("nvmlDeviceGetMaxPcieLinkWidth", handle),
+            }
+        return gpus
+    finally:
+        session.close()
