@@ -55,3 +55,29 @@ def test_all_reduce_with_and_without_p2p_on_every_gpu(tmp_path):
         assert default["peak_busbw_gbps"] > 2 * disabled["peak_busbw_gbps"], (default["peak_busbw_gbps"], disabled["peak_busbw_gbps"])
     assert isinstance(data["explanation"], str) and "NCCL_P2P_DISABLE=1" in data["explanation"]
     assert envelope["duration_s"] < 300
+
+
+def test_the_ring_is_predicted_before_it_is_measured(tmp_path):
+    """On any GPU count: 2, 4, 8 predicted; those above the GPU count unavailable, never simulated; the rest compared."""
+    torch = pytest.importorskip("torch")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < 1:
+        pytest.skip("needs a GPU")
+    envelope = run_collective(tmp_path, {"p2p_disabled_sweep": False})
+    prediction = envelope["data"]["prediction"]
+    assert prediction["message_bytes"] == GIB
+    assert [entry["traffic_ratio_to_2"] for entry in prediction["world_sizes"]] == [1.0, 1.5, 1.75]
+    for entry in prediction["world_sizes"]:
+        if entry["world_size"] > count:
+            assert entry["measurable"] == {"unavailable": "needs %d GPUs, this host has %d" % (entry["world_size"], count)}
+        else:
+            assert entry["measurable"] is True
+    if count == 1:
+        assert envelope["status"] == "unavailable" and "ring_comparison" not in envelope["data"]
+        return
+    assert envelope["status"] == "ok", envelope["reason"]
+    compared = {entry["world_size"]: entry for entry in envelope["data"]["ring_comparison"]}
+    for size in (2, 4, 8):
+        if size <= count:
+            assert compared[size]["measured"]["busbw_gbps"] > 0, compared[size]
+    assert [curve["world_size"] for curve in envelope["data"]["ring_curves"]] == [size for size in (2, 4) if size < count]
