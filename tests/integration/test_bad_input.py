@@ -20,6 +20,7 @@ import pytest
 import yaml
 from junitparser import JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations
 from test_validate_playbook import (  # pylint: disable=import-error
     ANSIBLE_PLAYBOOK,
     ROOT,
@@ -32,7 +33,8 @@ from test_validate_playbook import (  # pylint: disable=import-error
 HEALTH_ONLY = ("-e", "gpufleet_profile=health")
 NO_CUDA_INIT = {"health": {"cuda_init": False}}
 REFUSED = "problem(s) in the run's inputs, so nothing was run"
-KNOWN_PROBES = "known probes: collective, collective_hosts, gemm, health, hostbw, load, membw, p2p, precision, toolchain"
+# The probe scripts of the collection, as the refusals list them (sorted by name).
+KNOWN_PROBES = "known probes: %s" % ", ".join(sorted(declarations()))
 
 
 def write_inventory(path, hosts, group_vars=None):
