@@ -11,15 +11,17 @@ from .svg_plots import line_chart
 COLUMNS = ["N (elements)", "bytes unfused", "bytes fused", "time unfused", "time fused", "GB/s unfused", "GB/s fused",
            "% of membw unfused", "% of membw fused", "speed-up predicted", "speed-up measured", "outputs agree", "why"]
 
+VERSION_KEYS = ("traffic_bytes", "time_per_iteration_s", "achieved_gbps", "of_membw_pct")
+
 
 def _label(device: Dict[str, Any]) -> str:
     return "%s:%s %s" % (device.get("kind", "?"), device.get("index", "?"), device.get("name", ""))
 
 
-def _version_cells(point: Dict[str, Any], key: str) -> Tuple[Cell, Cell, Cell, Cell]:
-    version = point.get(key, MISSING)
-    return (cell("traffic_bytes", dig(version, "traffic_bytes")), cell("time_per_iteration_s", dig(version, "time_per_iteration_s")),
-            cell("achieved_gbps", dig(version, "achieved_gbps")), cell("of_membw_pct", dig(version, "of_membw_pct")))
+def _version_cells(point: Dict[str, Any], version_key: str) -> Tuple[Cell, ...]:
+    """bytes, time, GB/s and % of membw of one version, in that order."""
+    version = point.get(version_key, MISSING)
+    return tuple(cell(key, dig(version, key)) for key in VERSION_KEYS)
 
 
 def _speedup(value: Any) -> Cell:

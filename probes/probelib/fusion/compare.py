@@ -43,13 +43,19 @@ def explain(predicted: float, measured: float, tolerance_pct: float, unfused_gbp
     if cache_bytes is not None and fused_working_set_bytes <= cache_bytes:
         cache = (" The fused working set (%d bytes) fits in the %d-byte last-level cache, so repeated iterations may be "
                  "served from cache rather than device memory." % (fused_working_set_bytes, cache_bytes))
+    known = unfused_of_membw_pct is not None and fused_of_membw_pct is not None
+    if abs(gap) <= tolerance_pct and known and max(unfused_of_membw_pct, fused_of_membw_pct) < bandwidth_bound_pct:
+        return ("measured %.2fx is within %g %% of the %.2fx the traffic ratio predicts, but neither version reaches %g %% "
+                "of the membw copy plateau (unfused %s, fused %s): both are bound by per-call overhead (%s) rather than "
+                "bytes, so the agreement says nothing about the traffic.%s"
+                % (measured, tolerance_pct, predicted, bandwidth_bound_pct, _pct(unfused_of_membw_pct),
+                   _pct(fused_of_membw_pct), overhead, cache))
     if abs(gap) <= tolerance_pct:
         return ("measured %.2fx is within %g %% of the %.2fx the traffic ratio predicts: both versions move their bytes "
                 "at about the same rate (%.3g and %.3g GB/s), as bandwidth-bound kernels do.%s"
                 % (measured, tolerance_pct, predicted, unfused_gbps, fused_gbps, cache))
     head = "measured %.2fx is %.0f %% %s the %.2fx the traffic ratio predicts" % (
         measured, abs(gap), "below" if gap < 0 else "above", predicted)
-    known = unfused_of_membw_pct is not None and fused_of_membw_pct is not None
     if gap < 0:
         head += ": the fused kernel moves its bytes at %.3g GB/s, slower than the unfused chain's %.3g GB/s" % (
             fused_gbps, unfused_gbps)

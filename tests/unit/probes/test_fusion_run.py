@@ -48,7 +48,8 @@ def test_the_cpu_path_runs_and_its_envelope_is_valid(envelope):
         unfused = point["unfused"]
         assert point["status"] == "measured", point["reason"]
         assert unfused["traffic_bytes"] == 11 * point["elements"] * 4
-        assert unfused["achieved_gbps"] == pytest.approx(unfused["traffic_bytes"] / unfused["time_per_iteration_s"] / 1e9, rel=1e-4)
+        seconds = unfused["time_per_iteration_s"]
+        assert unfused["achieved_gbps"] == pytest.approx(unfused["traffic_bytes"] / seconds / 1e9, rel=1e-4)
         assert unfused["of_membw_pct"] == pytest.approx(100 * unfused["achieved_gbps"] / 20.0, rel=1e-4)
         assert point["predicted_speedup"] == 2.2 and point["explanation"]
 
@@ -83,7 +84,8 @@ def test_a_compile_that_fails_leaves_the_fused_version_unavailable_in_its_words(
     entry = DeviceRun(torch, CPU, _plan(), None, "").run()
     assert entry["status"] == "partial" and len(entry["problems"]) == 1
     first, second = entry["points"]
-    assert first["fused"] == {"unavailable": "torch.compile(backend='inductor') failed: RuntimeError: no C++ compiler in this test"}
+    assert first["fused"] == {
+        "unavailable": "torch.compile(backend='inductor') failed: RuntimeError: no C++ compiler in this test"}
     assert second["fused"]["unavailable"].startswith("not tried again: torch.compile(backend='inductor') failed")
     assert first["status"] == "measured" and first["unfused"]["time_per_iteration_s"] > 0
     assert "unavailable" in first["measured_speedup"] and "no C++ compiler" in first["explanation"]
