@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from probelib import outcome
 from probelib.gemm.cases import ShapeError, build_plan
 from probelib.gemm.dtypes import DTYPE_NAMES
-from probelib.gemm.params import GemmParameterError, check_bandwidth, check_dtypes, check_peaks
+from probelib.gemm.model_shapes import ModelConfigError, ModelShapes, load_model_shapes
+from probelib.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_model_config, check_peaks,
+                                  check_token_counts)
 from probelib.gemm.records import CONVENTIONS
 from probelib.runner import ParameterError, ProbeResult, main
 
@@ -24,6 +26,11 @@ DESCRIPTION = (
     "Parameters: quick (bool: bf16 only, the big square (GPU 8192, CPU 512) and one decode shape); "
     "dtypes (list among %s; default all); "
     "shapes (list of {name, m, n, k}: replaces the prefill/decode shapes, and in quick mode the decode shape); "
+    "model_config (path of a Hugging Face style config.json on the host, read as JSON up to 1 MiB: its projections "
+    "q, k, v, o, MLP gate/up/down (per expert for a mixture of experts, uniform routing) and LM head replace the "
+    "prefill/decode shapes as shapes does (not both), at M = model_prefill_tokens (list, default [4096]: batch 1 x 4096 "
+    "tokens) and model_decode_batches (list, default [1, 8, 32]); the plan records the model's name, the file's "
+    "basename and sha256, the fields used and the assumptions); "
     "memory_bandwidth_gbps (the measured memory bandwidth for the ridge, GB/s read + written: one number, or "
     "{GPU UUID or \"cpu\": number}; default: the probe times a device-to-device copy of up to 1 GiB itself); "
     "peak_tflops ({dtype: dense peak TFLOP/s} of the GPU SKU, GPUs only; default: a short calibration on the biggest "
@@ -43,6 +50,9 @@ DEFAULTS: Dict[str, Any] = {
     "quick": False,
     "dtypes": None,
     "shapes": None,
+    "model_config": None,
+    "model_prefill_tokens": [4096],
+    "model_decode_batches": [1, 8, 32],
     "memory_bandwidth_gbps": None,
     "peak_tflops": None,
     "repeats": 3,
@@ -68,6 +78,10 @@ def check_params(params: Dict[str, Any]) -> None:
         params["dtypes"] = check_dtypes(params["dtypes"])
         check_bandwidth(params["memory_bandwidth_gbps"])
         check_peaks(params["peak_tflops"])
+        params["model_prefill_tokens"] = check_token_counts("model_prefill_tokens", params["model_prefill_tokens"])
+        params["model_decode_batches"] = check_token_counts("model_decode_batches", params["model_decode_batches"])
+        check_model_config(params["model_config"], params["shapes"], params["model_prefill_tokens"],
+                           params["model_decode_batches"])
     except GemmParameterError as exc:
         raise ParameterError(str(exc)) from exc
     if not isinstance(params["repeats"], int) or params["repeats"] < 1:
@@ -99,8 +113,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
                            environment)
     kind = devices[0]["kind"]
     try:
-        plan = build_plan(kind, bool(params["quick"]), params["dtypes"], params["shapes"])
-    except ShapeError as exc:
+        plan = build_plan(kind, bool(params["quick"]), params["dtypes"], params["shapes"], model_shapes(params))
+    except (ShapeError, ModelConfigError) as exc:
         raise ParameterError(str(exc)) from exc
     plan["power_state_dtypes"] = [name for name in params["power_state_dtypes"] if name in plan["dtypes"]]
     plan["power_state_settings"] = power_state_settings(params)
@@ -126,8 +140,15 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     return ProbeResult(status_of(data), data, reason_of(data), environment)
 
 
+def model_shapes(params: Dict[str, Any]) -> Optional[ModelShapes]:
+    """The shapes of the model_config parameter's model, or None without one."""
+    if params["model_config"] is None:
+        return None
+    return load_model_shapes(params["model_config"], params["model_prefill_tokens"], params["model_decode_batches"])
+
+
 def plan_record(plan: Dict[str, Any], params: Dict[str, Any]) -> Dict[str, Any]:
-    return {
+    record = {
         "name": plan["name"], "quick": plan["quick"], "dtypes": plan["dtypes"],
         "cases": [case.as_dict() for case in plan["cases"]],
         "production_shapes_source": plan["production_shapes_source"],
@@ -140,6 +161,9 @@ def plan_record(plan: Dict[str, Any], params: Dict[str, Any]) -> Dict[str, Any]:
         "power_state_dtypes": plan.get("power_state_dtypes", []),
         "power_state_settings": plan.get("power_state_settings") or power_state_settings(params),
     }
+    if "model" in plan:
+        record["model"] = plan["model"]
+    return record
 
 
 def power_state_settings(params: Dict[str, Any]) -> Dict[str, Any]:

@@ -87,6 +87,19 @@ def hostbw_view(data: Any) -> Dict[str, Any]:
                                                          "NUMA placement / note"], rows, "nothing was measured")]}
 
 
+def _gemm_model_note(data: Any) -> str:
+    """Which model the production shapes came from (the model_config parameter), or nothing without one."""
+    model = dig(data, "plan", "model")
+    if not isinstance(model, dict):
+        return ""
+    fields = model.get("fields") if isinstance(model.get("fields"), dict) else {}
+    assumptions = [str(entry) for entry in model.get("assumptions") or [] if isinstance(entry, str)]
+    return "Production shapes from the model %s (model_config %s, sha256 %s; %s)%s." % (
+        model.get("name", "?"), model.get("file", "?"), model.get("sha256", "?"),
+        ", ".join("%s %s" % item for item in sorted(fields.items())) or "no fields recorded",
+        "; assumed: " + "; ".join(assumptions) if assumptions else "")
+
+
 def gemm_view(data: Any) -> Dict[str, Any]:
     rows, best_rows, points, roofs = [], [], [], []
     devices = _devices(data)
@@ -121,7 +134,8 @@ def gemm_view(data: Any) -> Dict[str, Any]:
     plots = [roofline_chart("Roofline of %s: every measured shape, roofs from the measured bandwidth and the dtype's peak"
                             % _label((devices[0].get("device") or {})), roofs, points)] if points else []
     conventions = dig(data, "conventions")
-    return {"note": " ".join(str(value) for value in conventions.values()) if isinstance(conventions, dict) else "", "plots": plots,
+    notes = [_gemm_model_note(data)] + ([str(value) for value in conventions.values()] if isinstance(conventions, dict) else [])
+    return {"note": " ".join(note for note in notes if note), "plots": plots,
             "tables": [table("Best rate per dtype", ["device", "dtype", "best", "shape", "compute roof (source)"], best_rows,
                              "nothing was measured"),
                        table("Every shape: classified before it ran, explained after", ["device", "dtype", "shape", "FLOP/byte",

@@ -18,7 +18,7 @@ class ShapeError(ValueError):
 @dataclass(frozen=True)
 class GemmCase:
     name: str
-    group: str  # square | prefill | decode | awkward | given
+    group: str  # square | prefill | decode | awkward | given | model_prefill | model_decode
     m: int
     n: int
     k: int
@@ -117,14 +117,26 @@ def parse_shapes(given: Any) -> List[GemmCase]:
     return cases
 
 
-def build_plan(kind: str, quick: bool, dtypes: Optional[Sequence[str]], shapes: Any = None) -> Dict[str, Any]:
+def given_cases(shapes: Any, model: Any) -> Tuple[Optional[List[GemmCase]], str]:
+    """(the cases that replace the production shapes, or None, and where they come from)."""
+    if shapes is not None:
+        return parse_shapes(shapes), "parameter shapes"
+    if model is not None:
+        return list(model.cases), model.source
+    return None, ""
+
+
+def build_plan(kind: str, quick: bool, dtypes: Optional[Sequence[str]], shapes: Any = None, model: Any = None) -> Dict[str, Any]:
     """Which cases and dtypes run on a device of ``kind`` (cuda or cpu), and the timing budget.
 
-    quick: bf16 only, the plan's big square (GPU 8192, CPU 512) and one decode shape (or, with ``shapes``, those).
+    quick: bf16 only, the plan's big square (GPU 8192, CPU 512) and one decode shape (or, with ``shapes`` or ``model``,
+    all of those).
     shapes: replaces the production (prefill and decode) shapes; the squares and the awkward shapes stay.
+    model: the ModelShapes of the model_config parameter (probelib.gemm.model_shapes): its cases replace the production
+    shapes as ``shapes`` does, and the plan records where they came from under "model".
     """
     spec = CPU_PLAN if kind == "cpu" else GPU_PLAN
-    given = parse_shapes(shapes) if shapes is not None else None
+    given, given_source = given_cases(shapes, model)
     production = given if given is not None else production_cases(spec)
     if quick:
         chosen = given if given is not None else [case for case in production if case.name == spec.quick_decode]
@@ -138,12 +150,12 @@ def build_plan(kind: str, quick: bool, dtypes: Optional[Sequence[str]], shapes: 
     if duplicated:
         raise ShapeError("case names must be unique; repeated: %s" % ", ".join(duplicated))
     calibration = max((case for case in cases if case.group == "square"), key=lambda case: case.m)
-    return {
+    plan = {
         "name": "%s-%s" % (spec.name, "quick" if quick else "full"),
         "quick": quick,
         "dtypes": dtype_names,
         "cases": cases,
-        "production_shapes_source": "parameter shapes" if given is not None else spec.projections_source,
+        "production_shapes_source": given_source or spec.projections_source,
         "calibration_case": calibration,
         "repeat_time_s": spec.repeat_time_s,
         "warmup_time_s": spec.warmup_time_s,
@@ -151,6 +163,9 @@ def build_plan(kind: str, quick: bool, dtypes: Optional[Sequence[str]], shapes: 
         "max_iterations": spec.max_iterations,
         "copy_buffer_max_bytes": spec.copy_buffer_max_bytes,
     }
+    if model is not None:
+        plan["model"] = model.record()
+    return plan
 
 
 def iterations_for(target_s: float, single_s: float, minimum: int, maximum: int) -> int:

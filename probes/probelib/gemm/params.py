@@ -73,3 +73,25 @@ def peak_for(value: Any, kind: str, dtype: str) -> Optional[float]:
     if value is None or kind == "cpu" or dtype not in value:
         return None
     return float(value[dtype])
+
+
+def check_token_counts(name: str, value: Any) -> Tuple[int, ...]:
+    """model_prefill_tokens / model_decode_batches: a list of distinct positive integers (empty: that group is left out)."""
+    if not isinstance(value, list) or not all(isinstance(count, int) and not isinstance(count, bool) and count > 0
+                                              for count in value):
+        raise GemmParameterError("%s must be a list of positive integers, not %r" % (name, value))
+    if len(set(value)) != len(value):
+        raise GemmParameterError("%s lists a count twice: %r" % (name, value))
+    return tuple(value)
+
+
+def check_model_config(path: Any, shapes: Any, prefill_tokens: Tuple[int, ...], decode_batches: Tuple[int, ...]) -> None:
+    """model_config: null or a path; never with shapes (each replaces the production shapes), and some M to time."""
+    if path is None:
+        return
+    if not isinstance(path, str) or not path.strip():
+        raise GemmParameterError("model_config must be the path of a config.json on the host, not %r" % (path,))
+    if shapes is not None:
+        raise GemmParameterError("give shapes or model_config, not both: each replaces the production shapes")
+    if not prefill_tokens and not decode_batches:
+        raise GemmParameterError("model_prefill_tokens and model_decode_batches are both empty: no model shape to time")
