@@ -202,8 +202,9 @@ def model_name(config: Dict[str, Any]) -> str:
 # -- the shapes -------------------------------------------------------------------------------------------------------
 def projections(fields: ModelFields) -> Tuple[Projection, ...]:
     """Every projection of one decoder layer, then the LM head; q, k and v separately (a fused QKV is their concatenation)."""
-    hidden, q_width, kv_width = fields.hidden_size, fields.num_attention_heads * fields.head_dim, \
-        fields.num_key_value_heads * fields.head_dim
+    hidden = fields.hidden_size
+    q_width = fields.num_attention_heads * fields.head_dim
+    kv_width = fields.num_key_value_heads * fields.head_dim
     attention = (
         Projection("attn-q", hidden, q_width, False, "%d heads x %d" % (fields.num_attention_heads, fields.head_dim)),
         Projection("attn-k", hidden, kv_width, False, "%d KV heads x %d" % (fields.num_key_value_heads, fields.head_dim)),
