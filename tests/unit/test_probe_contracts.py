@@ -40,8 +40,8 @@ def test_the_statuses_are_the_envelope_schemas_on_both_sides():
 
 
 def test_the_probes_are_the_ones_this_test_knows():
-    assert PROBES == ["collective", "collective_hosts", "gemm", "health", "hostbw", "load", "membw", "p2p", "precision",
-                      "toolchain", "tuning"]
+    assert PROBES == ["collective", "collective_hosts", "fusion", "gemm", "health", "hostbw", "load", "membw", "p2p",
+                      "precision", "toolchain", "tuning"]
 
 
 @pytest.mark.parametrize("probe", PROBES)
