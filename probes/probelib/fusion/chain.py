@@ -51,12 +51,13 @@ class CompiledChain:
         """(the compiled call bound to ``inputs``, or None; {compile_s, generated_kernels} or why it is unavailable)."""
         torch = self.torch
         try:
+            # the wrapper compiles nothing until its first call, so the reset below still comes first
+            compiled = torch.compile(chain, backend=BACKEND, fullgraph=True, dynamic=False)
             import torch._dynamo
             import torch._inductor.metrics as metrics
             torch._dynamo.config.suppress_errors = False
             torch._dynamo.reset()
             metrics.reset()
-            compiled = torch.compile(chain, backend=BACKEND, fullgraph=True, dynamic=False)
             started = time.perf_counter()
             compiled(*inputs)
             if inputs[0].is_cuda:
