@@ -3,6 +3,7 @@ tests/gpu/test_gemm_model_on_gpu.py)."""
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -41,7 +42,8 @@ def test_llama_3_8b_shapes_measured_and_explained(tmp_path):
     for entry in envelope["data"]["devices"]:
         assert entry["device"]["kind"] == "cuda"
         results = [result for result in entry["results"] if result["group"] in ("model_prefill", "model_decode")]
-        assert {result["name"].split("-m")[0] for result in results} == expected
+        # a name ends in -m<M>-n<N>-k<K>; "-mlp" holds "-m" too, so the dimensions are cut by pattern
+        assert {re.sub(r"-m\d+-n\d+-k\d+$", "", result["name"]) for result in results} == expected
         assert len(results) == 8 * 4  # one prefill count (4096) and three decode batches (1, 8, 32), bf16
         by_name = {result["name"]: result for result in results}
         assert by_name["model-decode-attn-k-m1-n1024-k4096"]["classified_before_timing"]["classification"] == "memory-bound"
