@@ -252,6 +252,8 @@ def gap_reason(entry: Mapping[str, Any], measured: Mapping[str, Any], busbw_diff
 def comparisons(prediction: Mapping[str, Any], measured_by_size: Mapping[int, Any]) -> List[Dict[str, Any]]:
     """compare() for every predicted world size; ``measured_by_size`` maps n to measured_point()'s answer."""
     reference = measured_by_size.get(REFERENCE_WORLD_SIZE)
-    return [compare(entry, measured_by_size.get(entry["world_size"], entry["measurable"] if is_unavailable(entry["measurable"])
-                                                 else unavailable("not measured")), reference)
-            for entry in prediction["world_sizes"]]
+    found = []
+    for entry in prediction["world_sizes"]:
+        missing = entry["measurable"] if is_unavailable(entry["measurable"]) else unavailable("not measured")
+        found.append(compare(entry, measured_by_size.get(entry["world_size"], missing), reference))
+    return found

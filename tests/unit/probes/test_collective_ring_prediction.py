@@ -80,8 +80,8 @@ def test_gap_sentences_name_the_reason():
     assert "does not reach NVLink's raw rate" in ring.compare(nvlink, point(314.2, 3417.0))["sentence"]
     assert "launch-bound" in ring.compare(nvlink, point(200.0, 5000.0, "largest_size"))["sentence"]
     assert "NVLS or a tree" in ring.compare(nvlink, point(600.0, 1800.0))["sentence"]
-    sys_ring = ring.predict(GIB, "cuda", 4, {"pairs": [{"gpu_a": a, "gpu_b": b, "link_class": "SYS"}
-                                                        for a in range(4) for b in range(a + 1, 4)]}, H200)["world_sizes"][1]
+    sys_pairs = [{"gpu_a": a, "gpu_b": b, "link_class": "SYS"} for a in range(4) for b in range(a + 1, 4)]
+    sys_ring = ring.predict(GIB, "cuda", 4, {"pairs": sys_pairs}, H200)["world_sizes"][1]
     assert "the 4-rank ring crosses a PCIe SYS link" in ring.compare(sys_ring, point(20.0, 80000.0))["sentence"]
 
 

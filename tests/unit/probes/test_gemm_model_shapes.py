@@ -13,8 +13,8 @@ from probelib.gemm.cases import build_plan
 from probelib.gemm.model_shapes import MAX_CONFIG_BYTES, ModelConfigError, load_model_shapes, shapes_from_bytes
 
 CONFIGS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "data", "model_configs"))
-LLAMA_8B, LLAMA_70B, MIXTRAL = (os.path.join(CONFIGS, name) for name in ("llama-3-8b.json", "llama-3-70b.json",
-                                                                           "mixtral-8x7b.json"))
+LLAMA_8B, LLAMA_70B, MIXTRAL = (os.path.join(CONFIGS, name)
+                                for name in ("llama-3-8b.json", "llama-3-70b.json", "mixtral-8x7b.json"))
 DENSE = {"hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
          "vocab_size": 128256}
 
@@ -23,8 +23,8 @@ def _dims(shapes, group="model_decode", m=1):
     """{projection: (M, N, K)} of one group at one token count (M per expert for an MoE's experts)."""
     found = {}
     for case in shapes.cases:
-        if case.group == group and ("-m%d-" % m in case.name or case.note.endswith("= %d per expert (uniform routing "
-                                                                                     "assumed)" % m)):
+        per_expert = "= %d per expert (uniform routing assumed)" % m
+        if case.group == group and ("-m%d-" % m in case.name or case.note.endswith(per_expert)):
             projection = case.name[len(group) + 1:].split("-m")[0]
             found[projection] = (case.m, case.n, case.k)
     return found
@@ -227,8 +227,8 @@ def test_cpu_run_with_a_model_config_measures_and_explains_its_shapes(tmp_path):
     results = data["devices"][0]["results"]
     model_results = [result for result in results if result["group"] in ("model_prefill", "model_decode")]
     assert len(model_results) == 8 * 3
-    assert {result["name"] for result in model_results} >= {"model-prefill-expert-up-m8-n128-k256",
-                                                             "model-decode-attn-k-m1-n128-k256"}
+    wanted = {"model-prefill-expert-up-m8-n128-k256", "model-decode-attn-k-m1-n128-k256"}
+    assert {result["name"] for result in model_results} >= wanted
     for result in model_results:
         assert result["measurement"]["tflops"] > 0
         assert result["classified_before_timing"]["classification"] in ("memory-bound", "compute-bound")
