@@ -54,7 +54,7 @@ class CompiledChain:
             # the wrapper compiles nothing until its first call, so the reset below still comes first
             compiled = torch.compile(chain, backend=BACKEND, fullgraph=True, dynamic=False)
             import torch._dynamo
-            import torch._inductor.metrics as metrics
+            from torch._inductor import metrics
             torch._dynamo.config.suppress_errors = False
             torch._dynamo.reset()
             metrics.reset()
