@@ -17,10 +17,6 @@ from .model import Check
 from .pcie_path import device_label, devices_by_address, downtrained, gpu_paths
 
 
-def _gpu_count(data: Dict[str, Any]) -> int:
-    return len(gpu_paths(data))
-
-
 def acs_redirect(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """warn for each bridge on a GPU's path whose ACS sends peer requests up to the root complex."""
     devices, paths = devices_by_address(data), gpu_paths(data)

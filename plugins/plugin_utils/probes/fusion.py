@@ -10,24 +10,10 @@ from typing import Any, Dict, List, Tuple
 from ..report_fusion import fusion_view
 from ..store.read import measured_data
 from .declaration import ProbeDeclaration, ProbeSection
-from .membw import membw_measurements
+from .membw import membw_headlines
 
 NO_MEMBW_RESULT = ("this run has no measured membw result on this host (membw did not run before fusion, or it "
                    "measured nothing), so there is no copy plateau to set the achieved bandwidth against")
-
-
-def membw_headlines(membw_data: Any) -> Tuple[Dict[str, float], List[str]]:
-    """({GPU UUID, or "cpu": membw's headline bandwidth}, why each device without one has none)."""
-    found, missing = {}, []
-    for measurement in membw_measurements(membw_data) if isinstance(membw_data, dict) else []:
-        key = measurement.device.uuid if measurement.device.kind == "cuda" else "cpu"
-        if not isinstance(key, str):
-            continue
-        if measurement.value is not None:
-            found[key] = float(measurement.value)
-        else:
-            missing.append("%s: %s" % (key, measurement.missing.reason if measurement.missing else "no value"))
-    return found, missing
 
 
 def headline_sources(membw_data: Dict[str, Any]) -> List[str]:

@@ -17,19 +17,14 @@ from ..result_fields import is_unavailable
 from ..rules_and_baselines import load_baselines
 from ..store.read import measured_data
 from .declaration import ProbeDeclaration, ProbeSection
-from .membw import membw_measurements
+from .membw import membw_headlines
 
 GEMM_PEAK_KEYS = {"fp32": "fp32", "tf32": "tf32_dense", "bf16": "bf16_dense", "fp16": "fp16_dense", "fp8_e4m3": "fp8_dense"}
 
 
 def membw_bandwidth_by_gpu(membw_data: Any) -> Dict[str, float]:
     """{GPU UUID: membw's headline bandwidth}, from membw's measurements; the CPU path's is keyed "cpu"."""
-    found = {}
-    for measurement in membw_measurements(membw_data) if isinstance(membw_data, dict) else []:
-        key = measurement.device.uuid if measurement.device.kind == "cuda" else "cpu"
-        if isinstance(key, str) and measurement.value is not None:
-            found[key] = float(measurement.value)
-    return found
+    return membw_headlines(membw_data)[0]
 
 
 def baseline_peaks(health_data: Any, baselines: List[dict]) -> Tuple[Dict[str, float], str]:

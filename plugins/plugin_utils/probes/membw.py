@@ -1,7 +1,7 @@
 """membw: device memory bandwidth, a copy swept over sizes to its plateau."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from ..judge.copy_repeat_checks import membw_repeat_cv
 from ..judge.measurement import Device, Measurement, measured, not_measured
@@ -41,6 +41,20 @@ def membw_measurements(data: Dict[str, Any]) -> List[Measurement]:
         found.append(Measurement("membw.bandwidth_gbps", "GB/s", "higher", Device.of(entry.get("device")), what,
                                  value=value, missing=missing, samples=samples))
     return found
+
+
+def membw_headlines(membw_data: Any) -> Tuple[Dict[str, float], List[str]]:
+    """({GPU UUID, or "cpu": membw's headline bandwidth}, why each device without one has none)."""
+    found, missing = {}, []
+    for measurement in membw_measurements(membw_data) if isinstance(membw_data, dict) else []:
+        key = measurement.device.uuid if measurement.device.kind == "cuda" else "cpu"
+        if not isinstance(key, str):
+            continue
+        if measurement.value is not None:
+            found[key] = float(measurement.value)
+        else:
+            missing.append("%s: %s" % (key, measurement.missing.reason if measurement.missing else "no value"))
+    return found, missing
 
 
 DECLARATION = ProbeDeclaration(
