@@ -12,6 +12,17 @@ As a module (the pytest fixture ``netns_fleet`` in tests/integration/conftest.py
     fleet.make_unreachable("gf1a2b-n03")  # the host stays in the inventory but nothing answers at its address
     fleet.down()
 
+Over paramiko (docs/connections.md), with host-key checking on as well: ansible-core's paramiko plugin ignores
+ansible_ssh_common_args (the fleet's UserKnownHostsFile) and reads host keys only from ~/.ssh/known_hosts and
+/etc/ssh/ssh_known_hosts, so the fleet also writes a home of its own whose .ssh/known_hosts holds the hosts' keys as
+paramiko looks them up (the address, or [address]:port off port 22), and a second inventory::
+
+    env = fleet.paramiko_env()  # HOME=<dir>/paramiko-home, host-key checking on, nothing recorded, no agent
+    ... # ansible-playbook -i fleet.paramiko_inventory_path ..., env=env
+    ... # or the ssh inventory with -e ansible_connection=paramiko, env=env
+
+Neither the real user's ~/.ssh nor /etc is read for keys of the fleet or written.
+
 As a command (as root)::
 
     python tests/fleet/netns_fleet.py up --hosts 3 --dir /tmp/f1 [--rack-size 2] [--unreachable 1] [--prefix gf1]
@@ -49,6 +60,20 @@ MAX_HOSTS = 200
 PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{1,7}$")
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; Ansible adds "/" and a 10-character hash to the control path dir
 COMMAND_TIMEOUT_S = 30
+PARAMIKO_HOME = "paramiko-home"
+# What paramiko_env() sets (the paramiko plugin takes record_host_keys from the environment or ansible.cfg only, not
+# from inventory variables): host-key checking on, nothing written back to the known_hosts file.
+PARAMIKO_ENV = {
+    "ANSIBLE_PARAMIKO_HOST_KEY_CHECKING": "True",
+    "ANSIBLE_PARAMIKO_RECORD_HOST_KEYS": "False",
+}
+# Taken out of the environment paramiko_env() starts from: settings that could weaken host-key checking (auto_add
+# accepts any new key), paramiko's search for private keys, and the user's SSH agent (paramiko would offer its keys).
+# auto_add and look_for_keys are left at their defaults (off; on, in a home whose .ssh holds no private key) rather
+# than set: ansible-core 2.19 warns that their environment variables are deprecated (its old core settings of the
+# same names), although the plugin's options of the same names are not.
+PARAMIKO_ENV_DROPPED = ("ANSIBLE_HOST_KEY_CHECKING", "ANSIBLE_SSH_HOST_KEY_CHECKING",
+                        "ANSIBLE_PARAMIKO_HOST_KEY_AUTO_ADD", "ANSIBLE_PARAMIKO_LOOK_FOR_KEYS", "SSH_AUTH_SOCK")
 _FLEETS_MADE = [0]
 
 
@@ -139,6 +164,47 @@ def yaml_string(value: str) -> str:
     return json.dumps(value)
 
 
+def known_hosts_host(address: str, port: int = SSH_PORT) -> str:
+    """The host field of a known_hosts line as paramiko's SSHClient looks it up: the address on port 22, else
+    [address]:port."""
+    return address if int(port) == SSH_PORT else "[%s]:%d" % (address, int(port))
+
+
+def _inventory_hosts(fleet: "Fleet") -> list:
+    lines = []
+    racks = {}
+    for host in fleet.hosts:
+        racks.setdefault(host["rack"], []).append(host)
+    for rack in sorted(racks, key=lambda name: (len(name), name)):
+        lines += ["    %s:" % rack, "      hosts:"]
+        for host in racks[rack]:
+            lines.append("        %s:" % host["name"])
+            lines.append("          ansible_host: %s" % yaml_string(host["address"]))
+    return lines
+
+
+def render_paramiko_inventory(fleet: "Fleet") -> str:
+    """The fleet's hosts over paramiko; run ansible-playbook with fleet.paramiko_env() so that the host keys are
+    found (the plugin reads ~/.ssh/known_hosts only)."""
+    lines = [
+        "---",
+        "# Test fleet made by tests/fleet/netns_fleet.py over paramiko: prefix %s, subnet %s, bridge %s."
+        % (fleet.prefix, fleet.subnet, fleet.bridge),
+        "# Host keys: %s; run ansible-playbook with HOME=%s (Fleet.paramiko_env())."
+        % (fleet.paramiko_known_hosts_path, fleet.paramiko_home),
+        "all:",
+        "  vars:",
+        "    ansible_connection: paramiko",
+        "    ansible_user: root",
+        "    ansible_paramiko_private_key_file: %s" % yaml_string(fleet.key_path),
+        "    ansible_paramiko_host_key_checking: true",
+        "    ansible_paramiko_timeout: 10",
+        "    ansible_python_interpreter: %s" % yaml_string(fleet.python),
+        "  children:",
+    ]
+    return "\n".join(lines + _inventory_hosts(fleet)) + "\n"
+
+
 def render_inventory(fleet: "Fleet") -> str:
     lines = [
         "---",
@@ -155,15 +221,7 @@ def render_inventory(fleet: "Fleet") -> str:
         "    ansible_python_interpreter: %s" % yaml_string(fleet.python),
         "  children:",
     ]
-    racks = {}
-    for host in fleet.hosts:
-        racks.setdefault(host["rack"], []).append(host)
-    for rack in sorted(racks, key=lambda name: (len(name), name)):
-        lines += ["    %s:" % rack, "      hosts:"]
-        for host in racks[rack]:
-            lines.append("        %s:" % host["name"])
-            lines.append("          ansible_host: %s" % yaml_string(host["address"]))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _inventory_hosts(fleet)) + "\n"
 
 
 def render_sshd_config(fleet: "Fleet", host: dict) -> str:
@@ -237,6 +295,28 @@ class Fleet:
     @property
     def control_path_dir(self) -> str:
         return os.path.join(self.directory, "cp")
+
+    @property
+    def paramiko_home(self) -> str:
+        """HOME for ansible-playbook over paramiko: its .ssh/known_hosts holds the fleet's host keys."""
+        return os.path.join(self.directory, PARAMIKO_HOME)
+
+    @property
+    def paramiko_known_hosts_path(self) -> str:
+        return os.path.join(self.paramiko_home, ".ssh", "known_hosts")
+
+    @property
+    def paramiko_inventory_path(self) -> str:
+        return os.path.join(self.directory, "inventory-paramiko.yml")
+
+    def paramiko_env(self, base=None) -> dict:
+        """The environment for ansible-playbook over paramiko: base (default os.environ) with HOME the fleet's
+        paramiko home (host keys from its .ssh/known_hosts, no private key there to find), host-key checking forced
+        on, no auto-adding, no host keys recorded, no SSH agent."""
+        env = {key: value for key, value in (os.environ if base is None else base).items()
+               if key not in PARAMIKO_ENV_DROPPED}
+        env.update(PARAMIKO_ENV, HOME=self.paramiko_home)
+        return env
 
     def host_dir(self, name: str) -> str:
         return os.path.join(self.directory, "hosts", name)
@@ -331,6 +411,8 @@ class Fleet:
             self._write_known_hosts()
             with open(self.inventory_path, "w") as handle:
                 handle.write(render_inventory(self))
+            with open(self.paramiko_inventory_path, "w") as handle:
+                handle.write(render_paramiko_inventory(self))
             self.state = "up"
             self.save()
         except BaseException:
@@ -466,13 +548,25 @@ class Fleet:
             time.sleep(0.1)
 
     def _write_known_hosts(self) -> None:
+        """known_hosts for OpenSSH (name and address) and, in the paramiko home, for paramiko (the address as
+        paramiko looks it up: it connects to ansible_host and never sees the inventory name)."""
         lines = []
+        paramiko_lines = []
         for host in self.live_hosts:
             with open(os.path.join(self.host_dir(host["name"]), "ssh_host_ed25519_key.pub")) as handle:
                 key_type, key = handle.read().split()[:2]
             lines.append("%s,%s %s %s" % (host["name"], host["address"], key_type, key))
+            paramiko_lines.append("%s %s %s" % (known_hosts_host(host["address"], SSH_PORT), key_type, key))
         with open(self.known_hosts_path, "w") as handle:
             handle.write("\n".join(lines) + "\n")
+        ssh_dir = os.path.dirname(self.paramiko_known_hosts_path)
+        os.makedirs(ssh_dir, mode=0o700, exist_ok=True)
+        os.chmod(self.paramiko_home, 0o700)
+        os.chmod(ssh_dir, 0o700)
+        descriptor = os.open(self.paramiko_known_hosts_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+                             0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write("\n".join(paramiko_lines) + "\n")
 
     # ----- state -----
     def save(self) -> None:
@@ -682,6 +776,7 @@ def main(argv=None) -> int:
                 where = "namespace " + host["namespace"] if host["namespace"] else "unreachable"
                 print("  %-14s %-15s %s %s" % (host["name"], host["address"], host["rack"], where))
             print("inventory: %s" % fleet.inventory_path)
+            print("over paramiko: HOME=%s, inventory %s" % (fleet.paramiko_home, fleet.paramiko_inventory_path))
         else:
             fleet = Fleet.load(args.dir)
             fleet.down()

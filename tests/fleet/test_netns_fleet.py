@@ -131,3 +131,65 @@ def test_a_fleet_that_never_claimed_its_names_tears_nothing_down(tmp_path):
     fleet = netns_fleet.Fleet(tmp_path, prefix="gft")
     fleet.down()  # state "new": nothing of another fleet with the same prefix may be touched
     assert not os.path.exists(os.path.join(str(tmp_path), netns_fleet.STATE_FILE))
+
+
+# Two ed25519 host public keys (made with ssh-keygen for this test; their private halves were thrown away).
+HOST_KEYS = ("AAAAC3NzaC1lZDI1NTE5AAAAINmTmpdSbWN673qrucv6x9ffKPkxGExgUqk5DXxi8OcK",
+             "AAAAC3NzaC1lZDI1NTE5AAAAIPPJMxADU6JKFHkSH3b0+agzbjj+4ZB7A/GLoKxvnaEc")
+
+
+def _with_host_keys(fleet):
+    for host, key in zip(fleet.live_hosts, HOST_KEYS):
+        folder = fleet.host_dir(host["name"])
+        os.makedirs(folder)
+        with open(os.path.join(folder, "ssh_host_ed25519_key.pub"), "w") as handle:
+            handle.write("ssh-ed25519 %s %s\n" % (key, host["name"]))
+    fleet._write_known_hosts()  # pylint: disable=protected-access
+    return fleet
+
+
+def test_known_hosts_names_match_what_paramiko_looks_up():
+    assert netns_fleet.known_hosts_host("10.213.4.10") == "10.213.4.10"
+    assert netns_fleet.known_hosts_host("10.213.4.10", 22) == "10.213.4.10"
+    assert netns_fleet.known_hosts_host("10.213.4.10", 2222) == "[10.213.4.10]:2222"
+
+
+def test_the_paramiko_home_holds_the_host_keys_as_paramiko_reads_them(tmp_path):
+    fleet = _with_host_keys(planned(tmp_path, hosts=2, unreachable=1))
+    with open(fleet.known_hosts_path) as handle:  # OpenSSH's file is as it was: name and address
+        assert handle.read().splitlines() == ["gft-n01,10.213.4.10 ssh-ed25519 %s" % HOST_KEYS[0],
+                                              "gft-n02,10.213.4.11 ssh-ed25519 %s" % HOST_KEYS[1]]
+    assert fleet.paramiko_known_hosts_path == os.path.join(str(tmp_path), "paramiko-home", ".ssh", "known_hosts")
+    with open(fleet.paramiko_known_hosts_path) as handle:
+        assert handle.read().splitlines() == ["10.213.4.10 ssh-ed25519 %s" % HOST_KEYS[0],
+                                              "10.213.4.11 ssh-ed25519 %s" % HOST_KEYS[1]]
+    assert os.stat(fleet.paramiko_known_hosts_path).st_mode & 0o777 == 0o600
+    assert os.stat(fleet.paramiko_home).st_mode & 0o777 == 0o700
+    paramiko = pytest.importorskip("paramiko")
+    keys = paramiko.HostKeys(fleet.paramiko_known_hosts_path)
+    assert keys.lookup("10.213.4.10")["ssh-ed25519"].get_base64() == HOST_KEYS[0]
+    assert keys.lookup("10.213.4.11")["ssh-ed25519"].get_base64() == HOST_KEYS[1]
+    assert keys.lookup("10.213.4.12") is None  # the host without a namespace has no key
+
+
+def test_the_paramiko_environment_points_home_at_the_fleet_and_keeps_host_key_checking_on(tmp_path):
+    fleet = planned(tmp_path, hosts=1)
+    env = fleet.paramiko_env({"PATH": "/usr/bin", "HOME": "/root", "SSH_AUTH_SOCK": "/tmp/agent.1",
+                              "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_SSH_HOST_KEY_CHECKING": "False",
+                              "ANSIBLE_PARAMIKO_HOST_KEY_CHECKING": "False", "ANSIBLE_PARAMIKO_HOST_KEY_AUTO_ADD": "1",
+                              "ANSIBLE_PARAMIKO_LOOK_FOR_KEYS": "True", "ANSIBLE_PARAMIKO_RECORD_HOST_KEYS": "True"})
+    assert env == {"PATH": "/usr/bin", "HOME": os.path.join(str(tmp_path), "paramiko-home"),
+                   "ANSIBLE_PARAMIKO_HOST_KEY_CHECKING": "True", "ANSIBLE_PARAMIKO_RECORD_HOST_KEYS": "False"}
+    assert fleet.paramiko_env()["HOME"] == fleet.paramiko_home
+
+
+def test_the_paramiko_inventory_has_the_same_hosts_and_checks_host_keys(tmp_path):
+    fleet = planned(tmp_path, hosts=3, rack_size=2, unreachable=1)
+    ssh_inventory = yaml.safe_load(netns_fleet.render_inventory(fleet))
+    inventory = yaml.safe_load(netns_fleet.render_paramiko_inventory(fleet))
+    assert inventory["all"]["children"] == ssh_inventory["all"]["children"]
+    assert inventory["all"]["vars"] == {
+        "ansible_connection": "paramiko", "ansible_user": "root",
+        "ansible_paramiko_private_key_file": os.path.join(str(tmp_path), "id_ed25519"),
+        "ansible_paramiko_host_key_checking": True, "ansible_paramiko_timeout": 10,
+        "ansible_python_interpreter": "/opt/py/bin/python3"}
