@@ -165,7 +165,7 @@ def test_the_paramiko_home_holds_the_host_keys_as_paramiko_reads_them(tmp_path):
                                               "10.213.4.11 ssh-ed25519 %s" % HOST_KEYS[1]]
     assert os.stat(fleet.paramiko_known_hosts_path).st_mode & 0o777 == 0o600
     assert os.stat(fleet.paramiko_home).st_mode & 0o777 == 0o700
-    paramiko = pytest.importorskip("paramiko")
+    import paramiko  # pylint: disable=import-outside-toplevel  # requirements-dev.txt installs it
     keys = paramiko.HostKeys(fleet.paramiko_known_hosts_path)
     assert keys.lookup("10.213.4.10")["ssh-ed25519"].get_base64() == HOST_KEYS[0]
     assert keys.lookup("10.213.4.11")["ssh-ed25519"].get_base64() == HOST_KEYS[1]
