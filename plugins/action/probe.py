@@ -8,7 +8,7 @@ import os
 import time
 from contextlib import ExitStack, contextmanager
 
-from ansible.errors import AnsibleConnectionFailure
+from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
@@ -16,6 +16,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import build_probe_archive
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, profile_params, with_derived_params
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     check_probe_name,
@@ -29,6 +30,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir 
     StoreRefused,
     claimed_host_dir,
     host_inputs,
+    inputs_at,
     open_run,
     playbook_writer,
     write_host_inputs,
@@ -38,6 +40,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas 
 display = Display()
 
 MODULE = "gpufleet.validation.probe"
+FIND_PYTHON_MODULE = "gpufleet.validation.find_python"
+FIND_PYTHON_TIMEOUT_S = 60
 ASYNC_MARGIN_S = 120
 DEFAULT_TIMEOUT_S = 300
 POLL_INTERVALS_S = (0.5, 0.5, 1, 1, 2)
@@ -84,7 +88,7 @@ class ActionModule(ActionBase):
             return result
         with ExitStack() as held:
             try:
-                host_fd = held.enter_context(self._claim_host_dir(host, args, store_args, task_vars))
+                host_fd, inputs, choice = held.enter_context(self._claim_host_dir(host, args, store_args, task_vars))
             except StoreRefused as exc:
                 result.update(failed=True, msg="probe %s was not run on %s: %s" % (name, host, exc))
                 return result
@@ -93,31 +97,42 @@ class ActionModule(ActionBase):
                                                "set gpufleet_results_dir to a directory this user can write"
                                                % (name, host, os.path.dirname(result_path), exc))
                 return result
+            python_found = PythonFound(choice, inputs, store_args["python_candidates"])
             return self._run_and_store(result, name, host, args, archive, archive_sha256, input_notes, task_vars,
-                                       host_fd, os.path.dirname(result_path))
+                                       host_fd, os.path.dirname(result_path), python_found)
 
     @contextmanager
     def _claim_host_dir(self, host, args, store_args, task_vars):
-        """Join (or open) the run as this playbook run, claim the host's directory, record the host's judge inputs."""
+        """Join (or open) the run as this playbook run, claim the host's directory, record the host's judge inputs.
+        Yields the directory, the inputs as recorded now (None where a task gives none and the stored ones stay) and
+        the Python this playbook run chose for the host earlier (None when it has not)."""
         inputs = dict(store_args["host_inputs"] or {})
         writer = playbook_writer(store_args["resume"], inputs.get("profile"), task_vars.get("ansible_limit"))
         open_run(args["results_dir"], args["run_id"], writer)
         with claimed_host_dir(args["results_dir"], args["run_id"], host, writer) as host_fd:
-            shown = host_dir(args["results_dir"], args["run_id"], host)
+            shown = os.path.join(host_dir(args["results_dir"], args["run_id"], host), INPUTS_FILE)
+            stored = inputs_at(host_fd, shown) or {}
+            # The Python found for this host by this playbook run's first probe serves its other probes.
+            choice = stored.get("python_choice") if (
+                args.get("python") is None and stored.get("writer_id") == writer["writer_id"]) else None
+            record = None
             # A task that gives no inputs (playbooks/collective_hosts.yml's probe) keeps what the profile's run stored.
             if inputs or entry_kind(host_fd, INPUTS_FILE) == "missing":
-                write_host_inputs(host_fd, host_inputs(host, args["run_id"], writer, inputs.get("profile"),
-                                                       inputs.get("rule_overrides"), inputs.get("groups") or [],
-                                                       args.get("python")), os.path.join(shown, INPUTS_FILE))
-            yield host_fd
+                record = host_inputs(host, args["run_id"], writer, inputs.get("profile"), inputs.get("rule_overrides"),
+                                     inputs.get("groups") or [], args.get("python") or (choice or {}).get("python"),
+                                     choice)
+                write_host_inputs(host_fd, record, shown)
+            yield host_fd, record, choice
 
     def _run_and_store(self, result, name, host, args, archive, archive_sha256, input_notes, task_vars, host_fd,
-                       shown_dir):
+                       shown_dir, python_found):
         result_path = os.path.join(shown_dir, name + ".json")
         unreachable = False
         raw_output = None
         self._job_started = None
         try:
+            if args["python"] is None:
+                args["python"] = self._python_choice(python_found, host_fd, shown_dir, task_vars)["python"]
             envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars)
         except AnsibleConnectionFailure as exc:
             unreachable = True
@@ -130,6 +145,15 @@ class ActionModule(ActionBase):
                 name, host, "unreachable",
                 "%s: %s; check that it is up and that SSH works (ansible -m ansible.builtin.ping %s)"
                 % (what, str(exc).strip() or type(exc).__name__, host))
+        except AnsibleError as exc:
+            # Raised before the probe's job started, e.g. by a connection plugin whose library the controller lacks;
+            # recorded so that the play goes on to the report instead of aborting when every host fails so.
+            if self._job_started is not None:
+                raise
+            unreachable = _paramiko_missing(self._connection)
+            envelope = failure_envelope(name, host, "unreachable" if unreachable else "error",
+                                        _start_failure(exc, unreachable))
+        python_found.explain(envelope)
 
         envelope.update(run_id=args["run_id"], collection_version=collection_version(), probe_sha256=archive_sha256)
         if input_notes:
@@ -151,6 +175,21 @@ class ActionModule(ActionBase):
         elif envelope["status"] != "ok":
             result["warnings"] = ["probe %s on %s: %s: %s" % (name, host, envelope["status"], envelope["reason"])]
         return result
+
+    def _python_choice(self, python_found, host_fd, shown_dir, task_vars):
+        """The Python this playbook run found on the host: recorded by an earlier probe, else found now (one module
+        run) and recorded in the host's inputs.json."""
+        if python_found.choice is None:
+            found = self._execute_module(module_name=FIND_PYTHON_MODULE, task_vars=task_vars, wrap_async=False,
+                                         module_args={"candidates": python_found.candidates,
+                                                      "timeout": FIND_PYTHON_TIMEOUT_S})
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+            python_found.found(found.get("choice"), _module_failure_text(found))
+            if python_found.inputs is not None:
+                record = dict(python_found.inputs, python_choice=python_found.choice,
+                              python=python_found.choice["python"] or python_found.inputs["python"])
+                write_host_inputs(host_fd, record, os.path.join(shown_dir, INPUTS_FILE))
+        return python_found.choice
 
     def _run_on_host(self, name, host, args, archive, task_vars):
         started = utc_now_iso()
@@ -218,6 +257,23 @@ class ActionModule(ActionBase):
                                 % (host, name, now - begun, args["timeout"]))
                 next_progress = now + max(1, args["progress_interval"])
         return None
+
+
+def _paramiko_missing(connection):
+    if getattr(connection, "transport", None) != "paramiko":
+        return False
+    # Imported only here: paramiko costs every worker that loads this action a third of a second.
+    from ansible.module_utils.compat.paramiko import _paramiko as paramiko_library
+    return paramiko_library is None
+
+
+def _start_failure(exc, paramiko_missing):
+    text = str(exc).strip() or type(exc).__name__
+    if paramiko_missing:
+        return ("paramiko is not installed on the controller, so the host could not be reached with "
+                "ansible_connection=paramiko and the probe did not run (%s); install it (.venv/bin/python -m pip "
+                "install -r requirements-paramiko.txt) or use the ssh connection (docs/connections.md)" % text)
+    return "the probe could not be started on the host: %s" % text
 
 
 def _module_failure_text(result):

@@ -20,4 +20,6 @@ PROBE_ARGUMENT_SPEC = dict(
 PROBE_STORE_ARGUMENT_SPEC = dict(
     resume=dict(type="bool", default=False),
     host_inputs=dict(type="dict", default={}),
+    # Tried first, before the usual places, when python is not set (gpufleet.validation.find_python's candidates).
+    python_candidates=dict(type="list", elements="str", default=[]),
 )

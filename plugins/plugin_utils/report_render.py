@@ -18,6 +18,7 @@ from .probes.declaration import ProbeSection
 from .probes.registry import sections
 from .report_health import fleet_columns
 from .report_interconnect import cross_host_runs
+from .report_python import python_view
 from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, measurement_references, metric_cell, metric_columns,
@@ -176,6 +177,7 @@ def _host_context(host: HostModel, run: RunModel, markdown: bool,
             "index_href": "../index.md" if markdown else "../index.html",
             "unavailable_total": sum(len(probe["unavailable"]) for probe in probes),
             "judged": judgement is not None, "verdict": verdict_view(verdict) if judgement is not None else {},
+            "python": python_view(host.inputs),
             "previous_run_id": judgement.previous_run_id if judgement is not None else None}
 
 

@@ -32,6 +32,7 @@ INPUTS_FILE = "inputs.json"
 STORE_FILES = (RUN_RECORD, WRITER_FILE, INPUTS_FILE)
 RECORD_LIMIT_BYTES = 4 * 2 ** 20
 RESUME_VARIABLE = "gpufleet_resume"
+ANSIBLE_PYTHON = "the interpreter Ansible uses on the host"  # inputs.json's python when none was given or found
 
 
 class StoreRefused(Exception):
@@ -206,8 +207,22 @@ def write_host_inputs(host_fd: int, inputs: Dict[str, Any], shown: str) -> None:
 
 
 def host_inputs(host: str, run_id: str, writer: Dict[str, Any], profile: str, rule_overrides: Any,
-                groups: List[str], python: Optional[str]) -> Dict[str, Any]:
-    """What a later report needs to judge this host exactly as its own run would have."""
-    return {"host": host, "dir_name": host_dir_name(host), "run_id": run_id, "writer_id": writer["writer_id"],
-            "profile": profile, "rule_overrides": rule_overrides if isinstance(rule_overrides, dict) else {},
-            "groups": list(groups or []), "python": python or "the interpreter Ansible uses on the host"}
+                groups: List[str], python: Optional[str],
+                python_choice: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """What a later report needs to judge this host exactly as its own run would have; ``python_choice`` is how
+    gpufleet.validation.find_python chose the Python when none was given."""
+    inputs = {"host": host, "dir_name": host_dir_name(host), "run_id": run_id, "writer_id": writer["writer_id"],
+              "profile": profile, "rule_overrides": rule_overrides if isinstance(rule_overrides, dict) else {},
+              "groups": list(groups or []), "python": python or ANSIBLE_PYTHON}
+    if python_choice is not None:
+        inputs["python_choice"] = python_choice
+    return inputs
+
+
+def inputs_at(host_fd: int, shown: str) -> Optional[Dict[str, Any]]:
+    """The host's inputs.json, or None when there is none or it is not a JSON object."""
+    try:
+        inputs = _read_json_at(host_fd, INPUTS_FILE, shown)
+    except (OSError, StoreRefused):
+        return None
+    return inputs if isinstance(inputs, dict) else None

@@ -1,0 +1,43 @@
+"""The real playbook finds the host's Python when gpufleet_python is not set: once per host and playbook run, the
+choice recorded in inputs.json and the dossier, every probe run with it."""
+import json
+import os
+import stat
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+
+
+def counting_python(folder, log):
+    """The controller's Python behind a wrapper that logs its first argument (-B: a discovery run; a probe's path)."""
+    folder.mkdir(parents=True)
+    wrapper = folder / "python3"
+    wrapper.write_text('#!/bin/sh\nprintf "%%s\\n" "$1" >> %s\nexec %s "$@"\n' % (log, sys.executable))
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return str(wrapper)
+
+
+def test_the_python_is_found_once_per_host_recorded_and_used_by_every_probe(tmp_path):
+    log = tmp_path / "runs.log"
+    wrapper = counting_python(tmp_path / "env" / "bin", log)
+    profiles = json.dumps({"gpufleet_profiles": {"pair": ["health", "tuning"]}, "gpufleet_profile": "pair",
+                           "gpufleet_python_candidates": [wrapper], "probe_params": {"health": {"cuda_init": False}}})
+    completed = subprocess.run([ANSIBLE_PLAYBOOK, "validate.yml", "-e", "gpufleet_results_dir=%s" % (tmp_path / "r"),
+                                "-e", profiles], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    runs = log.read_text().splitlines()
+    assert runs.count("-B") == 1, runs
+    assert sorted(os.path.basename(run) for run in runs if run != "-B") == ["health.py", "tuning.py"], runs
+
+    host = tmp_path / "r" / "latest" / "localhost"
+    inputs = json.loads((host / "inputs.json").read_text())
+    assert inputs["python"] == wrapper
+    assert inputs["python_choice"]["source"] == "gpufleet_python_candidates"
+    assert inputs["python_choice"]["candidates"][0]["chosen"] is True
+    for probe in ("health", "tuning"):
+        assert json.loads((host / ("%s.json" % probe)).read_text())["command"][0] == wrapper
+    dossier = (host / "dossier.html").read_text()
+    assert '<h2 id="python">Python that ran the probes</h2>' in dossier
+    assert "<td><code>%s</code></td><td>gpufleet_python_candidates</td>" % wrapper in dossier

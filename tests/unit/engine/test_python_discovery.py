@@ -1,0 +1,155 @@
+"""Which of a host's Pythons runs the probes (plugins/module_utils/python_discovery.py, modules/find_python.py):
+candidates in order, each environment once, what each really imports, the best chosen, and why."""
+import os
+import stat
+import sys
+
+import pytest
+
+from ansible_collections.gpufleet.validation.plugins.module_utils import python_discovery as discovery
+from ansible_collections.gpufleet.validation.plugins.modules import find_python
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_python import python_view
+
+
+def fake_python(folder, name="python3", torch_cuda=None, torch=True, nvml=True, exit_code=None):
+    """An executable that runs this test's Python with fake torch/pynvml packages first on its path: a real
+    interpreter that imports what it is given, no more."""
+    folder.mkdir(parents=True, exist_ok=True)
+    site = folder / "site"
+    site.mkdir(exist_ok=True)
+    if torch:
+        (site / "torch").mkdir(exist_ok=True)
+        (site / "torch" / "__init__.py").write_text(
+            "__version__ = '2.9.0'\nclass version:\n    cuda = %r\n    hip = None\n" % torch_cuda)
+    else:
+        (site / "torch.py").write_text("raise ImportError('no torch in this environment')\n")
+    (site / "pynvml.py").write_text("" if nvml else "raise ImportError('no pynvml here')\n")
+    script = folder / name
+    body = "exit %d\n" % exit_code if exit_code is not None else 'exec %s -S "$@"\n' % sys.executable
+    script.write_text("#!/bin/sh\nPYTHONPATH=%s\nexport PYTHONPATH\n%s" % (site, body))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)
+
+
+@pytest.fixture
+def no_common_locations(monkeypatch):
+    monkeypatch.setattr(discovery, "COMMON_LOCATIONS", ())
+
+
+def test_candidates_come_in_order_each_environment_once(tmp_path, no_common_locations):
+    first = fake_python(tmp_path / "a" / "bin")
+    os.symlink("python3", str(tmp_path / "a" / "bin" / "python"))
+    other = fake_python(tmp_path / "b" / "bin")
+    found = discovery.candidate_paths([str(tmp_path / "*" / "bin" / "python*"), str(tmp_path / "missing")],
+                                      first, {"VIRTUAL_ENV": str(tmp_path / "b")}, other, str(tmp_path))
+    assert [(entry["path"], entry["source"]) for entry in found] == [
+        (str(tmp_path / "a" / "bin" / "python"), discovery.SOURCE_USER),
+        (other, discovery.SOURCE_USER),
+        (str(tmp_path / "missing"), discovery.SOURCE_USER),
+    ]
+
+
+def test_a_home_location_is_expanded_in_the_connecting_users_home(tmp_path, monkeypatch):
+    monkeypatch.setattr(discovery, "COMMON_LOCATIONS", ("~/miniforge3/envs/*/bin/python3",))
+    path = fake_python(tmp_path / "miniforge3" / "envs" / "torch" / "bin")
+    found = discovery.candidate_paths([], None, {}, None, str(tmp_path))
+    assert found == [{"path": path, "source": "common location ~/miniforge3/envs/*/bin/python3"}]
+
+
+def test_the_cuda_torch_with_nvml_wins_over_earlier_weaker_candidates(tmp_path, no_common_locations):
+    cpu_only = fake_python(tmp_path / "cpu" / "bin", torch_cuda=None)
+    nothing = fake_python(tmp_path / "bare" / "bin", torch=False, nvml=False)
+    cuda = fake_python(tmp_path / "cuda" / "bin", torch_cuda="12.8")
+    choice = find_python.find([cpu_only, nothing, cuda], 30)
+    assert choice["found"] is True
+    assert choice["python"] == cuda
+    assert "torch built for CUDA and nvidia-ml-py" in choice["why"]
+    by_path = {entry["path"]: entry for entry in choice["candidates"]}
+    assert by_path[cuda]["chosen"] and by_path[cuda]["torch_cuda"] == "12.8"
+    assert by_path[cpu_only]["torch"] == "2.9.0" and by_path[cpu_only]["torch_cuda"] is None
+    assert "no torch in this environment" in by_path[nothing]["torch_problem"]
+    assert "no pynvml here" in by_path[nothing]["nvml_problem"]
+
+
+def test_candidates_after_one_with_everything_are_not_run(tmp_path, no_common_locations):
+    cuda = fake_python(tmp_path / "cuda" / "bin", torch_cuda="12.8")
+    later = fake_python(tmp_path / "later" / "bin", torch_cuda="12.8")
+    choice = find_python.find([cuda, later], 30)
+    assert choice["python"] == cuda
+    assert choice["candidates"][1]["runs"] is False
+    assert choice["candidates"][1]["problem"].startswith("not tried: an earlier candidate has all")
+
+
+def test_among_equals_the_earliest_wins(tmp_path, no_common_locations):
+    first = fake_python(tmp_path / "one" / "bin", torch_cuda=None)
+    second = fake_python(tmp_path / "two" / "bin", torch_cuda=None)
+    assert find_python.find([first, second], 30)["python"] == first
+
+
+def test_none_suitable_falls_back_to_ansibles_python_and_lists_what_was_tried(tmp_path, no_common_locations,
+                                                                            monkeypatch):
+    monkeypatch.setattr(find_python.shutil, "which", lambda name: None)
+    bare = fake_python(tmp_path / "bare" / "bin", torch=False, nvml=False)
+    broken = fake_python(tmp_path / "broken" / "bin", exit_code=3)
+    missing = str(tmp_path / "nowhere" / "python3")
+    not_executable = tmp_path / "plain" / "python3"
+    not_executable.parent.mkdir()
+    not_executable.write_text("")
+    monkeypatch.setattr(find_python.sys, "executable", bare)
+    choice = find_python.find([broken, missing, str(not_executable)], 30)
+    assert choice["found"] is False
+    assert choice["python"] == bare
+    for text in ("no Python on the host has torch or nvidia-ml-py", bare, broken, "exit 3", missing,
+                 "does not exist", "is not executable by this user", "gpufleet_python_candidates"):
+        assert text in choice["why"], text
+
+
+def test_a_candidate_that_hangs_is_killed_after_its_timeout(tmp_path, no_common_locations):
+    slow = tmp_path / "slow" / "python3"
+    slow.parent.mkdir()
+    slow.write_text("#!/bin/sh\nexec sleep 30\n")
+    slow.chmod(0o755)
+    entry = find_python.find([str(slow)], 1)["candidates"][0]
+    assert entry["runs"] is False and "within 1 s" in entry["problem"]
+
+
+def test_an_old_python_is_not_chosen(no_common_locations):
+    entry = discovery.inspected({"path": "/usr/bin/python2", "source": "x"},
+                                {"version": [2, 7, 18], "nvml": {"version": "1"}}, None)
+    assert discovery.capability(entry) == (0, 0, 0)
+    assert "older than 3.9" in entry["problem"]
+
+
+def test_a_probe_left_unavailable_under_the_fallback_says_what_discovery_tried():
+    found = PythonFound(None, {}, [])
+    found.found({"python": "/usr/bin/python3", "found": False, "why": "no Python on the host has torch (tried: x)"},
+                "")
+    envelope = {"status": "unavailable", "reason": "torch is not importable"}
+    found.explain(envelope)
+    assert envelope["reason"] == "torch is not importable; Python discovery: no Python on the host has torch (tried: x)"
+    ok = {"status": "ok", "reason": ""}
+    found.explain(ok)
+    assert ok["reason"] == ""
+
+
+def test_a_discovery_that_could_not_run_leaves_the_probe_to_ansibles_python():
+    found = PythonFound(None, {}, [])
+    found.found(None, "MODULE FAILURE: /usr/bin/python3: not found")
+    assert found.choice["python"] is None and "could not be looked for: MODULE FAILURE" in found.choice["why"]
+
+
+def test_the_dossier_view_lists_every_candidate_with_the_chosen_one(tmp_path, no_common_locations):
+    cuda = fake_python(tmp_path / "cuda" / "bin", torch_cuda="12.8")
+    bare = fake_python(tmp_path / "bare" / "bin", torch=False, nvml=False)
+    choice = find_python.find([bare, cuda], 30)
+    view = python_view({"python": cuda, "python_choice": choice})
+    assert view["python"] == cuda and view["how"].startswith("found on the host: gpufleet_python_candidates")
+    assert [(row["path"], row["outcome"]) for row in view["candidates"]][:2] == [(bare, "not chosen"), (cuda, "chosen")]
+    assert "torch 2.9.0 (CUDA 12.8), nvidia-ml-py" in view["candidates"][1]["offer"]
+
+
+def test_the_dossier_view_of_a_python_given_or_of_an_older_run():
+    assert python_view({"python": "/opt/torch/bin/python3"})["how"] == "given by gpufleet_python"
+    assert "predates" in python_view({"python": "the interpreter Ansible uses on the host"})["how"]
+    assert python_view({}) is None
