@@ -12,7 +12,6 @@ import os
 
 MINIMUM_VERSION = (3, 9)
 MAX_CANDIDATES = 24
-BEST_CAPABILITY = (1, 1, 1)  # capability(): torch built for CUDA, nvidia-ml-py, torch; no later candidate can beat it
 PROBLEM_LIMIT_CHARS = 300
 
 SOURCE_USER = "gpufleet_python_candidates"
@@ -40,18 +39,41 @@ COMMON_LOCATIONS = (
     "/usr/bin/python3",
 )
 
-# Run as `<candidate> -B -c INSPECT_SOURCE <out path>` with the environment a probe gets; writes what the candidate
-# can import as JSON to <out path>. Written for any Python that can run it, so that an old one says its version.
+# Run as `<candidate> -B -c INSPECT_SOURCE <out path> scan|import` with the environment a probe gets; writes what the
+# candidate has as JSON to <out path>. "scan" finds torch without importing it (torch/version.py, the file torch.version
+# is, read as literals: milliseconds where an import takes seconds); "import" imports it, to confirm the candidate chosen.
+# Written for any Python that can run it, so that an old one still says its version.
 INSPECT_SOURCE = """
 import json, sys
 info = {"executable": sys.executable, "prefix": sys.prefix, "version": list(sys.version_info[:3])}
 def failure(exc):
     return "%s: %s" % (type(exc).__name__, str(exc)[:300])
+def torch_found():
+    import ast, importlib.util, os
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("No module named 'torch'")
+    path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
+    values = {}
+    with open(path) as handle:
+        for node in ast.parse(handle.read()).body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(
+                node, "target", None) if isinstance(node, ast.AnnAssign) else None
+            if isinstance(target, ast.Name) and getattr(node, "value", None) is not None:
+                try:
+                    values[target.id] = ast.literal_eval(node.value)
+                except ValueError:
+                    pass
+    return {"version": str(values.get("__version__", "?")), "cuda": values.get("cuda"), "hip": values.get("hip")}
 try:
-    import torch
-    version = getattr(torch, "version", None)
-    info["torch"] = {"version": str(getattr(torch, "__version__", "?")),
-                     "cuda": getattr(version, "cuda", None), "hip": getattr(version, "hip", None)}
+    if sys.argv[2] == "import":
+        import torch
+        version = getattr(torch, "version", None)
+        info["torch"] = {"version": str(getattr(torch, "__version__", "?")),
+                         "cuda": getattr(version, "cuda", None), "hip": getattr(version, "hip", None)}
+        info["torch_imported"] = True
+    else:
+        info["torch"] = torch_found()
 except BaseException as exc:
     info["torch_error"] = failure(exc)
 try:
@@ -137,7 +159,7 @@ def inspected(candidate, info, problem):
                  torch=_text(torch.get("version")) if torch else None,
                  torch_cuda=_text(torch.get("cuda")) if torch else None,
                  torch_hip=_text(torch.get("hip")) if torch else None,
-                 torch_problem=_text(info.get("torch_error")),
+                 torch_problem=_text(info.get("torch_error")), torch_imported=bool(info.get("torch_imported")),
                  nvml=(_text(nvml.get("version")) or "version unknown") if nvml else None,
                  nvml_problem=_text(info.get("nvml_error")))
     if tuple(part for part in version[:2] if isinstance(part, int)) < MINIMUM_VERSION:
@@ -155,6 +177,18 @@ def capability(entry):
     if not entry.get("runs") or entry.get("problem"):
         return (0, 0, 0)
     return (int(bool(entry.get("torch_cuda"))), int(bool(entry.get("nvml"))), int(bool(entry.get("torch"))))
+
+
+def best_unconfirmed(entries):
+    """Index of the candidate that would be chosen, when it has torch that no import has confirmed yet; else None."""
+    ranked = [(capability(entry), -index) for index, entry in enumerate(entries)]
+    if not ranked:
+        return None
+    best_capability, negative_index = max(ranked)
+    best = entries[-negative_index]
+    if best_capability[2] and not best.get("torch_imported"):
+        return -negative_index
+    return None
 
 
 def summary(entry):

@@ -16,6 +16,9 @@ description:
   - Candidates, in order, each path once, from the user's O(candidates) (globs allowed), the interpreter Ansible uses
     for this module, C(python3) on C(PATH), C($VIRTUAL_ENV) and C($CONDA_PREFIX), and the usual virtualenv and conda
     locations (C(~/.venv), C(~/miniforge3), C(/opt/conda), C(/opt/*/bin), ...); at most 24 are run.
+  - Every candidate is scanned first (torch found without importing it: its C(torch/version.py) read as literals, and
+    nvidia-ml-py imported); then torch is imported in the best candidate, and in the next best while that fails, so
+    a host pays for one import of torch however many environments it has.
   - The best has torch built for CUDA, then nvidia-ml-py, then torch at all; among equals the earliest wins. When no
     candidate has torch or nvidia-ml-py the interpreter Ansible uses is returned with C(found=false) and a reason that
     lists what was tried.
@@ -35,7 +38,7 @@ options:
     default: []
   timeout:
     description:
-      - Seconds one candidate may take to import torch and nvidia-ml-py before it is killed.
+      - Seconds one run of a candidate (its scan, or its import of torch) may take before it is killed.
     type: int
     default: 60
 notes:
@@ -82,6 +85,9 @@ choice:
     why:
       description: The reason in words, naming what the chosen one offers, or what was tried when none fits.
       type: str
+    duration_s:
+      description: Seconds the search took on the host.
+      type: float
     candidates:
       description: Every candidate with its version, torch, torch_cuda, nvml and the problem it had, if any.
       type: list
@@ -93,15 +99,15 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import read_tail, run_probe_process
 from ansible_collections.gpufleet.validation.plugins.module_utils.python_discovery import (
     INSPECT_SOURCE,
-    BEST_CAPABILITY,
     MAX_CANDIDATES,
+    best_unconfirmed,
     candidate_paths,
-    capability,
     choose,
     inspected,
     not_runnable,
@@ -110,34 +116,37 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.python_discove
 INFO_LIMIT_BYTES = 64 * 1024
 
 
-def inspect_candidate(candidate, timeout_s, workdir, index):
-    """Run one candidate; (info, None) with what it reported, or (None, why it reported nothing)."""
+def inspect_candidate(candidate, timeout_s, workdir, index, mode):
+    """Run one candidate (mode "scan" or "import", see INSPECT_SOURCE); (info, None) with what it reported, or
+    (None, why it reported nothing)."""
     problem = not_runnable(candidate["path"])
     if problem is not None:
         return None, problem
-    out_path = os.path.join(workdir, "candidate-%d.json" % index)
-    stderr_path = os.path.join(workdir, "candidate-%d.stderr" % index)
+    name = os.path.join(workdir, "candidate-%d-%s" % (index, mode))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    outcome = run_probe_process([candidate["path"], "-B", "-c", INSPECT_SOURCE, out_path], timeout_s,
-                                os.path.join(workdir, "candidate-%d.stdout" % index), stderr_path, cwd=workdir,
-                                env=env)
+    outcome = run_probe_process([candidate["path"], "-B", "-c", INSPECT_SOURCE, name + ".json", mode], timeout_s,
+                                name + ".stdout", name + ".stderr", cwd=workdir, env=env)
     if outcome.spawn_error is not None:
         return None, "could not be started: %s" % outcome.spawn_error
     if outcome.timed_out:
-        return None, "did not finish importing torch and nvidia-ml-py within %d s" % timeout_s
+        return None, "did not finish %s torch and nvidia-ml-py within %d s" % (
+            "importing" if mode == "import" else "looking for", timeout_s)
     try:
-        with open(out_path, "rb") as handle:
+        with open(name + ".json", "rb") as handle:
             info = json.loads(handle.read(INFO_LIMIT_BYTES).decode("utf-8", "replace"))
     except (OSError, ValueError):
         info = None
     if not isinstance(info, dict):
-        tail = read_tail(stderr_path, 300).strip().splitlines()
+        tail = read_tail(name + ".stderr", 300).strip().splitlines()
         return None, "is not a Python that runs the probes' check (exit %s%s)" % (
             outcome.returncode, ": " + tail[-1] if tail else "")
     return info, None
 
 
 def find(candidates, timeout_s):
+    """Every candidate scanned (torch found without importing it), then torch imported in the best one until one
+    imports it: one import of torch per host, however many environments it has."""
+    started = time.monotonic()
     home = os.path.expanduser("~")
     paths = candidate_paths(candidates, sys.executable, os.environ, shutil.which("python3"), home)
     entries = []
@@ -148,14 +157,18 @@ def find(candidates, timeout_s):
                 entries.append(inspected(candidate, None, "not tried: only the first %d candidates are run"
                                          % MAX_CANDIDATES))
                 continue
-            if any(capability(entry) == BEST_CAPABILITY for entry in entries):
-                entries.append(inspected(candidate, None, "not tried: an earlier candidate has all the probes use"))
-                continue
-            info, problem = inspect_candidate(candidate, timeout_s, workdir, index)
+            info, problem = inspect_candidate(candidate, timeout_s, workdir, index, "scan")
             entries.append(inspected(candidate, info, problem))
+        for unused_attempt in range(len(entries)):
+            index = best_unconfirmed(entries)
+            if index is None:
+                break
+            candidate = {"path": entries[index]["path"], "source": entries[index]["source"]}
+            info, problem = inspect_candidate(candidate, timeout_s, workdir, index, "import")
+            entries[index] = inspected(candidate, info, problem)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return choose(entries, sys.executable)
+    return dict(choose(entries, sys.executable), duration_s=round(time.monotonic() - started, 3))
 
 
 def main():

@@ -11,10 +11,11 @@ ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbo
 
 
 def counting_python(folder, log):
-    """The controller's Python behind a wrapper that logs its first argument (-B: a discovery run; a probe's path)."""
+    """The controller's Python behind a wrapper that logs how it is run: "-B scan" and "-B import" by discovery, a
+    probe's path by the probe."""
     folder.mkdir(parents=True)
     wrapper = folder / "python3"
-    wrapper.write_text('#!/bin/sh\nprintf "%%s\\n" "$1" >> %s\nexec %s "$@"\n' % (log, sys.executable))
+    wrapper.write_text('#!/bin/sh\nif [ "$1" = -B ]; then printf "%%s %%s\\n" "$1" "$5"; else printf "%%s\\n" "$1"; fi >> %s\nexec %s "$@"\n' % (log, sys.executable))
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     return str(wrapper)
 
@@ -28,8 +29,8 @@ def test_the_python_is_found_once_per_host_recorded_and_used_by_every_probe(tmp_
                                 "-e", profiles], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     runs = log.read_text().splitlines()
-    assert runs.count("-B") == 1, runs
-    assert sorted(os.path.basename(run) for run in runs if run != "-B") == ["health.py", "tuning.py"], runs
+    assert [run for run in runs if run.startswith("-B")] == ["-B scan", "-B import"], runs
+    assert sorted(os.path.basename(run) for run in runs if not run.startswith("-B")) == ["health.py", "tuning.py"], runs
 
     host = tmp_path / "r" / "latest" / "localhost"
     inputs = json.loads((host / "inputs.json").read_text())

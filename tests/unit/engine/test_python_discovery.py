@@ -20,10 +20,9 @@ def fake_python(folder, name="python3", torch_cuda=None, torch=True, nvml=True, 
     site.mkdir(exist_ok=True)
     if torch:
         (site / "torch").mkdir(exist_ok=True)
-        (site / "torch" / "__init__.py").write_text(
-            "__version__ = '2.9.0'\nclass version:\n    cuda = %r\n    hip = None\n" % torch_cuda)
-    else:
-        (site / "torch.py").write_text("raise ImportError('no torch in this environment')\n")
+        (site / "torch" / "version.py").write_text(
+            "from typing import Optional\n__version__ = '2.9.0'\ncuda: Optional[str] = %r\nhip = None\n" % torch_cuda)
+        (site / "torch" / "__init__.py").write_text("from . import version\n__version__ = version.__version__\n")
     (site / "pynvml.py").write_text("" if nvml else "raise ImportError('no pynvml here')\n")
     script = folder / name
     body = "exit %d\n" % exit_code if exit_code is not None else 'exec %s -S "$@"\n' % sys.executable
@@ -68,17 +67,22 @@ def test_the_cuda_torch_with_nvml_wins_over_earlier_weaker_candidates(tmp_path, 
     by_path = {entry["path"]: entry for entry in choice["candidates"]}
     assert by_path[cuda]["chosen"] and by_path[cuda]["torch_cuda"] == "12.8"
     assert by_path[cpu_only]["torch"] == "2.9.0" and by_path[cpu_only]["torch_cuda"] is None
-    assert "no torch in this environment" in by_path[nothing]["torch_problem"]
+    assert "No module named 'torch'" in by_path[nothing]["torch_problem"]
     assert "no pynvml here" in by_path[nothing]["nvml_problem"]
 
 
-def test_candidates_after_one_with_everything_are_not_run(tmp_path, no_common_locations):
+def test_torch_is_imported_in_the_best_candidate_only_and_a_broken_one_loses(tmp_path, no_common_locations):
+    broken = fake_python(tmp_path / "broken" / "bin", torch_cuda="12.8")
+    with open(str(tmp_path / "broken" / "bin" / "site" / "torch" / "__init__.py"), "a") as handle:
+        handle.write("raise OSError('libcudart.so.12: cannot open shared object file')\n")
     cuda = fake_python(tmp_path / "cuda" / "bin", torch_cuda="12.8")
-    later = fake_python(tmp_path / "later" / "bin", torch_cuda="12.8")
-    choice = find_python.find([cuda, later], 30)
+    other = fake_python(tmp_path / "other" / "bin", torch_cuda="12.8")
+    choice = find_python.find([broken, cuda, other], 30)
     assert choice["python"] == cuda
-    assert choice["candidates"][1]["runs"] is False
-    assert choice["candidates"][1]["problem"].startswith("not tried: an earlier candidate has all")
+    by_path = {entry["path"]: entry for entry in choice["candidates"]}
+    assert by_path[cuda]["torch_imported"] is True
+    assert by_path[broken]["torch"] is None and "libcudart.so.12" in by_path[broken]["torch_problem"]
+    assert by_path[other]["torch_imported"] is False and by_path[other]["torch_cuda"] == "12.8"
 
 
 def test_among_equals_the_earliest_wins(tmp_path, no_common_locations):
