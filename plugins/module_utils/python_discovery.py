@@ -224,8 +224,8 @@ def choose(entries, ansible_python):
         for entry in entries:
             entry["chosen"] = entry is best
         others = len(entries) - 1
-        why = "%s, with %s%s" % (best["source"], _offer(best), ", the best of %d tried" % len(entries) if others else
-                                  ", the only one tried")
+        tried = ", the best of %d tried" % len(entries) if others else ", the only one tried"
+        why = "%s, with %s%s" % (best["source"], _offer(best), tried)
         return {"python": best["path"], "source": best["source"], "found": True, "why": why, "candidates": entries}
     for entry in entries:
         entry["chosen"] = False

@@ -16,9 +16,9 @@ description:
   - Candidates, in order, each path once, from the user's O(candidates) (globs allowed), the interpreter Ansible uses
     for this module, C(python3) on C(PATH), C($VIRTUAL_ENV) and C($CONDA_PREFIX), and the usual virtualenv and conda
     locations (C(~/.venv), C(~/miniforge3), C(/opt/conda), C(/opt/*/bin), ...); at most 24 are run.
-  - Every candidate is scanned first (torch found without importing it: its C(torch/version.py) read as literals, and
-    nvidia-ml-py imported); then torch is imported in the best candidate, and in the next best while that fails, so
-    a host pays for one import of torch however many environments it has.
+  - Every candidate is scanned first, finding torch without importing it (its C(torch/version.py) read as literals)
+    and importing nvidia-ml-py; then torch is imported in the best candidate, and in the next best while that fails,
+    so a host pays for one import of torch however many environments it has.
   - The best has torch built for CUDA, then nvidia-ml-py, then torch at all; among equals the earliest wins. When no
     candidate has torch or nvidia-ml-py the interpreter Ansible uses is returned with C(found=false) and a reason that
     lists what was tried.

@@ -15,7 +15,8 @@ def counting_python(folder, log):
     probe's path by the probe."""
     folder.mkdir(parents=True)
     wrapper = folder / "python3"
-    wrapper.write_text('#!/bin/sh\nif [ "$1" = -B ]; then printf "%%s %%s\\n" "$1" "$5"; else printf "%%s\\n" "$1"; fi >> %s\nexec %s "$@"\n' % (log, sys.executable))
+    wrapper.write_text('#!/bin/sh\nif [ "$1" = -B ]; then printf "%%s %%s\\n" "$1" "$5"; else printf "%%s\\n" "$1"; fi'
+                       ' >> %s\nexec %s "$@"\n' % (log, sys.executable))
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     return str(wrapper)
 

@@ -91,8 +91,8 @@ def test_among_equals_the_earliest_wins(tmp_path, no_common_locations):
     assert find_python.find([first, second], 30)["python"] == first
 
 
-def test_none_suitable_falls_back_to_ansibles_python_and_lists_what_was_tried(tmp_path, no_common_locations,
-                                                                            monkeypatch):
+def test_none_suitable_falls_back_to_ansibles_python_and_lists_what_was_tried(
+        tmp_path, no_common_locations, monkeypatch):
     monkeypatch.setattr(find_python.shutil, "which", lambda name: None)
     bare = fake_python(tmp_path / "bare" / "bin", torch=False, nvml=False)
     broken = fake_python(tmp_path / "broken" / "bin", exit_code=3)
