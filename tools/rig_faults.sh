@@ -12,7 +12,7 @@ gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
 overrides="{\"gpufleet_rule_overrides\": {\"health.gpu_count\": {\"params\": {\"expected\": $gpus}}}}"
 python=$(command -v python3)
 
-CUDA_VISIBLE_DEVICES= ansible-playbook validate.yml -e gpufleet_profile=acceptance -e gpufleet_results_dir=/tmp/faults/hidden \
+CUDA_VISIBLE_DEVICES='' ansible-playbook validate.yml -e gpufleet_profile=acceptance -e gpufleet_results_dir=/tmp/faults/hidden \
   -e "$overrides" >"$out/playbook-hidden.log" 2>&1
 echo "hidden GPU (CUDA_VISIBLE_DEVICES=) acceptance rc=$?" | tee -a "$out/summary.txt"
 
