@@ -14,6 +14,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_
     HOST_VARIABLES,
     controller_problems,
     host_problems,
+    hosts_problems,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import DeclarationError, all_profiles, declarations
 
@@ -47,16 +48,22 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="the collection's probes are broken, so nothing was run: %s" % exc)
             return result
         problems = []
+        hosts = list(args["hosts"])
+        # First, so that a run without an inventory (or with a pattern naming none of its hosts) says so first.
+        # The controller's hostvars template the pattern as the query that made hosts did.
+        hostvars = task_vars.get("hostvars") or {}
+        controller = task_vars.get("inventory_hostname")
+        pattern, unreadable = _variables(hostvars[controller] if controller in hostvars else task_vars, ("gpufleet_hosts",))
+        problems.extend(unreadable + hosts_problems(pattern.get("gpufleet_hosts", "all"), hosts,
+                                                    task_vars.get("ansible_inventory_sources")))
         controller_values, unreadable = _variables(task_vars, CONTROLLER_VARIABLES)
         controller, warnings, rules = controller_problems(controller_values)
         problems.extend(unreadable + controller)
-        hosts = list(args["hosts"])
         if task_vars.get("inventory_hostname") not in hosts:
             # The report runs here, with this host's gpufleet_profile and gpufleet_results_dir.
             values, unreadable = _variables(task_vars, CONTROLLER_REPORT_VARIABLES)
             problems.extend("%s (the controller): %s" % (task_vars.get("inventory_hostname"), problem)
                             for problem in unreadable + host_problems(values, probes, rules))
-        hostvars = task_vars.get("hostvars") or {}
         for host in hosts:
             source = hostvars[host] if host in hostvars else {}
             values, unreadable = _variables(source, HOST_VARIABLES)

@@ -24,13 +24,17 @@ description:
     breaks C(schemas/rules.schema.json), naming the file and the problem. A broken file in the baselines folder
     (C(gpufleet_baselines_dir), default C(baselines/)) is a warning; the judge reports it and compares that SKU's hosts
     with their peers only.
+  - Fails when O(hosts) is empty, that is when C(gpufleet_hosts) (default C(all)) matches no host of the inventory,
+    as when the playbook runs without C(-i) and no inventory is configured; the problem names the pattern and the
+    inventory sources and says to give an inventory with C(-i).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts and nothing is written.
 author:
   - gpufleet.validation contributors (@gpufleet)
 options:
   hosts:
     description:
-      - Inventory names of the hosts the run will validate; each one's variables are checked.
+      - Inventory names of the hosts the run will validate; each one's variables are checked. An empty list is a
+        problem (no hosts matched).
     type: list
     elements: str
     required: true

@@ -100,6 +100,17 @@ def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> lis
     return problems
 
 
+def hosts_problems(pattern, hosts: list, inventory_sources) -> list[str]:
+    """The problem of a run that would validate no host: an empty pattern match (no inventory, or a gpufleet_hosts
+    naming nothing in it) would otherwise probe nothing and end in a report that finds no results."""
+    if hosts:
+        return []
+    sources = [str(source) for source in inventory_sources] if isinstance(inventory_sources, (list, tuple)) else []
+    where = "the inventory (%s)" % ", ".join(sources) if sources else "the inventory"
+    return ["no hosts matched gpufleet_hosts %s in %s: give an inventory with -i (e.g. -i fleet.yml) whose hosts "
+            "the pattern matches" % (shown(pattern), where)]
+
+
 def _path(value):
     """None when unset or empty (the collection's own file); a path like the report module's (~ and $VARS expanded)."""
     if not value:

@@ -1,0 +1,136 @@
+"""The built collection, installed as the README says, from inside the clone, and its playbook run without an inventory.
+
+Inside the clone ansible.cfg is read by every tool. It used to point collections_path at the working tree
+(collections/ links to it), so ansible-galaxy counted the tree as an installed gpufleet.validation 0.1.0 and
+`ansible-galaxy collection install gpufleet-validation-0.1.0.tar.gz -p DIR` answered "Nothing to do" and installed
+nothing. The tree is now found through the playbook-adjacent collections/ folder only (docs/packaging.md). The
+installed playbook, run without an inventory, used to probe nothing and end in "run ... has no results"; its first play
+(gpufleet.validation.check_inputs) now stops it, saying no hosts matched and to give an inventory with -i.
+
+HOME is a temporary folder here, so that a gpufleet.validation installed in the user's ~/.ansible/collections (which
+ansible-galaxy would rightly count as installed) cannot decide the outcome; ANSIBLE_* variables of the caller are
+dropped for the same reason.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+ANSIBLE_GALAXY = os.path.join(BIN, "ansible-galaxy")
+ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
+TARBALL = "gpufleet-validation-0.1.0.tar.gz"
+NO_HOSTS = "no hosts matched gpufleet_hosts 'all'"
+GIVE_AN_INVENTORY = "give an inventory with -i"
+REFUSED = "problem(s) in the run's inputs, so nothing was run"
+
+
+def clean_env(home, **extra):
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ANSIBLE_")}
+    env.update(HOME=str(home), **extra)
+    return env
+
+
+def run(argv, cwd, env, timeout=300):
+    completed = subprocess.run(argv, cwd=str(cwd), env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    return completed.returncode, completed.stdout + completed.stderr
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(work dir, home, the install dir given to -p, the collection's installed folder, galaxy's output)."""
+    work = tmp_path_factory.mktemp("installed_collection")
+    home = work / "home"
+    home.mkdir()
+    env = clean_env(home)
+    code, output = run([ANSIBLE_GALAXY, "collection", "build", "--output-path", str(work / "dist"), ROOT], ROOT, env)
+    assert code == 0, output
+    assert (work / "dist" / TARBALL).is_file(), output
+    # The README's command, run inside the clone (where ./ansible.cfg applies).
+    code, output = run([ANSIBLE_GALAXY, "collection", "install", str(work / "dist" / TARBALL), "-p", str(work / "collections")],
+                       ROOT, env)
+    assert code == 0, output
+    return work, home, work / "collections", work / "collections" / "ansible_collections" / "gpufleet" / "validation", output
+
+
+def test_installing_the_tarball_inside_the_clone_installs_it(installed):
+    _work, _home, _path, collection, output = installed
+    assert "Nothing to do" not in output, output
+    assert "gpufleet.validation:0.1.0 was installed successfully" in output, output
+    with open(collection / "MANIFEST.json", encoding="utf-8") as handle:
+        info = json.load(handle)["collection_info"]
+    assert (info["namespace"], info["name"], info["version"]) == ("gpufleet", "validation", "0.1.0")
+
+
+def test_the_installed_collection_has_its_files_and_nothing_of_the_working_tree(installed):
+    _work, _home, _path, collection, _output = installed
+    for path in ("playbooks/validate.yml", "playbooks/report.yml", "plugins/action/check_inputs.py",
+                 "plugins/plugin_utils/run_variables_check.py", "probes/health.py", "schemas", "rules/default.yaml",
+                 "baselines", "roles/probe/tasks/main.yml", "meta/runtime.yml", "meta/execution-environment.yml",
+                 "requirements.txt", "changelogs/changelog.yaml", "CHANGELOG.md", "FILES.json"):
+        assert (collection / path).exists(), path
+    for path in ("collections", "playbooks/collections", ".venv", ".venv-sanity", ".git", ".ansible", "results",
+                 "tests/output", "context"):
+        assert not os.path.lexists(collection / path), path
+    root = os.path.realpath(collection)
+    for folder, dirs, files in os.walk(collection):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            assert not name.endswith(".tar.gz"), path
+            assert "__pycache__" not in path, path
+            if os.path.islink(path):
+                assert os.path.realpath(path).startswith(root + os.sep), (path, os.readlink(path))
+
+
+def test_the_readme_command_without_p_installs_into_the_default_path_not_into_the_clone(installed):
+    work, home, _path, _collection, _output = installed
+    code, output = run([ANSIBLE_GALAXY, "collection", "install", str(work / "dist" / TARBALL)], ROOT, clean_env(home))
+    assert code == 0, output
+    assert "Nothing to do" not in output, output
+    assert (home / ".ansible" / "collections" / "ansible_collections" / "gpufleet" / "validation" / "MANIFEST.json").is_file(), output
+    # The clone's own link to itself is untouched.
+    assert os.readlink(os.path.join(ROOT, "collections", "ansible_collections", "gpufleet", "validation")) == "../../.."
+
+
+def test_the_built_tarball_is_ignored_by_git():
+    completed = subprocess.run(["git", "check-ignore", "--quiet", TARBALL], cwd=ROOT, check=False)
+    assert completed.returncode == 0, "%s would be left untracked in the tree" % TARBALL
+
+
+def playbook_elsewhere(installed, *extra):
+    """ansible-playbook gpufleet.validation.validate from an empty folder, the install dir as the collections path."""
+    work, home, path, _collection, _output = installed
+    elsewhere = work / ("elsewhere-%d" % len(list(work.glob("elsewhere-*"))))
+    elsewhere.mkdir()
+    (elsewhere / "ansible.cfg").write_text("[defaults]\n")  # neither the clone's nor a system-wide one
+    env = clean_env(home, ANSIBLE_COLLECTIONS_PATH=str(path))
+    if os.path.exists("/etc/ansible/hosts"):  # this machine's default inventory: an empty one instead
+        (elsewhere / "empty.yml").write_text("{}\n")
+        env["ANSIBLE_INVENTORY"] = str(elsewhere / "empty.yml")
+    code, output = run([ANSIBLE_PLAYBOOK, "gpufleet.validation.validate", *extra], elsewhere, env, timeout=120)
+    return code, output, elsewhere
+
+
+def assert_stopped_before_anything_ran(code, output, elsewhere, *expected):
+    assert code != 0, output
+    for text in (REFUSED, GIVE_AN_INVENTORY) + expected:
+        assert text in output, (text, output)
+    assert "has no results" not in output, output
+    assert "TASK [gpufleet.validation.probe" not in output, "a probe task started:\n" + output
+    assert "Open the run's directory" not in output, output
+    assert not (elsewhere / "results").exists(), os.listdir(elsewhere / "results")
+
+
+def test_the_installed_playbook_without_an_inventory_says_to_give_one(installed):
+    code, output, elsewhere = playbook_elsewhere(installed)
+    assert_stopped_before_anything_ran(code, output, elsewhere, NO_HOSTS)
+    # The installed playbook ran (its task is named in the error with its file), not the clone's.
+    assert os.path.join(str(installed[3]), "playbooks", "validate.yml") in output, output
+
+
+def test_the_installed_playbook_with_a_pattern_that_matches_nothing_says_so(installed):
+    code, output, elsewhere = playbook_elsewhere(installed, "-i", "localhost,", "-e", "gpufleet_hosts=rack_zz")
+    assert_stopped_before_anything_ran(code, output, elsewhere, "no hosts matched gpufleet_hosts 'rack_zz' in the inventory (localhost,)")
