@@ -15,6 +15,7 @@ description:
     what is wrong, when one is of the wrong type or out of range, so that a bad inventory stops the run before any
     probe starts and before anything is written.
   - Checks C(gpufleet_profile) (one of the probe role's profiles), C(gpufleet_python) (a string),
+    C(gpufleet_python_candidates) (a list of paths or globs),
     C(gpufleet_results_dir) (a non-empty string), C(probe_timeouts) (probe name to whole seconds, at least 1),
     C(probe_params) (probe name to a mapping; the probe itself refuses a parameter it does not know),
     C(gpufleet_rule_overrides) (against C(schemas/rule_overrides.schema.json) and the rules, that is the rule ids,

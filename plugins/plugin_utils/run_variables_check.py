@@ -15,8 +15,9 @@ from .probes.registry import all_profiles
 from .store.paths import check_run_id
 from .rules_and_baselines import load_baselines, load_rules, validate_overrides
 
-HOST_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_python", "gpufleet_results_dir", "gpufleet_rule_overrides",
-                  "gpufleet_become_probes", "probe_timeouts", "probe_params")
+HOST_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_python", "gpufleet_python_candidates",
+                  "gpufleet_results_dir", "gpufleet_rule_overrides", "gpufleet_become_probes", "probe_timeouts",
+                  "probe_params")
 CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_baselines_dir", "report_rules_file", "report_baselines_dir")
 CONTROLLER_REPORT_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_results_dir")
 
@@ -69,8 +70,13 @@ def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> lis
             problems.append("gpufleet_profile is %s %s, not a profile (known profiles: %s)"
                             % (value_kind(profile), shown(profile), ", ".join(sorted(profiles))))
     if "gpufleet_python" in values and not isinstance(values["gpufleet_python"], str):
-        problems.append("gpufleet_python must be a string, the path of the host's Python (empty: the interpreter "
-                        "Ansible uses), not %s %s" % (value_kind(values["gpufleet_python"]), shown(values["gpufleet_python"])))
+        problems.append("gpufleet_python must be a string, the path of the host's Python (empty: found on the host), "
+                        "not %s %s" % (value_kind(values["gpufleet_python"]), shown(values["gpufleet_python"])))
+    if "gpufleet_python_candidates" in values:
+        candidates = values["gpufleet_python_candidates"]
+        if not isinstance(candidates, list) or not all(isinstance(path, str) and path for path in candidates):
+            problems.append("gpufleet_python_candidates must be a list of interpreter paths or globs, e.g. "
+                            "[/srv/ml/*/bin/python3], not %s %s" % (value_kind(candidates), shown(candidates)))
     if "gpufleet_results_dir" in values:
         directory = values["gpufleet_results_dir"]
         if not isinstance(directory, str) or not directory.strip():
