@@ -5,6 +5,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from .judge.fleet import judge_fleet
 from .judge.model import Check, FleetJudgement, blocks_gate
+from .judge.rules import CheckTexts
 from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules
 from .probes.registry import probe_catalogue
@@ -35,6 +36,8 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=probe_catalogue())
+    # The rules in use name their checks; the default file still names the judge's own (fleet.*, host.* ...).
+    judgement.texts = CheckTexts(rules, load_rules()) if rules_path else CheckTexts(rules)
     judgement.unmatched_rules.extend(
         Check(id="baselines.load", host="", probe="", status="error",
               reason="%s; hosts of that SKU are compared with their peers only" % problem)

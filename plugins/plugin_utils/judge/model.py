@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional
 
+from .rules import CheckTexts
+
 CHECK_STATUSES = ("pass", "warn", "fail", "skip", "error")
 # A host's verdict; "unreachable" is never a pass.
 VERDICTS = ("fail", "error", "unreachable", "warn", "pass")
@@ -68,6 +70,8 @@ class FleetJudgement:
     previous_run_id: Optional[str] = None
     # Settings some hosts of a SKU have unlike most (judge/settings.py Minority.to_dict), e.g. MaxPayload 128 on 3 of 24.
     setting_minorities: List[Dict[str, Any]] = field(default_factory=list)
+    # How the reports title each check and what they say to do (the rules' title/remedy/action); not exported.
+    texts: CheckTexts = field(default_factory=CheckTexts)
 
     def hosts_worst_first(self) -> List[HostVerdict]:
         return sorted(self.hosts.values(), key=lambda verdict: (-VERDICT_RANK[verdict.verdict], verdict.host))

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Rules are data: {"rules": [{id, probe, check, severity, params, description}]}.
+"""Rules are data: {"rules": [{id, probe, check, severity, title, action, remedy, params, description}]}.
 
 A rule's "check" names a function in a registry (a dict name -> function); nothing is ever evaluated as code.
 Per-host overrides {rule_id: {"severity": ..., "params": {...}, "enabled": false}} are merged over the defaults.
@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 SEVERITIES = ("fail", "warn")
-RULE_KEYS = ("id", "probe", "check", "severity", "params", "description", "enabled")
+RULE_KEYS = ("id", "probe", "check", "severity", "title", "action", "remedy", "params", "description", "enabled")
+# What an operator does about a check that does not pass (a rule's "action"), and how the reports say it.
+ACTIONS = ("drain", "reboot", "reseat_rma", "fix_config", "rerun", "none")
+ACTION_WORDS = {"drain": "drain", "reboot": "reboot", "reseat_rma": "reseat or RMA", "fix_config": "fix config",
+                "rerun": "re-run", "none": "none"}
+# The worse an action, the earlier a host needing it is listed: a drained node before one whose config is off.
+ACTION_RANK = {"drain": 0, "reseat_rma": 1, "reboot": 2, "fix_config": 3, "rerun": 4, "none": 5, "": 6}
 REQUIRED_RULE_KEYS = ("id", "probe", "check", "severity", "description")
 OVERRIDE_KEYS = ("severity", "params", "enabled")
 RULE_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
@@ -83,6 +89,11 @@ def rules_problems(document: Any, registries: Optional[Mapping[str, Mapping[str,
             problems.append("%s: params must be a mapping" % where)
         if "enabled" in rule and not isinstance(rule["enabled"], bool):
             problems.append("%s: enabled must be true or false" % where)
+        if rule.get("action") is not None and rule.get("action") not in ACTIONS:
+            problems.append("%s: action %r is not one of %s" % (where, rule.get("action"), ", ".join(ACTIONS)))
+        for key in ("title", "remedy"):
+            if rule.get(key) is not None and (not isinstance(rule[key], str) or not rule[key].strip()):
+                problems.append("%s: %s must be a non-empty string" % (where, key))
         probe, check = rule.get("probe"), rule.get("check")
         if registries is not None and probe in registries and check not in registries[probe]:
             problems.append("%s: check %r is not a %s check (known: %s)" % (
@@ -195,3 +206,86 @@ def cap_status(status: str, severity: str) -> str:
     if severity == "warn" and status == "fail":
         return "warn"
     return status
+
+
+@dataclass(frozen=True)
+class CheckText:
+    """How the reports name a check and what they tell a person to do about it."""
+
+    title: str                 # a short human title; the id stays visible beside it
+    remedy: str = ""           # what to do when it does not pass ("" when the rules file gives none)
+    action: str = ""           # one of ACTIONS, "" when the rules file gives none
+
+    @property
+    def action_words(self) -> str:
+        return ACTION_WORDS.get(self.action, "")
+
+
+def _words_of(identifier: str) -> str:
+    """An id without a title, in words: "tuning.pcie_max_payload_bytes" -> "tuning: pcie max payload bytes"."""
+    head, _dot, tail = identifier.partition(".")
+    return ("%s: %s" % (head, tail) if tail else head).replace("_", " ")
+
+
+class CheckTexts:
+    """Titles, remedies and actions of the rules, of the judge's own checks (judge_checks) and of metrics (titles).
+
+    documents: rules documents, the first one winning (the user's rules file before the default one, whose
+    judge_checks and titles then still name the judge's own checks). A rule without a title is titled by its
+    description, without a remedy or action by nothing.
+    """
+
+    def __init__(self, *documents: Any) -> None:
+        self.rules: Dict[str, CheckText] = {}
+        self.exact: Dict[str, CheckText] = {}
+        self.prefixes: List[Tuple[str, CheckText]] = []
+        self.suffixes: List[Tuple[str, CheckText]] = []
+        self.titles: Dict[str, str] = {}
+        for document in documents:
+            for rule in rule_list(document):
+                if not isinstance(rule, Mapping) or not isinstance(rule.get("id"), str) or rule["id"] in self.rules:
+                    continue
+                self.rules[rule["id"]] = self._text(rule, str(rule.get("description") or rule["id"]).strip())
+            entries = document.get("judge_checks") if isinstance(document, Mapping) else None
+            for entry in entries if isinstance(entries, list) else []:
+                if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
+                    continue
+                text, identifier = self._text(entry, entry["id"]), entry["id"]
+                if identifier.endswith(".*"):
+                    self.prefixes.append((identifier[:-1], text))
+                elif identifier.startswith("*."):
+                    self.suffixes.append((identifier[1:], text))
+                else:
+                    self.exact.setdefault(identifier, text)
+            titles = document.get("titles") if isinstance(document, Mapping) else None
+            for key, title in (titles.items() if isinstance(titles, Mapping) else ()):
+                if isinstance(title, str) and title.strip():
+                    self.titles.setdefault(str(key), title.strip())
+
+    @staticmethod
+    def _text(entry: Mapping[str, Any], fallback: str) -> CheckText:
+        def text(key: str) -> str:
+            value = entry.get(key)
+            return " ".join(value.split()) if isinstance(value, str) else ""
+        action = text("action")
+        return CheckText(title=text("title") or " ".join(fallback.split()), remedy=text("remedy"),
+                         action=action if action in ACTIONS else "")
+
+    def title_of(self, identifier: str) -> str:
+        """A metric's or setting's title: its entry in titles, else its id in words."""
+        return self.titles.get(identifier) or self.titles.get(identifier.split(".", 1)[-1]) or _words_of(identifier)
+
+    def of(self, check_id: str) -> CheckText:
+        """The text of a check id: its rule, its judge_checks entry, or a pattern's (fleet.<metric>: the metric's
+        title with the pattern's); an id nothing names is its own words, with no remedy."""
+        if check_id in self.rules:
+            return self.rules[check_id]
+        if check_id in self.exact:
+            return self.exact[check_id]
+        for prefix, text in sorted(self.prefixes, key=lambda item: -len(item[0])):
+            if check_id.startswith(prefix) and len(check_id) > len(prefix):
+                return CheckText("%s (%s)" % (self.title_of(check_id[len(prefix):]), text.title), text.remedy, text.action)
+        for suffix, text in self.suffixes:
+            if check_id.endswith(suffix) and len(check_id) > len(suffix):
+                return CheckText("%s (%s)" % (text.title, check_id[:-len(suffix)]), text.remedy, text.action)
+        return CheckText(_words_of(check_id))
