@@ -15,15 +15,18 @@ from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_ver
 from .control_chars import escape_control
 from .report_exports import fleet_json_text, junit_xml, prometheus_text, run_timestamp
 from .probes.declaration import ProbeSection
-from .probes.registry import sections
+from .probes.registry import profile_probes, sections
 from .report_health import fleet_columns
 from .report_interconnect import cross_host_runs
 from .report_python import python_view
 from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
-from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, measurement_references, metric_cell, metric_columns,
-                              shown_reasons, statistics_rows, verdict_counts, verdict_rank, verdict_view)
+from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, headline, host_action, measurement_references,
+                              metric_cell, metric_columns, shown_reasons, statistics_rows, verdict_counts, verdict_rank,
+                              verdict_view)
 
+# The index's first screen lists this many hosts that did not pass, worst first; the table below has them all.
+TODO_HOSTS = 10
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_templates")
 FAILED_STATES = ("unreachable", "error", "timeout")
 
@@ -176,9 +179,33 @@ def _host_context(host: HostModel, run: RunModel, markdown: bool,
     return {"host": host, "run": run, "probes": probes, "markdown": markdown,
             "index_href": "../index.md" if markdown else "../index.html",
             "unavailable_total": sum(len(probe["unavailable"]) for probe in probes),
-            "judged": judgement is not None, "verdict": verdict_view(verdict) if judgement is not None else {},
+            "judged": judgement is not None,
+            "verdict": verdict_view(verdict, texts=judgement.texts, hosts_of_sku=_hosts_of_sku(judgement, verdict))
+            if judgement is not None else {},
             "python": python_view(host.inputs),
             "previous_run_id": judgement.previous_run_id if judgement is not None else None}
+
+
+def _hosts_of_sku(judgement: FleetJudgement, verdict: Optional[HostVerdict]) -> Optional[int]:
+    """How many judged hosts of this run share the host's SKU (the peers a fleet comparison had)."""
+    if verdict is None:
+        return None
+    return sum(1 for other in judgement.hosts.values() if other.sku == verdict.sku and other.verdict != "unreachable")
+
+
+def run_profile(run: RunModel) -> Tuple[str, Optional[List[str]]]:
+    """(the profile(s) the run's hosts were probed with, its probes) from each host's stored inputs; probes None when
+    a profile is the inventory's own (gpufleet_profiles: not stored) or none was recorded."""
+    names = sorted({host.inputs.get("profile") for host in run.hosts if isinstance(host.inputs.get("profile"), str)})
+    if not names:
+        return "", None
+    probes: List[str] = []
+    for name in names:
+        try:
+            probes.extend(profile_probes(name))
+        except ValueError:
+            return ", ".join(names), None
+    return ", ".join(names), sorted(set(probes))
 
 
 def render_host_dossier_html(host_model: HostModel, run_model: RunModel, judgement: Optional[FleetJudgement] = None) -> str:
@@ -222,7 +249,8 @@ def _judged_row(host: HostModel, judgement: FleetJudgement, metrics: List[Dict[s
     verdict = judgement.hosts.get(host.name)
     view = verdict_view(verdict, include_checks=False)
     reasons, more = shown_reasons(view["reasons"])
-    row = dict(host_summary(host, markdown), verdict=view["verdict"], flag=view["flag"], sku=view["sku"],
+    action = host_action(verdict, judgement.texts)
+    row = dict(host_summary(host, markdown), verdict=view["verdict"], flag=view["flag"], sku=view["sku"], action=action,
                sku_reason=view["sku_reason"], reasons=reasons, more_reasons=more, all_reasons=view["reasons"],
                groups=_groups_of(host, verdict), drift=drift_notes(verdict),
                metrics=[metric_cell(judgement, verdict, column["metric"], column["unit"]) if verdict is not None
@@ -246,10 +274,14 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
                    "counts": [(verdict, count) for verdict, count in verdict_counts(row["verdict"] for row in members) if count],
                    "not_pass": [row["host"].name for row in members if row["verdict"] != "pass"]}
                   for name, members in sorted(groups.items())]
-    unmatched = [{"id": check.id, "probe": check.probe, "status": check.status, "reason": check.reason}
-                 for check in judgement.unmatched_rules]
+    profile, probes = run_profile(run)
+    unmatched, not_run = fold_unmatched(judgement.unmatched_rules, profile, probes, judgement.texts)
+    counts = verdict_counts(row["verdict"] for row in rows)
+    todo = sorted((row for row in rows if row["verdict"] != "pass"),
+                  key=lambda row: (-verdict_rank(row["verdict"]), row["action"]["rank"], row["host"].name))
     return {"run": run, "judgement": judgement, "rows": rows, "metrics": metrics, "groups": group_rows,
-            "counts": verdict_counts(row["verdict"] for row in rows), "verdict_flag": VERDICT_FLAG,
+            "counts": counts, "headline": headline(counts), "verdict_flag": VERDICT_FLAG,
+            "todo": todo[:TODO_HOSTS], "todo_more": max(0, len(todo) - TODO_HOSTS), "not_run": not_run, "profile": profile,
             "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
             "unmatched": unmatched, "statistics": statistics_rows(judgement), "setting_minorities": judgement.setting_minorities,
             "previous_run_id": judgement.previous_run_id, "cross_host": cross_host_runs(run.hosts),

@@ -8,6 +8,7 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
+from .judge.rules import ACTION_RANK, CheckTexts
 from .report_values import format_number, format_value
 
 NOT_JUDGED = "not judged"
@@ -21,7 +22,20 @@ STATUS_FLAG = {"fail": "bad", "error": "bad", "warn": "warn", "skip": "na", "pas
 VERDICT_FLAG = {"fail": "bad", "error": "bad", "unreachable": "bad", NOT_JUDGED: "bad", "warn": "warn", "pass": ""}
 FLEET_PREFIX = "fleet."
 DRIFT_PREFIX = "drift."
-INDEX_REASONS = 5
+INDEX_REASONS = 1
+# A value longer than this is shown folded (<details> in HTML) and only once where it did not change.
+LONG_VALUE = 80
+# The judge's words for a peer comparison that had too few values (judge/stats.py).
+_NOT_ENOUGH_PEERS = re.compile(r"not enough peers: (\d+) value\(s\), at least (\d+) needed")
+_DEFAULT_TEXTS = CheckTexts()
+# A host's headline in words: "3 hosts: 1 failed, 2 passed."
+VERDICT_WORDS = {"fail": "failed", "error": "in error", "unreachable": "unreachable", "warn": "warned", "pass": "passed",
+                 NOT_JUDGED: "not judged"}
+
+
+def plural(count: int, noun: str, nouns: str = "") -> str:
+    """"1 host", "2 hosts"."""
+    return "%d %s" % (count, noun if count == 1 else (nouns or noun + "s"))
 
 
 def is_number(value: Any) -> bool:
@@ -50,13 +64,46 @@ def check_sort_key(check: Check) -> Tuple[int, str, int, str]:
             check.gpu_index if check.gpu_index is not None else -1, check.gpu_uuid or "")
 
 
-def check_row(check: Check) -> Dict[str, Any]:
+def check_row(check: Check, texts: Optional[CheckTexts] = None) -> Dict[str, Any]:
+    """A check as the dossier shows it: its title (the id beside it), evidence, and what to do when it did not pass.
+
+    An unchanged long value (a drift check of the kernel command line) is shown once: the reference says "unchanged"
+    and the reason leaves the value out; "long" marks a value to fold.
+    """
+    text = (texts or _DEFAULT_TEXTS).of(check.id)
+    value, reference, reason = value_text(check.value, check.unit), value_text(check.reference, check.unit), check.reason
+    unchanged = check.value is not None and check.value == check.reference and len(value) > LONG_VALUE
+    if unchanged:
+        reference = "unchanged"
+        reason = reason.replace(format_value(None, check.value) if not is_number(check.value) else value, "(the value shown)")
+    failing = check.status in ("fail", "error", "warn")
     return {
         "status": check.status, "flag": STATUS_FLAG.get(check.status, "bad"), "id": check.id, "probe": check.probe,
-        "gpu": gpu_text(check), "value": value_text(check.value, check.unit),
-        "reference": value_text(check.reference, check.unit), "reference_source": check.reference_source or "—",
-        "threshold": check.threshold or "—", "reason": check.reason,
+        "title": text.title, "remedy": text.remedy if failing else "", "action": text.action_words if failing else "",
+        "gpu": gpu_text(check), "value": value, "long": len(value) > LONG_VALUE,
+        "reference": reference, "reference_long": len(reference) > LONG_VALUE, "reference_source": check.reference_source or "—",
+        "threshold": check.threshold or "—", "reason": reason,
     }
+
+
+def peer_fold(checks: Sequence[Check], hosts_of_sku: Optional[int] = None) -> Tuple[List[Check], Optional[Dict[str, Any]]]:
+    """(the checks left, one line for the fleet comparisons that had too few peers to compare, or None).
+
+    "compared with peers: needs >= 3 hosts of the SKU, this run has 1", with the checks folded into it.
+    """
+    folded, kept, needed = [], [], 0
+    for check in checks:
+        found = _NOT_ENOUGH_PEERS.search(check.reason or "") if check.status == "skip" else None
+        if found and check.id.startswith(FLEET_PREFIX):
+            folded.append(check)
+            needed = max(needed, int(found.group(2)))
+        else:
+            kept.append(check)
+    if not folded:
+        return kept, None
+    has = "this run has %d" % hosts_of_sku if hosts_of_sku is not None else "too few in this run"
+    return kept, {"text": "compared with peers: needs \u2265 %d hosts of the SKU, %s" % (needed, has), "count": len(folded),
+                  "ids": sorted({check.id for check in folded})}
 
 
 def status_counts(checks: Iterable[Check]) -> List[Tuple[str, int]]:
@@ -66,30 +113,71 @@ def status_counts(checks: Iterable[Check]) -> List[Tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: STATUS_ORDER.get(item[0], 1))
 
 
-def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True) -> Dict[str, Any]:
-    """The dossier's first section: verdict, reasons, SKU (or why it is unknown), every check worst first."""
+def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, texts: Optional[CheckTexts] = None,
+                 hosts_of_sku: Optional[int] = None) -> Dict[str, Any]:
+    """The dossier's first section: verdict, the checks that did not pass (evidence and remedy), SKU (or why it is
+    unknown), then every other check worst first, the peer comparisons that had too few hosts folded into one line."""
     if verdict is None:
         return {"verdict": NOT_JUDGED, "flag": VERDICT_FLAG[NOT_JUDGED], "reasons": [NOT_JUDGED_REASON],
-                "sku": "unknown", "sku_reason": "not judged", "checks": [], "status_counts": [], "changes": []}
+                "sku": "unknown", "sku_reason": "not judged", "checks": [], "failing": [], "others": [], "peers": None,
+                "total": 0, "status_counts": [], "changes": []}
     checks = sorted(verdict.checks, key=check_sort_key) if include_checks else []
+    rows = [check_row(check, texts) for check in checks]
+    kept, peers = peer_fold(checks, hosts_of_sku)
+    kept_ids = {id(check) for check in kept}
+    others = [row for check, row in zip(checks, rows) if id(check) in kept_ids and row["status"] not in ("fail", "error", "warn")]
     return {
         "verdict": verdict.verdict, "flag": VERDICT_FLAG.get(verdict.verdict, "bad"), "reasons": list(verdict.reasons),
         "sku": verdict.sku or "unknown", "sku_reason": verdict.sku_reason or ("" if verdict.sku else "no reason given"),
-        "checks": [check_row(check) for check in checks], "status_counts": status_counts(checks),
+        "checks": rows, "failing": [row for row in rows if row["status"] in ("fail", "error", "warn")], "others": others,
+        "peers": peers, "total": len(rows), "status_counts": status_counts(checks),
         "changes": before_after_rows(verdict),
     }
 
 
-def before_after_rows(verdict: HostVerdict) -> List[Dict[str, str]]:
-    """Every drift.* check as a before/after row, changes first: what the post-upgrade comparison shows."""
+def host_action(verdict: Optional[HostVerdict], texts: Optional[CheckTexts] = None) -> Dict[str, str]:
+    """What to do about a host that did not pass, from its worst check: the action in words, its remedy, the check."""
+    if verdict is None:
+        return {"action": "re-run", "remedy": "judge the run again (playbooks/report.yml)", "check": "", "title": "", "reason": "",
+                "rank": 4}
+    texts = texts or _DEFAULT_TEXTS
+    failing = [check for check in verdict.checks if check.status in ("fail", "error", "warn")]
+    if verdict.verdict == "pass" or not failing:
+        return {"action": "none" if verdict.verdict == "pass" else "", "remedy": "", "check": "", "title": "", "reason": "", "rank": 9}
+    worst = min(failing, key=lambda check: (STATUS_ORDER.get(check.status, 1), ACTION_RANK.get(texts.of(check.id).action, 6),
+                                            check_sort_key(check)))
+    text = texts.of(worst.id)
+    return {"action": text.action_words or "look", "remedy": text.remedy, "check": worst.id, "title": text.title,
+            "reason": worst.reason, "rank": ACTION_RANK.get(text.action, 6)}
+
+
+def headline(counts: Sequence[Tuple[str, int]]) -> str:
+    """"3 hosts: 1 failed, 2 passed." (every verdict with hosts, worst first)."""
+    total = sum(count for unused_verdict, count in counts)
+    parts = ["%d %s" % (count, VERDICT_WORDS.get(verdict, verdict)) for verdict, count in counts if count]
+    return "%s: %s." % (plural(total, "host"), ", ".join(parts)) if parts else "%s." % plural(total, "host")
+
+
+def before_after_rows(verdict: HostVerdict, texts: Optional[CheckTexts] = None) -> List[Dict[str, Any]]:
+    """Every drift.* check as a before/after row, changes first: what the post-upgrade comparison shows.
+
+    A value that did not change is shown once ("unchanged" before it); a long one is marked to fold, and the reason
+    does not repeat it.
+    """
     rows = []
     for check in sorted((check for check in verdict.checks if check.id.startswith(DRIFT_PREFIX)),
                         key=lambda check: (check.status == "pass", check.status == "skip", check.id, check.gpu_index or -1)):
         if check.id == "drift.previous_run":
             continue
-        rows.append({"what": check.id[len(DRIFT_PREFIX):], "gpu": str(check.gpu_index) if check.gpu_index is not None else "—",
-                     "before": value_text(check.reference, check.unit), "after": value_text(check.value, check.unit),
-                     "status": check.status, "flag": STATUS_FLAG.get(check.status, "bad"), "reason": check.reason})
+        row = check_row(check, texts)
+        before, after = value_text(check.reference, check.unit), value_text(check.value, check.unit)
+        unchanged = check.value is not None and check.value == check.reference
+        what = check.id[len(DRIFT_PREFIX):]
+        rows.append({"what": what, "title": (texts or _DEFAULT_TEXTS).title_of(what),
+                     "gpu": str(check.gpu_index) if check.gpu_index is not None else "—",
+                     "before": "unchanged" if unchanged else before, "after": after, "unchanged": unchanged,
+                     "before_long": len(before) > LONG_VALUE and not unchanged, "after_long": len(after) > LONG_VALUE,
+                     "status": check.status, "flag": STATUS_FLAG.get(check.status, "bad"), "reason": row["reason"]})
     return rows
 
 
@@ -162,7 +250,7 @@ def metric_columns(judgement: FleetJudgement) -> List[Dict[str, str]]:
             kind, metric = metric_of(check.id)
             if kind == "fleet" and (is_number(check.value) or is_number(check.reference)) and not units.get(metric):
                 units[metric] = check.unit
-    return [{"metric": metric, "unit": units[metric]} for metric in sorted(units)]
+    return [{"metric": metric, "unit": units[metric], "title": judgement.texts.title_of(metric)} for metric in sorted(units)]
 
 
 def _worst(checks: List[Check]) -> Optional[Check]:
@@ -228,6 +316,31 @@ def statistics_rows(judgement: FleetJudgement) -> List[Dict[str, str]]:
                          "mad": value_text(statistics.get("mad"), unit), "count": value_text(statistics.get("count"), ""),
                          "hosts": value_text(statistics.get("hosts"), "")})
     return rows
+
+
+def fold_unmatched(unmatched: Sequence[Check], profile: str, profile_probes: Optional[Sequence[str]],
+                   texts: Optional[CheckTexts] = None) -> Tuple[List[Dict[str, str]], Optional[str]]:
+    """(rules that matched nothing and are worth a look, one line for the rules of probes the profile does not run).
+
+    A rule whose probe gave no data anywhere (skip) and is not among the profile's probes is no finding: it is folded
+    into "not run by profile quick: 40 rules of probes gemm, load, p2p". profile_probes None (a profile of the
+    inventory's own, or none recorded): only its probes that no host ran are folded, said so.
+    """
+    texts = texts or _DEFAULT_TEXTS
+    listed, folded = [], []
+    for check in unmatched:
+        not_run = check.status == "skip" and check.probe and (profile_probes is None or check.probe not in profile_probes)
+        if not_run:
+            folded.append(check)
+        else:
+            listed.append({"id": check.id, "title": texts.of(check.id).title if check.probe else check.id, "probe": check.probe,
+                           "status": check.status, "reason": check.reason})
+    if not folded:
+        return listed, None
+    probes = ", ".join(sorted({check.probe for check in folded}))
+    words = "not run by profile %s" % profile if profile_probes is not None and profile else \
+        "not run in this run%s" % (" (profile %s)" % profile if profile else "")
+    return listed, "%s: %s of %s %s" % (words, plural(len(folded), "rule"), "probe" if "," not in probes else "probes", probes)
 
 
 def shown_reasons(reasons: Sequence[str], limit: int = INDEX_REASONS) -> Tuple[List[str], int]:

@@ -287,5 +287,5 @@ class CheckTexts:
                 return CheckText("%s (%s)" % (self.title_of(check_id[len(prefix):]), text.title), text.remedy, text.action)
         for suffix, text in self.suffixes:
             if check_id.endswith(suffix) and len(check_id) > len(suffix):
-                return CheckText("%s (%s)" % (text.title, check_id[:-len(suffix)]), text.remedy, text.action)
+                return CheckText("%s %s" % (check_id[:-len(suffix)], text.title), text.remedy, text.action)
         return CheckText(_words_of(check_id))

@@ -31,7 +31,7 @@ def test_every_judge_check_and_metric_of_the_examples_has_a_title(default_rules)
         assert text.title and text.title != check_id and text.action in ACTIONS, check_id
     assert texts.of("fleet.health.cuda_init_s").title == "CUDA init time (compared with peers)"
     assert texts.of("drift.kernel_cmdline").title == "Kernel command line (since the previous run)"
-    assert texts.of("p2p.probe_status").title == "Probe ran (p2p)"
+    assert texts.of("p2p.probe_status").title == "p2p probe ran"
     assert texts.title_of("p2p.worst_pair_bidirectional_gbps") == "Slowest GPU pair, both ways"
 
 

@@ -58,17 +58,19 @@ def test_every_html_page_forbids_network_requests(judged, fleet):
 def test_dossier_gives_the_verdict_first_then_every_check_then_the_measurements(judged):
     written = render(judged)
     markdown = dossier(written, "gpu-a01", "md")
-    markers = ("# Host gpu-a01: fail", "## Verdict: fail", "## Checks (6), worst first", "## Probe results",
+    markers = ("# Host gpu-a01: fail", "## Verdict: fail", "6 checks: 1 fail, 1 warn, 4 pass", "## What to do",
+               "## Other checks (4), worst first", "## Probe results",
                "## Probe health: ok", "### Every measurement", "### Reproducibility", "## Probe membw: ok")
     order = [markdown.index(marker) for marker in markers]
     assert order == sorted(order)
-    verdict_section = markdown.split("## Verdict: fail", 1)[1].split("## Checks", 1)[0]
-    for reason in judged.judgement.hosts["gpu-a01"].reasons:
-        assert "- " + markdown_escape(reason) in verdict_section
+    verdict_section = markdown.split("## Verdict: fail", 1)[1].split("## Other checks", 1)[0]
+    for check in judged.judgement.hosts["gpu-a01"].checks:
+        if check.status in ("fail", "warn"):
+            assert markdown_escape(check.reason) in verdict_section.split("| SKU |", 1)[0]
     assert "| SKU | h200-sxm |" in verdict_section and "| previous run | %s |" % judged.previous_run_id in verdict_section
     page = dossier(written, "gpu-a01", "html")
-    assert page.index('<h2 id="verdict">Verdict: <span class="state v-bad">fail</span></h2>') < page.index('<h2 id="checks">') \
-        < page.index("<h2>Probe results</h2>") < page.index('<h2 id="probe-health">')
+    assert page.index('<h2 id="verdict">Verdict: <span class="state v-bad">fail</span></h2>') < page.index('<h2 id="todo">') \
+        < page.index('<h2 id="checks">') < page.index("<h2>Probe results</h2>") < page.index('<h2 id="probe-health">')
     assert "<title>gpu-a01: fail (run " in page
 
 
@@ -82,8 +84,8 @@ def test_every_check_is_in_its_hosts_dossier_with_all_its_fields(judged):
     written = render(judged)
     for name, verdict in judged.judgement.hosts.items():
         markdown, page = dossier(written, name, "md"), dossier(written, name, "html")
-        rows = [line for line in markdown.split("## Checks", 1)[1].split("## Probe results", 1)[0].splitlines()
-                if line.startswith("| ") and not line.startswith("| status") and not line.startswith("| ---")]
+        rows = [line for line in markdown.split("## What to do", 1)[1].split("## Probe results", 1)[0].splitlines()
+                if re.match(r"^\| (\*\*)?(pass|warn|fail|error|skip)(\*\*)? \|", line)]
         assert len(rows) == len(verdict.checks), name
         for check in verdict.checks:
             assert markdown_escape(check.id) in markdown and markdown_escape(check.reason) in markdown
@@ -97,17 +99,18 @@ def test_every_check_is_in_its_hosts_dossier_with_all_its_fields(judged):
 def test_failing_checks_are_highlighted_and_carry_gpu_value_reference_source_threshold(judged):
     written = render(judged)
     markdown, page = dossier(written, "gpu-a01", "md"), dossier(written, "gpu-a01", "html")
-    assert ("| **fail** | health.volatile\\_uncorrected\\_count | GPU 1 (%s) | 2 | 0 | rule | == 0 | GPU 1 has 2 volatile "
-            "uncorrected ECC errors: drain it and run the field diagnostic |" % judged.uuid1) in markdown
-    assert "| **warn** | health.pcie\\_link\\_width | GPU 1 (%s) | 8 | 16 | the GPU's maximum | == maximum |" % judged.uuid1 \
-        in markdown
-    assert "| pass | membw.plateau\\_gbps | — | 4012.5 GB/s | 4800 GB/s | baselines/h200-sxm.yml: NVIDIA H200 datasheet |" \
-        in markdown
-    assert re.search(r'<tr class="f-bad"><td><span class="state v-bad">fail</span></td>'
-                     r'<td><code>health.volatile_uncorrected_count</code></td><td>GPU 1 \(GPU-9f8e', page)
-    assert '<tr class="f-warn"><td><span class="state v-warn">warn</span></td><td><code>health.pcie_link_width</code>' in page
+    assert ("| **fail** | health: volatile uncorrected count (health.volatile\\_uncorrected\\_count) | GPU 1 (%s) | 2 vs 0; == 0; rule "
+            "| GPU 1 has 2 volatile uncorrected ECC errors: drain it and run the field diagnostic | — |" % judged.uuid1) in markdown
+    assert ("| **warn** | health: pcie link width (health.pcie\\_link\\_width) | GPU 1 (%s) | 8 vs 16; == maximum; the GPU's maximum |"
+            % judged.uuid1) in markdown
+    assert re.search(r"\| pass \| membw: plateau gbps \(membw.plateau\\_gbps\) \| — \| 401\d(\.5)? GB/s \| 4800 GB/s \| "
+                     r"baselines/h200-sxm.yml: NVIDIA H200 datasheet \|", markdown)
+    assert re.search(r'<tr class="f-bad"><td><span class="state v-bad">fail</span></td><td>health: volatile uncorrected count'
+                     r'<span class="note"><code>health.volatile_uncorrected_count</code></span></td><td>GPU 1 \(GPU-9f8e', page)
+    assert ('<tr class="f-warn"><td><span class="state v-warn">warn</span></td><td>health: pcie link width<span class="note">'
+            '<code>health.pcie_link_width</code>') in page
     # worst first: the failing check is the first row of the table
-    first_row = markdown.split("| --- | --- | --- | --- | --- | --- | --- | --- |\n", 1)[1].splitlines()[0]
+    first_row = markdown.split("| --- | --- | --- | --- | --- | --- |\n", 1)[1].splitlines()[0]
     assert first_row.startswith("| **fail** |")
 
 
@@ -124,7 +127,9 @@ def test_a_measurement_shows_beside_the_reference_of_the_check_that_judged_it(ju
 
 
 def _host_rows(markdown):
-    return [line for line in markdown.splitlines() if line.startswith("| [") and "dossier.md" in line]
+    """The rows of the hosts table (the "What to do" table above it lists the hosts that did not pass)."""
+    hosts = markdown.split("## Hosts, worst first", 1)[1]
+    return [line for line in hosts.splitlines() if line.startswith("| [") and "dossier.md" in line]
 
 
 def test_fleet_index_counts_first_then_hosts_worst_first(judged):
@@ -142,8 +147,8 @@ def test_fleet_index_counts_first_then_hosts_worst_first(judged):
     positions = [page.index('href="%s/dossier.html"' % host_dir_name(name).replace("%", "%25")) for name in
                  ("gpu-a01", "gpu-c01", "gpu-e01", "gpu-a02", "gpu-a03")]
     assert positions == sorted(positions)
-    header = [line for line in markdown.splitlines() if line.startswith("| host |")][0]
-    assert header == ("| host | verdict | SKU | GPUs | driver | CUDA init | membw.plateau\\_gbps (GB/s) | drift | groups | "
+    header = [line for line in markdown.split("## Hosts, worst first", 1)[1].splitlines() if line.startswith("| host |")][0]
+    assert header == ("| host | verdict | SKU | GPUs | driver | CUDA init | membw: plateau gbps (GB/s) | drift | groups | "
                       "reasons |")
     assert rows[1].startswith("| [gpu-a01](gpu-a01/dossier.md) | **fail** | h200-sxm | 2 × NVIDIA H200 | 580.159.04 | ok | "
                               "4012.5 GB/s (median 4010 GB/s) | — | rack1 | GPU 1 has 2 volatile")
@@ -173,7 +178,8 @@ def test_groups_failed_hosts_unmatched_rules_and_statistics_in_the_index(judged)
         assert "[%s](%s/dossier.md)" % (host, host) in failed
     assert "gpu-a02" not in failed and "gpu-a03" not in failed
     assert "(unreachable): ssh: connect to host gpu-e01 port 22: Connection refused" in failed
-    assert "| gemm.fp8\\_tflops | gemm | rule gemm.fp8\\_tflops matched no result: no host ran the gemm probe |" in markdown
+    assert ("| gemm: fp8 tflops (gemm.fp8\\_tflops) | gemm | rule gemm.fp8\\_tflops matched no result: no host ran the gemm probe |"
+            in markdown)
     assert "<code>gemm.fp8_tflops</code>" in page
     assert "| h200-sxm | membw.plateau\\_gbps | 4010 GB/s | 6 GB/s | 3 |" in markdown
     assert "compared with run %s" % judged.previous_run_id in markdown
@@ -239,10 +245,11 @@ def test_the_index_stays_one_row_per_host_and_fast_for_a_thousand_hosts(tmp_path
     markdown = render_fleet_index_markdown(run, judgement)
     assert time.monotonic() - started < 20
     assert "<svg" not in page
-    assert page.count("<tr><td><a href=") + page.count('<tr class="f-bad"><td><a href=') == 1000
+    hosts_table = page.split("<h2>Hosts, worst first</h2>", 1)[1]
+    assert hosts_table.count("<tr><td><a href=") + hosts_table.count('<tr class="f-bad"><td><a href=') == 1000
     assert len(_host_rows(markdown)) == 1000
     assert len(page) < 6_000_000
-    assert "(worst of 8)" in page and "7 more in the dossier" in page
+    assert "(worst of 8)" in page and "+11 more in the dossier" in page
     assert [line for line in markdown.splitlines() if line.startswith("| fail |")] == ["| fail | 11 |"]
 
 
@@ -258,8 +265,8 @@ def test_the_hand_made_judgement_is_consistent_with_the_model(judged):
 def test_the_dossier_has_a_before_and_after_table_of_every_drift_check(judged):
     written = render(judged)
     markdown = [text for path, text in written.items() if path.endswith("gpu-a02/dossier.md")][0]
-    section = markdown.split("## Since run %s: before and after" % judged.previous_run_id, 1)[1].split("## Checks", 1)[0]
-    assert "| membw.plateau\\_gbps | — | 4005 GB/s | 3500 GB/s | **warn** |" in section
+    section = markdown.split("## Since run %s: before and after" % judged.previous_run_id, 1)[1].split("## Other checks", 1)[0]
+    assert "| membw: plateau gbps (membw.plateau\\_gbps) | — | 4005 GB/s | 3500 GB/s | **warn** |" in section
     html = [text for path, text in written.items() if path.endswith("gpu-a02/dossier.html")][0]
     assert 'id="changes"' in html and "<td>4005 GB/s</td><td>3500 GB/s</td>" in html
 
