@@ -96,6 +96,7 @@ choice:
 
 import json
 import os
+import pwd
 import shutil
 import sys
 import tempfile
@@ -143,11 +144,21 @@ def inspect_candidate(candidate, timeout_s, workdir, index, mode):
     return info, None
 
 
+def _home():
+    """The running user's home directory (what ~ means in a candidate), from HOME, else the password database."""
+    if os.environ.get("HOME"):
+        return os.environ["HOME"]
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        return None
+
+
 def find(candidates, timeout_s):
     """Every candidate scanned (torch found without importing it), then torch imported in the best one until one
     imports it: one import of torch per host, however many environments it has."""
     started = time.monotonic()
-    home = os.path.expanduser("~")
+    home = _home()
     paths = candidate_paths(candidates, sys.executable, os.environ, shutil.which("python3"), home)
     entries = []
     workdir = tempfile.mkdtemp(prefix="gpufleet-find-python-")
