@@ -8,8 +8,9 @@ Renders four runs with today's code (tests/unit/report/layout_pages.py: the CPU-
 headless Chromium at 1280 and 390 px (tests/unit/report/layout_browser.py), and writes OUT/<run>-<page>-<width>.png:
 the top of the page, cut at the page's end or at HEIGHT px, whichever comes first; and
 OUT/<run>-dossier-<width>-at-<anchor>.png (the 1 and 2 x H200 runs): the window (800 px tall) opened at the id
-nearest above the dossier's first plot (its section's heading, or the plot's own id). tests/unit/report/test_report_layout_in_browser.py runs the same into a scratch folder and checks what was
-measured. Needs Chromium ($GPUFLEET_CHROMIUM, /usr/bin/chromium, or chromium on the PATH).
+nearest above the dossier's first plot (its section's heading, or the plot's own id).
+tests/unit/report/test_report_layout_in_browser.py runs the same into a scratch folder and checks what was measured.
+Needs Chromium ($GPUFLEET_CHROMIUM, /usr/bin/chromium, or chromium on the PATH).
 """
 from __future__ import annotations
 
@@ -61,9 +62,9 @@ def capture(out: str, workdir: str, names=layout_pages.NAMES) -> list:
                 jobs.append(dict(run=name, page=kind, path=page, width=width, height=HEIGHT, fragment="",
                                  screenshot=os.path.join(out, "%s-%s-%d.png" % (name, kind, width))))
             if anchor:
+                shot = "%s-dossier-%d-at-%s.png" % (name, width, re.sub(r"[^A-Za-z0-9_.-]", "_", anchor))
                 jobs.append(dict(run=name, page="dossier", path=pages.dossier, width=width, height=ANCHOR_HEIGHT,
-                                 fragment=anchor,
-                                 screenshot=os.path.join(out, "%s-dossier-%d-at-%s.png" % (name, width, re.sub(r"[^A-Za-z0-9_.-]", "_", anchor)))))
+                                 fragment=anchor, screenshot=os.path.join(out, shot)))
 
     def one(job):
         scratch = tempfile.mkdtemp(prefix="browser-", dir=workdir)
