@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .control_chars import escape_control
+from .number_format import format_quantity
 from .store.paths import host_dir_name
 
 FLEET_SCHEMA_VERSION = "1"
@@ -105,14 +106,23 @@ def junit_case_name(check: Check) -> str:
     return check.id + (" gpu%s" % check.gpu_index if check.gpu_index is not None else "")
 
 
+def _quantity(value: Any, unit: str) -> str:
+    """A check's value or reference for people: a number's digits chosen (number_format.py), anything else as it is."""
+    if _is_number(value):
+        return format_quantity(value, unit)
+    return ("%s %s" % (value, unit)).rstrip()
+
+
 def _details(check: Check) -> str:
+    """The text of a JUnit failure, error or warning: the reason, then the value and reference as people read them
+    (fleet.json and the Prometheus file keep every digit)."""
     parts = ["check %s (probe %s): %s" % (check.id, check.probe or "none", check.status), check.reason]
     if check.gpu_uuid or check.gpu_index is not None:
         parts.append("GPU %s %s" % ("" if check.gpu_index is None else check.gpu_index, check.gpu_uuid or ""))
     if check.value is not None:
-        parts.append("value: %s %s" % (check.value, check.unit))
+        parts.append("value: %s" % _quantity(check.value, check.unit))
     if check.reference is not None:
-        parts.append("reference: %s %s (%s)" % (check.reference, check.unit, check.reference_source or "source not given"))
+        parts.append("reference: %s (%s)" % (_quantity(check.reference, check.unit), check.reference_source or "source not given"))
     if check.threshold:
         parts.append("threshold: %s" % check.threshold)
     return "\n".join(part.rstrip() for part in parts)

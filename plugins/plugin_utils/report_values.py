@@ -1,10 +1,10 @@
 """Turn probe values into text a person reads: units from field-name suffixes, unavailable fields as their reason."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
+from . import number_format
 from .result_fields import PathPart, is_unavailable, iter_leaves, json_path, unavailable_reason
 
 # Longest suffix first, so that "_gbps" wins over "_s" and "_mib" over "_b".
@@ -44,24 +44,10 @@ def unit_for(key: Optional[str]) -> str:
 
 
 def format_number(number: Union[int, float]) -> str:
-    """Integers exactly; floats to six significant digits without exponent in the usual range."""
+    """Integers exactly; floats to three significant digits, never fewer integer digits (number_format.py)."""
     if isinstance(number, bool):
         return format_scalar(number)
-    if isinstance(number, int):
-        return str(number)
-    if math.isnan(number):
-        return "NaN"
-    if math.isinf(number):
-        return "∞" if number > 0 else "-∞"
-    if number.is_integer() and abs(number) < 1e15:
-        return str(int(number))
-    magnitude = abs(number)
-    if 1e-3 <= magnitude < 1e15:
-        digits_before_point = max(1, int(math.floor(math.log10(magnitude))) + 1)
-        decimals = max(0, 6 - digits_before_point)
-        text = "%.*f" % (decimals, number)
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    return "%.3g" % number
+    return number_format.format_number(number)
 
 
 def format_scalar(value: Any) -> str:
@@ -86,11 +72,9 @@ def format_value(key: Optional[str], value: Any) -> str:
         if not value:
             return "none"
         return "; ".join("%s: %s" % (name, format_value(name, item)) for name, item in value.items())
-    text = format_scalar(value)
-    unit = unit_for(key) if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
-    if not unit:
-        return text
-    return text + unit if unit == "%" else "%s %s" % (text, unit)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return number_format.format_quantity(value, unit_for(key))
+    return format_scalar(value)
 
 
 @dataclass(frozen=True)

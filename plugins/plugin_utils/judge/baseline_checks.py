@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from ..number_format import format_quantity
 from ..result_fields import is_unavailable
 from .check_helpers import make_check, param_source
 from .measurement import Device, Measurement, MeasurementsFunction, measured, not_measured
@@ -33,6 +34,13 @@ def reference_entry(context: Any, key: Optional[str]) -> Dict[str, Any]:
     return entry if isinstance(entry, dict) else {}
 
 
+def _of_datasheet(value: float, datasheet: Optional[float], unit: str) -> str:
+    """" (94.6 % of the datasheet's 4800 GB/s)", or "" without a datasheet value."""
+    if not datasheet:
+        return ""
+    return " (%s of the datasheet's %s)" % (format_quantity(100.0 * value / datasheet, "%"), format_quantity(datasheet, unit))
+
+
 def _listed_first(measurement: Measurement, reference: Mapping[str, Any]) -> bool:
     """A GPU's finding that precedes the compared values: a missing value marked so, or a condition the reference lacks."""
     if measurement.device.kind != "cuda":
@@ -49,7 +57,8 @@ def _first_finding(host: str, rule: Dict[str, Any], measurement: Measurement, re
     condition = next(condition for condition in measurement.conditions if condition.lower_than(reference) is not None)
     wanted = condition.lower_than(reference)
     words = condition.lower_words % {"measured": condition.value, "reference": wanted}
-    return make_check(rule, host, "skip", "%s: %s %.1f %s; %s" % (device.label(), measurement.what, measurement.value, measurement.unit, words),
+    return make_check(rule, host, "skip", "%s: %s %s; %s" % (device.label(), measurement.what,
+                                                              format_quantity(measurement.value, measurement.unit), words),
                       device.gpu, value=measurement.value, unit=measurement.unit, reference=wanted,
                       reference_source="known-good %s" % condition.key, threshold="same %s as the reference" % condition.name)
 
@@ -91,16 +100,18 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
             samples = [float(value)]
         if known_good is None:
             median = statistics.median(samples)
-            of_datasheet = " (%.0f %% of the datasheet's %g %s)" % (100.0 * median / datasheet, datasheet, unit) if datasheet else ""
-            checks.append(make_check(rule, host, "skip", "%s: %s %.1f %s%s; no known-good value for SKU %s, so it is "
-                                     "compared with its peers only" % (label, what, median, unit, of_datasheet, context.sku or "unknown"),
+            of_datasheet = _of_datasheet(median, datasheet, unit)
+            checks.append(make_check(rule, host, "skip", "%s: %s %s%s; no known-good value for SKU %s, so it is "
+                                     "compared with its peers only" % (label, what, format_quantity(median, unit), of_datasheet,
+                                                                       context.sku or "unknown"),
                                      gpu, value=round(median, 3), unit=unit))
             continue
         decision = decide(samples, known_good * fail_pct / 100.0, known_good * warn_pct / 100.0, repeated)
-        of_datasheet = " (%.0f %% of the datasheet's %g %s)" % (100.0 * decision.value / datasheet, datasheet, unit) if datasheet else ""
+        of_datasheet = _of_datasheet(decision.value, datasheet, unit)
         percent = 100.0 * decision.value / known_good
-        words = "%s: %s %.1f %s, %.0f %% of the known-good %g %s%s; %s" % (
-            label, what, decision.value, unit, percent, known_good, unit, of_datasheet, describe_repeats(decision, unit))
+        words = "%s: %s %s, %s of the known-good %s%s; %s" % (
+            label, what, format_quantity(decision.value, unit), format_quantity(percent, "%"), format_quantity(known_good, unit),
+            of_datasheet, describe_repeats(decision, unit))
         if decision.note:
             words += "; " + decision.note
         elif decision.status != "pass":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+from ..number_format import format_quantity
 from .check_helpers import gpu_label, make_check, param_source
 from .model import Check
 from .repeats import finite
@@ -25,14 +26,15 @@ def membw_repeat_cv(host: str, data: Dict[str, Any], rule: Dict[str, Any], conte
         if not isinstance(cv, (int, float)):
             continue
         if device.get("kind") != "cuda":
-            checks.append(make_check(rule, host, "skip", "the CPU's copy repeats vary by %.2f %%: the CPU path is not a GPU "
-                                     "measurement, so its noise is not judged" % cv))
+            checks.append(make_check(rule, host, "skip", "the CPU's copy repeats vary by %s: the CPU path is not a GPU "
+                                     "measurement, so its noise is not judged" % format_quantity(cv, "%")))
             continue
         label = gpu_label(gpu)
         status = "pass" if cv <= limit else "warn"
         count = len(finite(repeats.get("bandwidths_gbps")))
-        words = "%s: the %s MiB copy %s varies by %.2f %% (coefficient of variation)" % (
-            label, repeats.get("size_mib"), "repeated %d times" % count if count else "repeated", cv)
+        words = "%s: the %s copy %s varies by %s (coefficient of variation)" % (
+            label, format_quantity(repeats.get("size_mib"), "MiB"), "repeated %d times" % count if count else "repeated",
+            format_quantity(cv, "%"))
         if status == "warn":
             words += "; above %g %%: diagnose (clocks, other processes, thermals in the snapshot) before trusting the number" % limit
         checks.append(make_check(rule, host, status, words, gpu, value=round(cv, 3),

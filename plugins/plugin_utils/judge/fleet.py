@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
+from ..number_format import format_number, format_quantity
 from ..result_fields import dig
 from .check_helpers import gpu_label
 from .metrics import Metric
@@ -245,11 +246,13 @@ def _metric_drift(host: str, probe: str, samples: List[Metric], earlier_samples:
         check_id = "drift.%s" % sample.metric_id
         if change is None:
             drifted = sample.value != old.value and _worse(sample.better, sample.value - old.value)
-            words = "%s%s %g -> %g %s since run %s" % (label, sample.metric_id, old.value, sample.value, sample.unit, earlier_run)
+            words = "%s%s %s -> %s since run %s" % (label, sample.metric_id, format_number(old.value),
+                                                    format_quantity(sample.value, sample.unit), earlier_run)
         else:
             drifted = abs(change) > tolerance and _worse(sample.better, change)
-            words = "%s%s %g -> %g %s (%+.1f %%) since run %s" % (
-                label, sample.metric_id, old.value, sample.value, sample.unit, change * 100, earlier_run)
+            words = "%s%s %s -> %s (%s) since run %s" % (
+                label, sample.metric_id, format_number(old.value), format_quantity(sample.value, sample.unit),
+                format_quantity(change * 100, "%", signed=True), earlier_run)
         checks.append(_host_check(check_id, host, probe, "warn" if drifted else "pass",
                                   words + ("; beyond the %g %% noise allowance" % (tolerance * 100) if drifted else ""), **fields))
     return checks
@@ -285,14 +288,15 @@ def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[st
             deviation = metric.value - center
             flagged = result.outlier and _worse(metric.better, deviation)
             label = "%s: " % gpu_label({"index": metric.gpu_index, "uuid": metric.gpu_uuid}) if metric.gpu_uuid else ""
-            words = "%s%s %g %s against the fleet median %g %s of %s (MAD %g, %d values from %d hosts): %s" % (
-                label, metric_id, metric.value, unit, center, unit, group, spread, len(values), len(hosts), result.reason)
+            words = "%s%s %s against the fleet median %s of %s (MAD %s, %d values from %d hosts): %s" % (
+                label, metric_id, format_quantity(metric.value, unit), format_quantity(center, unit), group,
+                format_number(spread), len(values), len(hosts), result.reason)
             if result.outlier and not flagged:
                 words += " (in the good direction)"
             checks.setdefault(host, []).append(_host_check(
                 check_id, host, probe, "warn" if flagged else "pass", words, gpu_uuid=metric.gpu_uuid, gpu_index=metric.gpu_index,
                 value=metric.value, unit=unit, reference=center,
-                reference_source="fleet median of %s (MAD %g, count %d)" % (group, spread, len(values)),
+                reference_source="fleet median of %s (MAD %s, count %d)" % (group, format_number(spread), len(values)),
                 threshold="|robust z| <= %g" % settings["outlier_threshold"]))
     return checks, statistics
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .catalogue import CheckFunction
+from ..number_format import format_quantity
 from ..result_fields import MISSING, dig, is_unavailable
 from .check_helpers import gpu_label, make_check, param_source, unavailable_check
 from .model import Check
@@ -193,7 +194,7 @@ def cuda_init(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
         if error.get("message") and error["message"] not in parts[0]:
             parts.append("%s: %s" % (error.get("type", "error"), error["message"]))
         if init.get("timed_out"):
-            parts.append("timed out after %s s" % init.get("timeout_s"))
+            parts.append("timed out after %s" % format_quantity(init.get("timeout_s"), "s"))
         hidden = _hidden_gpus(data, init)
         if hidden:
             parts.insert(0, hidden)
@@ -499,17 +500,18 @@ def power_limit(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
         elif isinstance(power.get("default_limit_w"), (int, float)):
             wanted, wanted_source = float(power["default_limit_w"]), "NVML default power limit of this GPU"
         else:
-            return make_check(rule, host, "skip", "%s: power limit %g W; neither NVML's default limit nor params.min_w is known"
-                              % (gpu_label(gpu), enforced), gpu, value=enforced, unit="W")
+            return make_check(rule, host, "skip", "%s: power limit %s; neither NVML's default limit nor params.min_w is known"
+                              % (gpu_label(gpu), format_quantity(enforced, "W")), gpu, value=enforced, unit="W")
         fields = {"value": enforced, "unit": "W", "reference": wanted, "reference_source": wanted_source, "threshold": ">= %g W" % wanted}
-        of_sku = " (the SKU's datasheet: %g W)" % datasheet if isinstance(datasheet, (int, float)) else ""
+        of_sku = " (the SKU's datasheet: %s)" % format_quantity(datasheet, "W") if isinstance(datasheet, (int, float)) else ""
         if enforced >= wanted - 0.5:
-            return make_check(rule, host, "pass", "%s: power limit %g W, at its %g W default%s" % (gpu_label(gpu), enforced, wanted, of_sku),
-                              gpu, **fields)
-        return make_check(rule, host, rule["severity"], "%s: power limit %g W is below the %g W %s%s: a configuration finding "
+            return make_check(rule, host, "pass", "%s: power limit %s, at its %s default%s" % (
+                gpu_label(gpu), format_quantity(enforced, "W"), format_quantity(wanted, "W"), of_sku), gpu, **fields)
+        return make_check(rule, host, rule["severity"], "%s: power limit %s is below the %s %s%s: a configuration finding "
                           "(nvidia-smi -pl, a DCGM or BMC power policy, a data-centre cap), not a slow GPU; every rate measured "
                           "under it is lower for that reason. Restore the default, or set params.min_w for a deliberate cap"
-                          % (gpu_label(gpu), enforced, wanted, "set by params.min_w" if minimum is not None else "default", of_sku),
+                          % (gpu_label(gpu), format_quantity(enforced, "W"), format_quantity(wanted, "W"),
+                             "set by params.min_w" if minimum is not None else "default", of_sku),
                           gpu, **fields)
     return per_gpu(host, data, rule, "the power limit", judge)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..number_format import format_quantity
 from ..result_fields import number_or_none
 from .check_helpers import make_check, param_source
 from .baseline_checks import judge_against_baseline
@@ -85,7 +86,7 @@ def _against_link_class(section: str, what: str) -> Callable[..., List[Check]]:
             group_rule = dict(rule, params=dict(params, known_good=known.get(group), datasheet=datasheet.get(group)))
             if known.get(group) is None:
                 for device, value, words in by_group[group]:
-                    rate = "%.1f GB/s" % value if number_or_none(value) is not None else "not measured"
+                    rate = format_quantity(value, "GB/s") if number_or_none(value) is not None else "not measured"
                     checks.append(make_check(rule, host, "skip", "%s: %s; the rules name no known-good value for %s links, "
                                              "so it is compared with the host's other pairs of its class only"
                                              % (words, rate, group.replace("_", " ")), device))
@@ -148,15 +149,16 @@ def pair_vs_host_median(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
         members = classes[link]
         if len(members) < 2:
             pair, value = members[0]
-            checks.append(make_check(rule, host, "skip", "%s: the only %s pair on this host (%.1f GB/s); nothing to compare it with"
-                                     % (pair_label(pair), link, value), _source_gpu(pair)))
+            checks.append(make_check(rule, host, "skip", "%s: the only %s pair on this host (%s); nothing to compare it with"
+                                     % (pair_label(pair), link, format_quantity(value, "GB/s")), _source_gpu(pair)))
             continue
         centre = median([value for unused_pair, value in members])
         for pair, value in members:
             percent = 100.0 * value / centre if centre else 0.0
             status = "pass" if percent >= warn_pct else ("warn" if percent >= fail_pct else "fail")
-            words = "%s: %.1f GB/s, %.0f %% of the median of the host's %d %s pairs (%.1f GB/s)" % (
-                pair_label(pair), value, percent, len(members), link, centre)
+            words = "%s: %s, %s of the median of the host's %d %s pairs (%s)" % (
+                pair_label(pair), format_quantity(value, "GB/s"), format_quantity(percent, "%"), len(members), link,
+                format_quantity(centre, "GB/s"))
             if status != "pass":
                 words += "; below %g %%: this link is slower than its siblings (check its NVLink error counters and link state)" % (
                     warn_pct if status == "warn" else fail_pct)
@@ -266,7 +268,8 @@ def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], cont
     if key is None:
         number = number_or_none(value)
         return [make_check(rule, host, "skip", "%s: %s; the rules name no known-good value for %s ranks, so it is compared with "
-                           "the fleet's peers only" % (what, "%.1f GB/s" % number if number is not None else "not measured", ranks),
+                           "the fleet's peers only" % (what, format_quantity(number, "GB/s") if number is not None else "not measured",
+                                                       ranks),
                            value=number, unit="GB/s")]
     device = {"kind": "cuda", "index": None}
     group_rule = dict(rule, params=dict(rule.get("params") or {}, known_good=key))
@@ -287,7 +290,8 @@ def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
     ratio = with_p2p / without
     min_ratio = float((rule.get("params") or {}).get("min_ratio", 2.0))
     nvlink = [link for link in classes if link.startswith("NV")]
-    words = "peak busbw %.1f GB/s with P2P, %.1f GB/s with NCCL_P2P_DISABLE=1: %.1f×" % (with_p2p, without, ratio)
+    words = "peak busbw %s with P2P, %s with NCCL_P2P_DISABLE=1: %s" % (
+        format_quantity(with_p2p, "GB/s"), format_quantity(without, "GB/s"), format_quantity(ratio, "×"))
     if not nvlink:
         return [make_check(rule, host, "skip", "%s; no NVLink between the GPUs (%s), so no gain is required"
                            % (words, ", ".join(sorted(set(classes))) or "link classes unknown"), value=round(ratio, 3))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
+from ..number_format import format_quantity
 from ..result_fields import is_unavailable
 from .check_helpers import gpu_label, make_check, param_source
 from .model import Check
@@ -45,13 +46,14 @@ def no_slowdown(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
             continue
         seen = throttle.get("slowdown_reasons_seen") or []
         cap = throttle.get("sw_power_cap_fraction")
-        cap_words = "; sw_power_cap in %.0f %% of the samples (the software power cap at the power limit: expected under full load)" % (
-            100 * cap) if isinstance(cap, (int, float)) and cap > 0 else ""
+        cap_words = "; sw_power_cap in %s of the samples (the software power cap at the power limit: expected under full load)" % (
+            format_quantity(100 * cap, "%")) if isinstance(cap, (int, float)) and cap > 0 else ""
         if throttle.get("hardware_slowdown") or throttle.get("thermal") or seen:
-            checks.append(make_check(rule, host, "fail", "%s: %s under load, first at %s s%s; check cooling, the power supply and the "
+            checks.append(make_check(rule, host, "fail", "%s: %s under load, first at %s%s; check cooling, the power supply and the "
                                      "board before trusting any number from this GPU" % (
                                          gpu_label(gpu), ", ".join(seen) or "a hardware or thermal slowdown",
-                                         throttle.get("first_slowdown_s"), cap_words), gpu, value=", ".join(seen) or True,
+                                         format_quantity(throttle.get("first_slowdown_s"), "s"), cap_words), gpu,
+                                     value=", ".join(seen) or True,
                                      reference="none", threshold="no hw_slowdown, hw_thermal_slowdown, sw_thermal_slowdown, "
                                      "hw_power_brake_slowdown"))
         else:
@@ -69,8 +71,10 @@ def power_within_limit(host: str, data: Dict[str, Any], rule: Dict[str, Any], co
         if not isinstance(fraction, (int, float)):
             continue
         status = "pass" if fraction <= allowed else "fail"
-        words = "%s: power median %s W, max %s W against a limit of %s W (+%s %% margin): %.1f %% of the samples above" % (
-            gpu_label(gpu), power.get("median_w"), power.get("max_w_load"), power.get("limit_w"), power.get("margin_pct"), 100 * fraction)
+        words = "%s: power median %s, max %s against a limit of %s (+%s margin): %s of the samples above" % (
+            gpu_label(gpu), format_quantity(power.get("median_w"), "W"), format_quantity(power.get("max_w_load"), "W"),
+            format_quantity(power.get("limit_w"), "W"), format_quantity(power.get("margin_pct"), "%"),
+            format_quantity(100 * fraction, "%"))
         if status == "fail":
             words += "; the GPU draws more than its limit allows: check the limit (nvidia-smi -q -d POWER) and the board"
         checks.append(make_check(rule, host, status, words, gpu, value=round(100 * fraction, 3), unit="%",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import statistics
 from typing import NamedTuple, Optional, Sequence
 
+from ..number_format import format_number, format_quantity
+
 MIN_REPEATS = 3
 
 
@@ -45,16 +47,18 @@ def decide(samples: Sequence[float], fail_at: float, warn_at: float, repeated: b
     note = ""
     if unstable:
         status = "warn"
-        note = ("unstable: the %d repeats (%g to %g) straddle the fail threshold %g, so one run could pass and the next "
-                "fail; measure again on a quiet GPU before deciding" % (len(values), round(low, 3), round(high, 3), round(fail_at, 3)))
+        note = ("unstable: the %d repeats (%s to %s) straddle the fail threshold %s, so one run could pass and the next "
+                "fail; measure again on a quiet GPU before deciding" % (len(values), format_number(low), format_number(high),
+                                                                      format_number(fail_at)))
     elif repeated and len(values) < MIN_REPEATS and status == "fail":
         status = "warn"
         note = "only %d repeat(s), fewer than the %d a failing verdict needs" % (len(values), MIN_REPEATS)
-    return Decision(status, center, low, high, len(values), round(spread, 2), unstable, note)
+    return Decision(status, center, low, high, len(values), spread, unstable, note)
 
 
 def describe_repeats(decision: Decision, unit: str) -> str:
-    """'median of 3 repeats (781.2-790.4 TFLOP/s, spread 1.2 %)' or '1 measurement'."""
+    """'median of 3 repeats (781-790 TFLOP/s, spread 1.2 %)' or '1 measurement'."""
     if decision.count == 1:
         return "1 measurement"
-    return "median of %d repeats (%.1f-%.1f %s, spread %.1f %%)" % (decision.count, decision.low, decision.high, unit, decision.spread_pct)
+    return "median of %d repeats (%s-%s, spread %s)" % (decision.count, format_number(decision.low),
+                                                       format_quantity(decision.high, unit), format_quantity(decision.spread_pct, "%"))

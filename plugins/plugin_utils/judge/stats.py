@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
+from ..number_format import format_number, format_quantity
+
 # 0.6745 is the 0.75 quantile of the standard normal: MAD / 0.6745 estimates the standard deviation.
 MODIFIED_Z_FACTOR = 0.6745
 DEFAULT_OUTLIER_THRESHOLD = 3.5
@@ -122,8 +124,8 @@ def outlier_decision(value: float, count: int, center: Optional[float], spread: 
     if score is not None:
         outlier = abs(score) > threshold
         return OutlierResult(outlier, value, center, spread, count, score, "robust_z",
-                             "robust z %.2f %s %g" % (score, ">" if outlier else "<=", threshold) if outlier
-                             else "robust z %.2f within +-%g" % (score, threshold))
+                             "robust z %s %s %g" % (format_number(score), ">" if outlier else "<=", threshold) if outlier
+                             else "robust z %s within +-%g" % (format_number(score), threshold))
     if center == 0:
         outlier = deviation > 0
         return OutlierResult(outlier, value, center, spread, count, None, "relative",
@@ -131,5 +133,5 @@ def outlier_decision(value: float, count: int, center: Optional[float], spread: 
     relative = deviation / abs(center)
     outlier = relative > relative_tolerance
     return OutlierResult(outlier, value, center, spread, count, None, "relative",
-                         "MAD 0, so compared relatively: %.1f %% from the median (tolerance %g %%)"
-                         % (relative * 100, relative_tolerance * 100))
+                         "MAD 0, so compared relatively: %s from the median (tolerance %g %%)"
+                         % (format_quantity(relative * 100, "%"), relative_tolerance * 100))

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Tuple
 from ..judge.copy_repeat_checks import membw_repeat_cv
 from ..judge.measurement import Device, Measurement, measured, not_measured
 from ..judge.repeats import finite
+from ..number_format import format_quantity
 from ..report_measurements import membw_view
 from ..result_fields import error_words, is_unavailable
 from .declaration import ProbeDeclaration, ProbeSection
@@ -36,8 +37,8 @@ def membw_measurements(data: Dict[str, Any]) -> List[Measurement]:
         elif is_unavailable(raw):
             missing = not_measured(what, raw["unavailable"])
         elif samples and value is not None:
-            what = "the copy bandwidth (read + written) at %s MiB, repeated (%s %.1f GB/s)" % (
-                repeats.get("size_mib"), REPEATED_AT.get(source, "headline"), value)
+            what = "the copy bandwidth (read + written) at %s MiB, repeated (%s %s)" % (
+                repeats.get("size_mib"), REPEATED_AT.get(source, "headline"), format_quantity(value, "GB/s"))
         found.append(Measurement("membw.bandwidth_gbps", "GB/s", "higher", Device.of(entry.get("device")), what,
                                  value=value, missing=missing, samples=samples))
     return found

@@ -20,8 +20,8 @@ def rate(value=None, index=0, kind="cuda", **fields):
 def test_the_median_of_the_repeats_against_known_good_and_the_datasheet():
     [check] = judge_measurements("rig", RULE, CONTEXT, [rate(90.0, samples=(99.0, 97.0, 98.0))])
     assert (check.status, check.value, check.reference, check.gpu_uuid) == ("pass", 98.0, 100.0, UUID)
-    assert check.reason == ("GPU 0 (GPU-8eb0778b): the toy copy 98.0 GB/s, 98 % of the known-good 100 GB/s (78 % of the "
-                            "datasheet's 125 GB/s); median of 3 repeats (97.0-99.0 GB/s, spread 2.0 %)")
+    assert check.reason == ("GPU 0 (GPU-8eb0778b): the toy copy 98 GB/s, 98 % of the known-good 100 GB/s (78.4 % of the "
+                            "datasheet's 125 GB/s); median of 3 repeats (97-99 GB/s, spread 2.04 %)")
     assert check.reference_source == "baselines/toy-sku.yaml known_good.toy_rate (a toy rig)"
     assert [judged.status for judged in judge_measurements("rig", RULE, CONTEXT, [rate(90.0), rate(80.0)])] == ["warn", "fail"]
 
@@ -32,7 +32,7 @@ def test_the_cpu_a_missing_value_and_no_known_good():
     assert (cpu.status, cpu.reason) == ("skip", "the CPU: the toy copy was measured on the CPU (no GPU), so there is no GPU value to judge")
     assert (missing.status, missing.reason) == ("error", "GPU 0 (GPU-8eb0778b): the toy copy was not measured: it crashed")
     [unknown] = judge_measurements("rig", RULE, RuleContext(host="rig"), [rate(98.0, detail=" at 1 GiB")])
-    assert unknown.status == "skip" and unknown.reason == ("GPU 0 (GPU-8eb0778b): the toy copy at 1 GiB 98.0 GB/s; no known-good value "
+    assert unknown.status == "skip" and unknown.reason == ("GPU 0 (GPU-8eb0778b): the toy copy at 1 GiB 98 GB/s; no known-good value "
                                                            "for SKU unknown, so it is compared with its peers only")
 
 
@@ -41,7 +41,7 @@ def test_a_condition_lower_than_the_references_is_a_skip_listed_first():
     same = rate(98.0, conditions=(Condition("power_limit_w", 695.0, "power limit", LOWER),))   # within 1 %
     first, second = judge_measurements("rig", RULE, CONTEXT, [same, lowered])
     assert (first.status, first.gpu_index, first.value, first.reference) == ("skip", 1, 70.0, 700)
-    assert first.reason == "GPU 1 (GPU-8eb0778b): the toy copy 70.0 GB/s; measured at 500 W, the reference at 700 W: not compared"
+    assert first.reason == "GPU 1 (GPU-8eb0778b): the toy copy 70 GB/s; measured at 500 W, the reference at 700 W: not compared"
     assert (first.reference_source, first.threshold) == ("known-good power_limit_w", "same power limit as the reference")
     assert (second.status, second.gpu_index) == ("pass", 0)
     # without the condition in the reference entry, the rate is compared

@@ -91,7 +91,8 @@ def test_fleet_outlier_idling_at_300_w():
     hot = one(judgement.hosts["node5"], "fleet.health.idle_power_w", 0)
     assert hot.status == "warn" and hot.value == 300.0
     # sorted: 80.1 80.2 80.3 80.4 80.6 | 80.7 80.7 80.8 80.9 300 -> median 80.65, MAD 0.25, z = 0.6745 * 219.35 / 0.25
-    assert "against the fleet median 80.65 W of h200-sxm (MAD 0.25, 10 values from 5 hosts): robust z 591.81 > 3.5" in hot.reason
+    assert ("health.idle_power_w 300 W against the fleet median 80.7 W of h200-sxm (MAD 0.25, 10 values from 5 hosts): "
+            "robust z 592 > 3.5") in hot.reason
     assert hot.reference == pytest.approx(80.65) and hot.reference_source.startswith("fleet median of h200-sxm")
     assert one(judgement.hosts["node5"], "fleet.health.idle_power_w", 1).status == "pass"
     assert judgement.hosts["node5"].verdict == "warn"

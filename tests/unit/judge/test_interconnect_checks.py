@@ -167,15 +167,19 @@ def judge(**envelopes):
     return judge_fleet("run5", hosts, baselines(), rules()).hosts["rig"]
 
 
-@pytest.mark.parametrize("measured, status", [(400.0, "pass"), (377.0, "pass"), (360.0, "warn"), (330.0, "fail")])
-def test_nvlink_pair_against_nvbandwidth_write_ce(measured, status):
+@pytest.mark.parametrize("measured, status, words", [
+    (400.0, "pass", "400 GB/s, 101 % of the known-good 396 GB/s (88.9 % of the datasheet's 450 GB/s)"),
+    (377.0, "pass", "377 GB/s, 95.1 % of the known-good 396 GB/s (83.8 % of the datasheet's 450 GB/s)"),
+    (360.0, "warn", "360 GB/s, 90.8 % of the known-good 396 GB/s (80 % of the datasheet's 450 GB/s)"),
+    (330.0, "fail", "330 GB/s, 83.2 % of the known-good 396 GB/s (73.3 % of the datasheet's 450 GB/s)")])
+def test_nvlink_pair_against_nvbandwidth_write_ce(measured, status, words):
     verdict = judge(p2p=p2p([pair(0, 1, measured), pair(1, 0, 395.0)]))
     found = [check for check in checks_of(verdict, "p2p.unidirectional") if "GPU 0 → GPU 1" in check.reason]
     assert len(found) == 1
     check = found[0]
     assert check.status == status and check.reference == 396.4
     assert "nvbandwidth_d2d_write_ce" in check.reference_source
-    assert "%.0f %% of the datasheet's 450 GB/s" % (100 * measured / 450) in check.reason
+    assert "GPU 0 → GPU 1 (NV18) unidirectional copy " + words in check.reason
 
 
 def test_bidirectional_against_known_good_and_the_900_gbps_datasheet_total():

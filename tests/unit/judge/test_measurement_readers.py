@@ -34,7 +34,7 @@ def membw_entry(device=None, **fields):
 def test_membw_reads_the_headline_with_its_repeats():
     [found] = membw_measurements({"devices": [membw_entry()]})
     assert found == Measurement("membw.bandwidth_gbps", "GB/s", "higher", Device("cuda", 0, GPU0),
-                                "the copy bandwidth (read + written) at 4096 MiB, repeated (plateau 4245.9 GB/s)",
+                                "the copy bandwidth (read + written) at 4096 MiB, repeated (plateau 4246 GB/s)",
                                 value=4245.95, samples=(4232.86, 4279.98, 4280.52))
     assert found.device.label() == "GPU 0 (GPU-8eb0778b)"
 

@@ -7,7 +7,10 @@ import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 from prometheus_client.parser import text_string_to_metric_families
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.baseline_checks import judge_measurements
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Device, Measurement
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import (
     fleet_json,
     junit_xml,
@@ -220,3 +223,27 @@ def test_junit_fails_a_warn_host_the_gate_refuses_because_no_gpu_was_measured():
     assert cases["host.gpu_measured"].is_passed
     (failure,) = cases["host.verdict"].result
     assert isinstance(failure, Failure) and failure.message == reason and suite.failures == 1
+
+
+def test_people_read_chosen_digits_and_machines_every_digit():
+    """A judged check's reason, which is the JUnit message and the report's terminal line, and the JUnit details choose
+    their digits (number_format.py); fleet.json and the Prometheus textfile keep the floats as the judge holds them."""
+    rule = {"id": "membw.bandwidth", "probe": "membw", "check": "bandwidth", "severity": "fail",
+            "params": {"known_good": "copy", "fail_below_pct": 85, "warn_below_pct": 95}}
+    baseline = {"id": "toy", "known_good": {"copy": {"value": 5100.25, "unit": "GB/s", "source": "a toy rig"}}}
+    measurement = Measurement("membw.bandwidth_gbps", "GB/s", "higher", Device("cuda", 0, "GPU-8eb0778b-d464"), "the copy",
+                              value=4244.391, samples=(4232.862, 4244.391, 4280.517))
+    [check] = judge_measurements("h", rule, RuleContext(host="h", sku="toy", baseline=baseline), [measurement])
+    assert check.status == "fail" and (check.value, check.reference) == (4244.391, 5100.25)
+    assert check.reason == ("GPU 0 (GPU-8eb0778b): the copy 4244 GB/s, 83.2 % of the known-good 5100 GB/s; median of 3 "
+                            "repeats (4233-4281 GB/s, spread 1.12 %); below 85 % fails")
+    judgement = FleetJudgement("r1", {"h": HostVerdict("h", "fail", ["%s: %s" % (check.id, check.reason)], [check])})
+    (case,) = list(_suites(junit_xml(judgement))["h"])
+    failure = case.result[0]
+    assert failure.message == check.reason
+    assert "value: 4244 GB/s" in failure.text and "reference: 5100 GB/s (" in failure.text and "4244.391" not in failure.text
+    document = json.loads(json.dumps(fleet_json(judgement, None)))
+    (stored,) = document["hosts"]["h"]["checks"]
+    assert (stored["value"], stored["reference"]) == (4244.391, 5100.25)
+    unused_families, samples = _samples(prometheus_text(judgement, None, 0))
+    assert samples[_key("gpufleet_check_value", host="h", check="membw.bandwidth", gpu="0", unit="GB/s")] == 4244.391

@@ -119,7 +119,7 @@ def test_a_measurement_shows_beside_the_reference_of_the_check_that_judged_it(ju
     markdown, page = dossier(written, "gpu-a01", "md"), dossier(written, "gpu-a01", "html")
     assert "| gpus\\[1\\].ecc.volatile\\_uncorrected\\_count | 2 |  | 0 (rule) | **fail** health.volatile\\_uncorrected\\_count" \
         " (== 0) |" in markdown
-    assert ("| devices\\[0\\].plateau.plateau\\_gbps | 4012.5 | GB/s | 4800 GB/s (baselines/h200-sxm.yml: NVIDIA H200 datasheet) "
+    assert ("| devices\\[0\\].plateau.plateau\\_gbps | 4013 | GB/s | 4800 GB/s (baselines/h200-sxm.yml: NVIDIA H200 datasheet) "
             "| pass") in markdown
     assert '<tr class="f-bad"><td><code>gpus[1].ecc.volatile_uncorrected_count</code></td><td>2</td>' in page
     # a measurement no check holds still shows, with no reference
@@ -151,7 +151,7 @@ def test_fleet_index_counts_first_then_hosts_worst_first(judged):
     assert header == ("| host | verdict | SKU | GPUs | driver | CUDA init | membw: plateau gbps (GB/s) | drift | groups | "
                       "reasons |")
     assert rows[1].startswith("| [gpu-a01](gpu-a01/dossier.md) | **fail** | h200-sxm | 2 × NVIDIA H200 | 580.159.04 | ok | "
-                              "4012.5 GB/s (median 4010 GB/s) | — | rack1 | GPU 1 has 2 volatile")
+                              "4013 GB/s (median 4010 GB/s) | — | rack1 | GPU 1 has 2 volatile")
 
 
 def test_outliers_and_drift_are_highlighted_in_the_index(judged):

@@ -119,7 +119,7 @@ def test_every_value_and_unavailable_reason_of_data_appears_in_the_dossier(fleet
 def test_health_summary_shows_units_and_flags(fleet):
     markdown = _dossier(fleet, "gpu-a01", "md")
     page = _dossier(fleet, "gpu-a01", "html")
-    for text in ("512 / 143771 MiB", "345 / 1980 MHz", "73.456 / 700 W", "31 °C", "Gen 1 / 5", "x16 / x16",
+    for text in ("512 / 143771 MiB", "345 / 1980 MHz", "73.5 / 700 W", "31 °C", "Gen 1 / 5", "x16 / x16",
                  "18 / 18", "NV18", "580.159.04", "CUDA initialised in a fresh process", "GPU has fallen off the bus"):
         assert text in page, text
     # /proc/devices names no driver for major 504; it gives nvidia-uvm major 509
@@ -170,7 +170,7 @@ def test_a_probe_without_a_special_section_renders_generically(fleet):
         "plateau_gbps": 4012.5, "sizes_mib": [4, 4096], "cv_pct": 0.8, "fp8": {"unavailable": "not on this GPU"}}))
     markdown = _dossier(fleet, "gpu-a01", "md")
     membw = markdown.split("## Probe membw: ok", 1)[1].split("## Probe", 1)[0]
-    assert "| plateau\\_gbps | 4012.5 | GB/s |" in membw
+    assert "| plateau\\_gbps | 4013 | GB/s |" in membw
     assert "| sizes\\_mib\\[1\\] | 4096 | MiB |" in membw
     assert "| cv\\_pct | 0.8 | % |" in membw
     assert "not on this GPU" in membw and "### GPUs" not in membw
