@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from .number_format import format_number, format_quantity
 from .report_cells import Cell, cell, table
 from .result_fields import MISSING, dig, error_words, is_unavailable, number_or_none
 from .svg_plots import line_chart
@@ -28,7 +29,7 @@ def _speedup(value: Any) -> Cell:
     number = number_or_none(value)
     if number is None:
         return cell(None, value)
-    return Cell("%.2fx" % number)
+    return Cell(format_number(number) + "x")
 
 
 def _row(point: Dict[str, Any]) -> List[Cell]:
@@ -37,7 +38,7 @@ def _row(point: Dict[str, Any]) -> List[Cell]:
     diff = dig(point, "verification", "max_abs_diff")
     agree_cell = cell(None, agree, "bad" if agree is False else "")
     if number_or_none(diff) is not None:
-        agree_cell = Cell(agree_cell.text, "max |fused - unfused| = %g" % diff, agree_cell.flag)
+        agree_cell = Cell(agree_cell.text, "max |fused - unfused| = %s" % format_number(diff), agree_cell.flag)
     why = str(point.get("explanation", "—"))
     flagged = point.get("status") == "error"
     return ([cell("elements", point.get("elements", MISSING)), unfused[0], fused[0], unfused[1], fused[1], unfused[2],
@@ -81,7 +82,7 @@ def fusion_view(data: Any) -> Dict[str, Any]:
         if entry.get("error") and not rows:
             rows = [[Cell("failed", error_words(entry["error"]), "bad")] + [Cell("—")] * (len(COLUMNS) - 1)]
         membw = entry.get("membw_bandwidth_gbps", MISSING)
-        reference = ("membw plateau %s GB/s" % membw if number_or_none(membw) is not None
+        reference = ("membw plateau %s" % format_quantity(membw, "GB/s") if number_or_none(membw) is not None
                      else "no membw plateau: %s" % (membw.get("unavailable") if is_unavailable(membw) else "not reported"))
         tables.append(table("%s: unfused vs fused per N (%s)" % (label, reference), COLUMNS, rows, "no size was measured"))
         plot = _plot(label, points, number_or_none(membw))

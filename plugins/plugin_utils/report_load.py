@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from .report_cells import Cell, cell, table
+from .number_format import format_quantity
 from .report_values import format_number
 from .result_fields import MISSING, dig, number_or_none
 from .svg_plots import line_chart
@@ -74,7 +75,7 @@ def load_view(data: Any) -> Dict[str, Any]:
         throttle = gpu.get("throttle") if isinstance(gpu.get("throttle"), dict) else {}
         power = gpu.get("power") if isinstance(gpu.get("power"), dict) else {}
         reasons = throttle.get("reasons") if isinstance(throttle.get("reasons"), dict) else {}
-        reason_text = ", ".join("%s %.0f %%" % (name, 100 * (entry.get("fraction_active") or 0))
+        reason_text = ", ".join("%s %s" % (name, format_quantity(100 * (entry.get("fraction_active") or 0), "%"))
                                 for name, entry in sorted(reasons.items()) if isinstance(entry, dict)) or "none"
         load = gpu.get("load") if isinstance(gpu.get("load"), dict) else {}
         if load.get("error"):
@@ -84,9 +85,10 @@ def load_view(data: Any) -> Dict[str, Any]:
         verdict_rows.append([Cell(_label(gpu)), cell("achieved_tflops", load.get("achieved_tflops_active", MISSING)),
                              Cell(str(clocks.get("note", "—")), str(clocks.get("basis", "")), "bad" if clocks.get("basis") == "did_not_rise" else ""),
                              Cell(reason_text, "", "bad" if slowed else ""),
-                             Cell("median %s W, max %s W of %s W; %.1f %% of samples above" % (
-                                 power.get("median_w"), power.get("max_w_load"), power.get("limit_w"),
-                                 100 * (power.get("fraction_over_limit") or 0)) if power else "—")])
+                             Cell("median %s, max %s of %s; %s of samples above" % (
+                                 format_quantity(power.get("median_w"), "W"), format_quantity(power.get("max_w_load"), "W"),
+                                 format_quantity(power.get("limit_w"), "W"),
+                                 format_quantity(100 * (power.get("fraction_over_limit") or 0), "%")) if power else "—")])
     process_rows = []
     processes = dig(data, "processes")
     for entry in (processes.get("seen") or []) if isinstance(processes, dict) else []:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+from .number_format import format_number
 from .report_cells import Cell, cell, table
 from .result_fields import MISSING, dig, error_words, is_unavailable, number_or_none
 from .svg_plots import line_chart, roofline_chart
@@ -114,7 +115,7 @@ def gemm_view(data: Any) -> Dict[str, Any]:
             best = rate.get("best") if isinstance(rate.get("best"), dict) else {}
             roof = rate.get("roof_after_timing") if isinstance(rate.get("roof_after_timing"), dict) else {}
             best_rows.append([Cell(label), Cell(dtype), cell("rate_tflops", best.get("tflops", MISSING)), Cell(str(best.get("case", "—"))),
-                              Cell("%s (%s)" % (roof.get("peak_tflops", "?"), roof.get("peak_source", "?")))])
+                              Cell("%s (%s)" % (format_number(roof.get("peak_tflops", "?")), roof.get("peak_source", "?")))])
             if entry is devices[0] and number_or_none(roof.get("peak_tflops")) and number_or_none(roof.get("bandwidth_gbps")):
                 roofs.append((dtype, float(roof["peak_tflops"]), float(roof["bandwidth_gbps"])))
         for result in entry.get("results") or []:

@@ -22,7 +22,7 @@ def test_load_section_plots_clocks_power_temperature_from_idle_through_the_load(
     under_load, idle, processes = view["tables"]
     rows = texts(under_load)
     assert [row[0] for row in rows] == ["GPU 0", "GPU 1"]
-    assert rows[0][1] == "667.16 TFLOP/s" and "1455 MHz is 1110 MHz above the idle 345 MHz" in rows[0][2]
+    assert rows[0][1] == "667 TFLOP/s" and "1455 MHz is 1110 MHz above the idle 345 MHz" in rows[0][2]
     assert rows[0][3] == "sw_power_cap 100 %" and under_load["rows"][0][3].flag == ""
     clocks = [row for row in texts(idle) if row[:2] == ["GPU 0", "SM clock"]][0]
     assert clocks[2:5] == ["345 MHz", "1455 MHz", "1515 MHz"]
