@@ -66,7 +66,8 @@ def _plot(label: str, points: List[Dict[str, Any]], plateau: Optional[float]) ->
         # the membw plateau is one bandwidth for every N: drawn as a flat line across the sweep
         series.append(("membw plateau", [(min(xs), plateau), (max(xs), plateau)]))
     return line_chart("%s: achieved bandwidth of y = gelu(x * a + b) * c by N (bytes counted per version)" % label,
-                      series, "N (elements)", "GB/s", log_x=True)
+                      series, "elements", "GB/s", log_x=True, x_name="N", y_name="achieved bandwidth",
+                      data_note="The numbers: the table “%s: unfused vs fused per N” below." % label)
 
 
 def fusion_view(data: Any) -> Dict[str, Any]:

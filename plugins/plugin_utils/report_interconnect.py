@@ -71,7 +71,8 @@ def p2p_view(data: Any) -> Dict[str, Any]:
         for section, words in (("unidirectional", "unidirectional copy"), ("bidirectional", "bidirectional copy, both directions summed")):
             values, notes = _matrix(pairs, indices, section)
             if any(value is not None for row in values for value in row):
-                plots.append(heatmap_chart("P2P %s (plateau GB/s), link class in each cell" % words, labels, values, "GB/s", notes))
+                plots.append(heatmap_chart("P2P %s (plateau GB/s), link class in each cell" % words, labels, values, "GB/s", notes,
+                                           data_note="The numbers: the table “Every ordered pair” below."))
     pair_rows, sweep_rows, series = [], [], []
     for pair in pairs:
         name = "%s → %s" % (pair.get("src"), pair.get("dst"))
@@ -95,7 +96,9 @@ def p2p_view(data: Any) -> Dict[str, Any]:
         if points:
             series.append(("%s (%s)" % (name, _link_text(pair)), points))
     if series and len(series) <= MAX_PLOTTED_PAIRS:
-        plots.append(line_chart("Unidirectional P2P bandwidth by copy size", series, "bytes per copy", "GB/s", log_x=True))
+        plots.append(line_chart("Unidirectional P2P bandwidth by copy size", series, "B", "GB/s", log_x=True,
+                                x_name="copy size", y_name="bandwidth",
+                                data_note="The numbers: the table “Unidirectional sweep” below."))
     method = dig(data, "method")
     columns = ["pair", "link", "NUMA", "peer access", "unidirectional", "bidirectional", "small-copy time", "verified"]
     return {"note": " ".join(str(value) for value in method.values()) if isinstance(method, dict) else "",
@@ -168,7 +171,8 @@ def _ring_plot(data: Any) -> List[str]:
     if not any(value is not None for value in values) or not any(mark[0][1] is not None for mark in markers):
         return []
     return [bar_chart("Ring all-reduce busbw at the plateau: measured, predicted ticked", labels, values, "GB/s",
-                      markers=markers)]
+                      markers=markers, value_name="bus bandwidth",
+                      data_note="The numbers: the table “The ring, predicted before it was measured” below.")]
 
 
 def _ring_tables(data: Any) -> List[Dict[str, Any]]:
@@ -210,9 +214,10 @@ def collective_view(data: Any) -> Dict[str, Any]:
             series.append((name, points))
             knee_bytes = number_or_none(knee.get("knee_bytes"))
             if knee_bytes:
-                markers.append((knee_bytes, "knee %s" % name))
-    plots = [line_chart("All-reduce busbw by message size (knees dashed)", series, "bytes per rank", "busbw GB/s",
-                        log_x=True, markers=markers, width=640)] if series else []
+                markers.append((knee_bytes, "knee %s" % name, name))
+    plots = [line_chart("All-reduce busbw by message size (knees dashed)", series, "B", "GB/s",
+                        log_x=True, markers=markers, width=640, x_name="message size per rank", y_name="bus bandwidth",
+                        data_note="The numbers: the tables “Curves” and “Sweep” below.")] if series else []
     plots += _ring_plot(data)
     environment_rows = [[Cell("NCCL version"), cell("nccl_version", dig(data, "software", "nccl_version"))],
                         [Cell("backend"), cell("backend", dig(data, "software", "backend"))]]
