@@ -7,7 +7,7 @@ Renders four runs with today's code (tests/unit/report/layout_pages.py: the CPU-
 1 x H200 and 2 x H200 runs, a synthetic fleet of 100 hosts with failures), opens each run's index and one dossier in
 headless Chromium at 1280 and 390 px (tests/unit/report/layout_browser.py), and writes OUT/<run>-<page>-<width>.png:
 the top of the page, cut at the page's end or at HEIGHT px, whichever comes first; and
-OUT/<run>-dossier-<width>-at-<anchor>.png (the 1 and 2 x H200 runs): the window (800 px tall) opened at the id
+OUT/<run>-dossier-<width>-at-<anchor>.png (the 2 x H200 run): the window (800 px tall) opened at the id
 nearest above the dossier's first plot (its section's heading, or the plot's own id).
 tests/unit/report/test_report_layout_in_browser.py runs the same into a scratch folder and checks what was measured.
 Needs Chromium ($GPUFLEET_CHROMIUM, /usr/bin/chromium, or chromium on the PATH).
@@ -34,7 +34,7 @@ WIDTHS = (1280, 390)
 HEIGHT = 2000          # the most of a page a screenshot keeps
 ANCHOR_HEIGHT = 800    # a window's height, for the screenshot opened at a plot's section
 PARALLEL = 3           # browsers at once: each waits on its own start more than it computes
-ANCHOR_RUNS = ("h200x1", "h200x2")  # the runs whose dossier is also opened at its first plot
+ANCHOR_RUNS = ("h200x2",)  # the run whose dossier is also opened at its first plot (once more 600,000 px each)
 IDS = re.compile(r'<([a-z0-9]+)\b[^>]*\bid="([^"]+)"')
 
 
