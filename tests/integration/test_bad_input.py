@@ -326,7 +326,8 @@ def test_host_names_with_path_separators_shell_or_html_stay_inside_the_run_and_a
     with open(os.path.join(run_dir, "index.html")) as handle:
         index = handle.read()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in index
-    links = [urllib.parse.unquote(href) for href in re.findall(r'href="([^"]*/dossier\.html)"', index)]
+    # Each host is linked once in the hosts table, and once more in "What to do" when it did not pass.
+    links = sorted(set(urllib.parse.unquote(href) for href in re.findall(r'href="([^"]*/dossier\.html)"', index)))
     assert len(links) == len(names)
     for link in links:
         target = os.path.realpath(os.path.join(run_dir, link))
