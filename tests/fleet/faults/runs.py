@@ -166,9 +166,11 @@ def fleet_host(run_dir, host: str) -> dict:
 
 
 def index_row(run_dir, host: str) -> str:
-    """The host's row of index.md's host table, with the Markdown escapes taken out."""
+    """The host's row of index.md's host table ("Hosts, worst first", not "What to do"), Markdown escapes taken out."""
     with open(os.path.join(str(run_dir), "index.md")) as handle:
-        lines = [line for line in handle.read().splitlines() if line.startswith("| [%s](" % host.replace("_", "\\_"))]
+        text = handle.read()
+    hosts_table = text.split("\n## Hosts, worst first\n", 1)[-1].split("\n## ", 1)[0]
+    lines = [line for line in hosts_table.splitlines() if line.startswith("| [%s](" % host.replace("_", "\\_"))]
     assert len(lines) == 1, "no single row for %s in index.md: %s" % (host, lines)
     return re.sub(r"\\(.)", r"\1", lines[0])
 
