@@ -11,7 +11,7 @@ import os
 import random
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                       "tests", "unit", "probes", "fixtures", "health_h200x2.json")
+                       "tests", "fixtures", "health_h200x2_ok_by_the_action.json")
 
 
 def _gpu(template: dict, index: int, host_number: int, rng: random.Random) -> dict:
