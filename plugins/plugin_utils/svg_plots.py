@@ -155,30 +155,40 @@ def log_ticks(low: float, high: float) -> Tuple[float, float, List[float], List[
 
 _NARROW = frozenset("il.,:;'|!()[]{}/ -tfjrI1")  # measured: DejaVu Sans 11 px, 0.39 em
 _WIDE = frozenset("mwMW@%→—")
+_EM: Dict[str, float] = {}
+
+
+def _em(character: str) -> float:
+    if character in _NARROW:
+        return 0.39
+    if character in _WIDE:
+        return 0.95
+    return 0.7 if character.isupper() or character.isdigit() else 0.6
 
 
 def text_width(text: str, size: float = FONT_SIZE, bold: bool = False) -> float:
     """An upper estimate of the rendered width of text in a sans-serif at size px (DejaVu Sans is the widest common)."""
     em = 0.0
     for character in text:
-        if character in _NARROW:
-            em += 0.39
-        elif character in _WIDE:
-            em += 0.95
-        elif character.isupper() or character.isdigit():
-            em += 0.7
-        else:
-            em += 0.6
+        width = _EM.get(character)
+        if width is None:
+            width = _EM[character] = _em(character)
+        em += width
     return em * size * (1.15 if bold else 1.0)
 
 
 def wrap(text: str, width: float, size: float = FONT_SIZE, bold: bool = False) -> List[str]:
+    """text in lines no wider than width (a word wider than that alone on its line)."""
     lines: List[str] = []
+    used, space = 0.0, text_width(" ", size, bold)
     for word in text.split():
-        if lines and text_width(lines[-1] + " " + word, size, bold) <= width:
+        word_width = text_width(word, size, bold)
+        if lines and used + space + word_width <= width:
             lines[-1] += " " + word
+            used += space + word_width
         else:
             lines.append(word)
+            used = word_width
     return lines or [""]
 
 
@@ -211,7 +221,11 @@ def _axis_title(name: str, unit: str) -> str:
 
 
 def _finite(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A number to plot: an int or a float (not a bool), neither NaN nor infinite."""
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    return kind is int or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
 
 
 def _sentence_list(items: Sequence[str]) -> str:
@@ -316,13 +330,11 @@ class _Axis:
 
     def place(self, start: float, end: float) -> None:
         self.start, self.end = start, end
+        low, high = (math.log10(self.low), math.log10(self.high)) if self.log else (self.low, self.high)
+        self._origin, self._scale = low, (end - start) / ((high - low) or 1.0)
 
     def __call__(self, value: float) -> float:
-        if self.log:
-            fraction = (math.log10(value) - math.log10(self.low)) / ((math.log10(self.high) - math.log10(self.low)) or 1.0)
-        else:
-            fraction = (value - self.low) / ((self.high - self.low) or 1.0)
-        return self.start + (self.end - self.start) * fraction
+        return self.start + ((math.log10(value) if self.log else value) - self._origin) * self._scale
 
     def label_width(self) -> float:
         return max([text_width(label) for label in self.labels] + [0.0])
