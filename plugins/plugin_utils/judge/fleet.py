@@ -362,6 +362,8 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
         # Nothing was held against anything: that is not a pass.
         verdict = "warn"
         skipped = "; ".join("%s: %s" % (check.id, check.reason) for check in checks[:3])
+        if len(checks) > 3:
+            skipped += "; and %d more" % (len(checks) - 3)
         nothing = _host_check("host.nothing_checked", host, "", "warn", "every check was skipped, so nothing on this host was "
                               "validated%s" % ((" (" + skipped + ")") if skipped else ""))
         checks = [nothing] + checks

@@ -38,8 +38,10 @@ class Device:
         return cls(device.get("kind"), device.get("index"), uuid if isinstance(uuid, str) else None)
 
     @property
-    def gpu(self) -> Dict[str, Any]:
-        """What make_check files a check under."""
+    def gpu(self) -> Optional[Dict[str, Any]]:
+        """What make_check files a check under; None for a measurement of the CPU path, which is no GPU's."""
+        if self.kind != "cuda":
+            return None
         return {"index": self.index, "uuid": self.uuid}
 
     def label(self) -> str:

@@ -30,6 +30,8 @@ def test_the_cpu_a_missing_value_and_no_known_good():
     cpu, missing = judge_measurements("rig", RULE, CONTEXT, [rate(40.0, kind="cpu"),
                                                              rate(missing=not_measured("the toy copy", "it crashed"))])
     assert (cpu.status, cpu.reason) == ("skip", "the CPU: the toy copy was measured on the CPU (no GPU), so there is no GPU value to judge")
+    # Filed under no GPU: the dossier's GPU column says "—", not "GPU 0".
+    assert (cpu.gpu_index, cpu.gpu_uuid) == (None, None)
     assert (missing.status, missing.reason) == ("error", "GPU 0 (GPU-8eb0778b): the toy copy was not measured: it crashed")
     [unknown] = judge_measurements("rig", RULE, RuleContext(host="rig"), [rate(98.0, detail=" at 1 GiB")])
     assert unknown.status == "skip" and unknown.reason == ("GPU 0 (GPU-8eb0778b): the toy copy at 1 GiB 98 GB/s; no known-good value "

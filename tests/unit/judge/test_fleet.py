@@ -222,3 +222,13 @@ def test_a_host_where_every_check_was_skipped_is_not_a_pass(tmp_path):
     # and the acceptance gate refuses it although its verdict is only a warning
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines
     assert gate_lines(judgement) and gate_lines(judgement)[0].startswith("cpu-only: warn - host.gpu_measured")
+
+
+def test_a_host_whose_every_check_was_skipped_names_three_and_counts_the_rest():
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.check_helpers import make_check
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import _verdict
+    skips = [make_check({"id": "toy.rule_%d" % number, "probe": "toy", "severity": "fail"}, "rig", "skip",
+                        "not enough peers") for number in range(9)]
+    verdict = _verdict("rig", skips, None, "", [])
+    assert verdict.verdict == "warn"
+    assert verdict.reasons[0].endswith("toy.rule_2: not enough peers; and 6 more)"), verdict.reasons[0]
