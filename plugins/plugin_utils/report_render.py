@@ -19,6 +19,7 @@ from .probes.registry import profile_probes, sections
 from .report_health import fleet_columns
 from .report_interconnect import cross_host_runs
 from .report_python import python_view
+from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, headline, host_action, measurement_references,
@@ -262,6 +263,15 @@ def _judged_row(host: HostModel, judgement: FleetJudgement, metrics: List[Dict[s
     return row
 
 
+def unmeasured_probes(run: RunModel) -> Dict[str, str]:
+    """Probes that ran on some host but measured on none, with the statuses they ended with ("unavailable")."""
+    statuses: Dict[str, set] = {}
+    for host in run.hosts:
+        for name, entry in host.probes.items():
+            statuses.setdefault(name, set()).add(entry.status)
+    return {name: ", ".join(sorted(seen)) for name, seen in statuses.items() if not seen & set(MEASURED_STATUSES)}
+
+
 def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bool) -> Dict[str, Any]:
     metrics = metric_columns(judgement)
     rows = [_judged_row(host, judgement, metrics, markdown) for host in run.hosts]
@@ -275,7 +285,7 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
                    "not_pass": [row["host"].name for row in members if row["verdict"] != "pass"]}
                   for name, members in sorted(groups.items())]
     profile, probes = run_profile(run)
-    unmatched, not_run = fold_unmatched(judgement.unmatched_rules, profile, probes, judgement.texts)
+    unmatched, not_run = fold_unmatched(judgement.unmatched_rules, profile, probes, judgement.texts, unmeasured_probes(run))
     counts = verdict_counts(row["verdict"] for row in rows)
     todo = sorted((row for row in rows if row["verdict"] != "pass"),
                   key=lambda row: (-verdict_rank(row["verdict"]), row["action"]["rank"], row["host"].name))

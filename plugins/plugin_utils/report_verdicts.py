@@ -5,7 +5,7 @@ Pure Python (the judge's model and the report's value formatting); no Jinja, no 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
 from .judge.rules import ACTION_RANK, CheckTexts
@@ -319,28 +319,40 @@ def statistics_rows(judgement: FleetJudgement) -> List[Dict[str, str]]:
 
 
 def fold_unmatched(unmatched: Sequence[Check], profile: str, profile_probes: Optional[Sequence[str]],
-                   texts: Optional[CheckTexts] = None) -> Tuple[List[Dict[str, str]], Optional[str]]:
-    """(rules that matched nothing and are worth a look, one line for the rules of probes the profile does not run).
+                   texts: Optional[CheckTexts] = None,
+                   unmeasured: Optional[Mapping[str, str]] = None) -> Tuple[List[Dict[str, str]], Optional[str]]:
+    """(rules that matched nothing and are worth a look, one line for the rules that could not match anything).
 
     A rule whose probe gave no data anywhere (skip) and is not among the profile's probes is no finding: it is folded
     into "not run by profile quick: 40 rules of probes gemm, load, p2p". profile_probes None (a profile of the
-    inventory's own, or none recorded): only its probes that no host ran are folded, said so.
+    inventory's own, or none recorded): only its probes that no host ran are folded, said so. ``unmeasured`` maps a
+    probe that ran but measured on no host (p2p on 1-GPU hosts) to the status it had; its rules fold into "not
+    measured on any host: 3 rules of probe p2p (unavailable)".
     """
     texts = texts or _DEFAULT_TEXTS
-    listed, folded = [], []
+    unmeasured = unmeasured or {}
+    listed, folded, not_measured = [], [], []
     for check in unmatched:
-        not_run = check.status == "skip" and check.probe and (profile_probes is None or check.probe not in profile_probes)
-        if not_run:
+        skipped = check.status == "skip" and check.probe
+        if skipped and (profile_probes is None or check.probe not in profile_probes):
             folded.append(check)
+        elif skipped and check.probe in unmeasured:
+            not_measured.append(check)
         else:
             listed.append({"id": check.id, "title": texts.of(check.id).title if check.probe else check.id, "probe": check.probe,
                            "status": check.status, "reason": check.reason})
-    if not folded:
-        return listed, None
-    probes = ", ".join(sorted({check.probe for check in folded}))
-    words = "not run by profile %s" % profile if profile_probes is not None and profile else \
-        "not run in this run%s" % (" (profile %s)" % profile if profile else "")
-    return listed, "%s: %s of %s %s" % (words, plural(len(folded), "rule"), "probe" if "," not in probes else "probes", probes)
+    lines = []
+    if folded:
+        probes = ", ".join(sorted({check.probe for check in folded}))
+        words = "not run by profile %s" % profile if profile_probes is not None and profile else \
+            "not run in this run%s" % (" (profile %s)" % profile if profile else "")
+        lines.append("%s: %s of %s %s" % (words, plural(len(folded), "rule"), "probe" if "," not in probes else "probes", probes))
+    if not_measured:
+        probes = sorted({check.probe for check in not_measured})
+        lines.append("not measured on any host: %s of %s %s" % (
+            plural(len(not_measured), "rule"), "probe" if len(probes) == 1 else "probes",
+            ", ".join("%s (%s)" % (probe, unmeasured[probe]) for probe in probes)))
+    return listed, "; ".join(lines) or None
 
 
 def shown_reasons(reasons: Sequence[str], limit: int = INDEX_REASONS) -> Tuple[List[str], int]:

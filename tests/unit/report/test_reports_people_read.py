@@ -77,7 +77,7 @@ def test_rules_of_probes_the_profile_does_not_run_fold_into_one_line(acceptance)
     section = markdown.split("## Rules that matched nothing", 1)[1].split("## Fleet statistics", 1)[0]
     # collective_hosts is not in the acceptance profile: folded; tuning is (this run was recorded before it existed): listed.
     assert "collective\\_hosts.verified" not in section and "(tuning.acs\\_redirect)" in section
-    assert "\nnot run by profile acceptance: 1 rule of probe collective\\_hosts.\n" in section
+    assert "\nnot run by profile acceptance: 1 rule of probe collective\\_hosts; " in section
 
 
 def test_fold_unmatched_keeps_rules_of_probes_the_profile_runs_and_folds_the_rest():
@@ -90,6 +90,22 @@ def test_fold_unmatched_keeps_rules_of_probes_the_profile_runs_and_folds_the_res
     assert line == "not run by profile quick: 2 rules of probes gemm, p2p"
     listed, line = fold_unmatched(unmatched, "mine", None)
     assert [row["id"] for row in listed] == ["health.typo"] and line.startswith("not run in this run (profile mine): 3 rules")
+
+
+def test_rules_of_a_probe_that_ran_but_measured_on_no_host_fold_into_one_line():
+    unmatched = [Check(id="p2p.pairs", host="", probe="p2p", status="skip", reason="no data"),
+                 Check(id="p2p.small_copy", host="", probe="p2p", status="skip", reason="no data"),
+                 Check(id="membw.bandwidth", host="", probe="membw", status="skip", reason="no data")]
+    listed, line = fold_unmatched(unmatched, "acceptance", ["health", "membw", "p2p"], unmeasured={"p2p": "unavailable"})
+    assert [row["id"] for row in listed] == ["membw.bandwidth"]
+    assert line == "not measured on any host: 2 rules of probe p2p (unavailable)"
+
+
+def test_the_one_gpu_acceptance_index_lists_no_p2p_rule_as_matching_nothing(acceptance):
+    index = acceptance["index.md"]
+    section = index.split("## Rules that matched nothing", 1)[1].split("\n## ", 1)[0]
+    assert "p2p." not in section.replace("probe p2p", "")
+    assert "not measured on any host:" in section and "p2p (unavailable)" in section
 
 
 def test_the_dossier_opens_with_the_verdict_then_what_to_do_then_everything_else(acceptance):
