@@ -67,7 +67,7 @@ def _plot(label: str, points: List[Dict[str, Any]], plateau: Optional[float]) ->
         series.append(("membw plateau", [(min(xs), plateau), (max(xs), plateau)]))
     return line_chart("%s: achieved bandwidth of y = gelu(x * a + b) * c by N (bytes counted per version)" % label,
                       series, "elements", "GB/s", log_x=True, x_name="N", y_name="achieved bandwidth",
-                      data_note="The numbers: the table “%s: unfused vs fused per N” below." % label)
+                      data_note="The numbers: the table '%s: unfused vs fused per N' below." % label)
 
 
 def fusion_view(data: Any) -> Dict[str, Any]:

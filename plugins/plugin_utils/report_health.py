@@ -88,7 +88,7 @@ def power_plot(gpus: List[Any]) -> str:
     limits = [[("power limit", number_or_none(dig(gpu, "power", "limit_w")))] for gpu in gpus]
     return bar_chart("Power draw per GPU, its power limit ticked",
                      [gpu_axis_label(gpu, position) for position, gpu in enumerate(gpus)], draws, "W", markers=limits,
-                     value_name="power draw", data_note="The numbers: the table “GPUs” above.")
+                     value_name="power draw", data_note="The numbers: the table 'GPUs' above.")
 
 
 def temperature_plot(gpus: List[Any]) -> str:
@@ -96,7 +96,7 @@ def temperature_plot(gpus: List[Any]) -> str:
     if not any(value is not None for value in temperatures):
         return ""
     return bar_chart("Temperature per GPU", [gpu_axis_label(gpu, position) for position, gpu in enumerate(gpus)],
-                     temperatures, "°C", value_name="temperature", data_note="The numbers: the table “GPUs” above.")
+                     temperatures, "°C", value_name="temperature", data_note="The numbers: the table 'GPUs' above.")
 
 
 def link_flag(link_class: str) -> str:

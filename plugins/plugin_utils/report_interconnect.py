@@ -72,7 +72,7 @@ def p2p_view(data: Any) -> Dict[str, Any]:
             values, notes = _matrix(pairs, indices, section)
             if any(value is not None for row in values for value in row):
                 plots.append(heatmap_chart("P2P %s (plateau GB/s), link class in each cell" % words, labels, values, "GB/s", notes,
-                                           data_note="The numbers: the table “Every ordered pair” below."))
+                                           data_note="The numbers: the table 'Every ordered pair' below."))
     pair_rows, sweep_rows, series = [], [], []
     for pair in pairs:
         name = "%s → %s" % (pair.get("src"), pair.get("dst"))
@@ -98,7 +98,7 @@ def p2p_view(data: Any) -> Dict[str, Any]:
     if series and len(series) <= MAX_PLOTTED_PAIRS:
         plots.append(line_chart("Unidirectional P2P bandwidth by copy size", series, "B", "GB/s", log_x=True,
                                 x_name="copy size", y_name="bandwidth",
-                                data_note="The numbers: the table “Unidirectional sweep” below."))
+                                data_note="The numbers: the table 'Unidirectional sweep' below."))
     method = dig(data, "method")
     columns = ["pair", "link", "NUMA", "peer access", "unidirectional", "bidirectional", "small-copy time", "verified"]
     return {"note": " ".join(str(value) for value in method.values()) if isinstance(method, dict) else "",
@@ -172,7 +172,7 @@ def _ring_plot(data: Any) -> List[str]:
         return []
     return [bar_chart("Ring all-reduce busbw at the plateau: measured, predicted ticked", labels, values, "GB/s",
                       markers=markers, value_name="bus bandwidth",
-                      data_note="The numbers: the table “The ring, predicted before it was measured” below.")]
+                      data_note="The numbers: the table 'The ring, predicted before it was measured' below.")]
 
 
 def _ring_tables(data: Any) -> List[Dict[str, Any]]:
@@ -217,7 +217,7 @@ def collective_view(data: Any) -> Dict[str, Any]:
                 markers.append((knee_bytes, "knee %s" % name, name))
     plots = [line_chart("All-reduce busbw by message size (knees dashed)", series, "B", "GB/s",
                         log_x=True, markers=markers, width=640, x_name="message size per rank", y_name="bus bandwidth",
-                        data_note="The numbers: the tables “Curves” and “Sweep” below.")] if series else []
+                        data_note="The numbers: the tables 'Curves' and 'Sweep' below.")] if series else []
     plots += _ring_plot(data)
     environment_rows = [[Cell("NCCL version"), cell("nccl_version", dig(data, "software", "nccl_version"))],
                         [Cell("backend"), cell("backend", dig(data, "software", "backend"))]]

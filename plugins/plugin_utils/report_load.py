@@ -51,9 +51,9 @@ def _plots(data: Any, gpus: List[Dict[str, Any]]) -> List[str]:
         if series:
             plots.append(line_chart("%s (samples every %s s; idle snapshots before 0 and after the end)" % (
                 title, samples.get("scheduled_interval_s", "?")), series, "s", unit,
-                x_name="time since the load started", y_name=title.split(" under load")[0],
-                data_note="Every sample: the table “Every measurement” below (samples.rows_per_gpu); the medians and "
-                          "maxima: “Idle before, under load (median, max), idle after”."))
+                x_name="time since the load started", y_name=title.split(" under load", maxsplit=1)[0],
+                data_note="Every sample: the table 'Every measurement' below (samples.rows_per_gpu); the medians and "
+                          "maxima: 'Idle before, under load (median, max), idle after'."))
     return plots
 
 

@@ -61,7 +61,7 @@ def membw_view(data: Any) -> Dict[str, Any]:
         plots.append(line_chart("Device copy bandwidth by buffer size (bytes read + written)", series, "MiB", "GB/s",
                                 log_x=True, marker_x=plateau_start, marker_label="plateau" if plateau_start else "",
                                 x_name="buffer size", y_name="bandwidth",
-                                data_note="The numbers: the tables “Headline per device” and “Sweep” below."))
+                                data_note="The numbers: the tables 'Headline per device' and 'Sweep' below."))
     note = str(dig(data, "method", "bytes_counted")) if dig(data, "method", "bytes_counted") is not MISSING else ""
     return {"note": "Bytes counted: %s." % note if note else "", "plots": plots, "tables": [
         table("Headline per device", ["device", "bandwidth", "from", "plateau sizes", "repeats median", "repeats CV"],
@@ -136,8 +136,8 @@ def gemm_view(data: Any) -> Dict[str, Any]:
                                float(tflops)))
     plots = [roofline_chart("Roofline of %s: every measured shape, roofs from the measured bandwidth and the dtype's peak"
                             % _label((devices[0].get("device") or {})), roofs, points,
-                            data_note="Each shape's numbers: the table “Every shape: classified before it ran, explained "
-                                      "after” below; the roofs: “Best rate per dtype”.")] if points else []
+                            data_note="Each shape's numbers: the table 'Every shape: classified before it ran, explained "
+                                      "after' below; the roofs: 'Best rate per dtype'.")] if points else []
     conventions = dig(data, "conventions")
     notes = [_gemm_model_note(data)] + ([str(value) for value in conventions.values()] if isinstance(conventions, dict) else [])
     return {"note": " ".join(note for note in notes if note), "plots": plots,

@@ -57,8 +57,8 @@ def _first_finding(host: str, rule: Dict[str, Any], measurement: Measurement, re
     condition = next(condition for condition in measurement.conditions if condition.lower_than(reference) is not None)
     wanted = condition.lower_than(reference)
     words = condition.lower_words % {"measured": condition.value, "reference": wanted}
-    return make_check(rule, host, "skip", "%s: %s %s; %s" % (device.label(), measurement.what,
-                                                              format_quantity(measurement.value, measurement.unit), words),
+    measured = format_quantity(measurement.value, measurement.unit)
+    return make_check(rule, host, "skip", "%s: %s %s; %s" % (device.label(), measurement.what, measured, words),
                       device.gpu, value=measurement.value, unit=measurement.unit, reference=wanted,
                       reference_source="known-good %s" % condition.key, threshold="same %s as the reference" % condition.name)
 

@@ -48,8 +48,8 @@ def decide(samples: Sequence[float], fail_at: float, warn_at: float, repeated: b
     if unstable:
         status = "warn"
         note = ("unstable: the %d repeats (%s to %s) straddle the fail threshold %s, so one run could pass and the next "
-                "fail; measure again on a quiet GPU before deciding" % (len(values), format_number(low), format_number(high),
-                                                                      format_number(fail_at)))
+                "fail; measure again on a quiet GPU before deciding"
+                % (len(values), format_number(low), format_number(high), format_number(fail_at)))
     elif repeated and len(values) < MIN_REPEATS and status == "fail":
         status = "warn"
         note = "only %d repeat(s), fewer than the %d a failing verdict needs" % (len(values), MIN_REPEATS)
@@ -60,5 +60,6 @@ def describe_repeats(decision: Decision, unit: str) -> str:
     """'median of 3 repeats (781-790 TFLOP/s, spread 1.2 %)' or '1 measurement'."""
     if decision.count == 1:
         return "1 measurement"
-    return "median of %d repeats (%s-%s, spread %s)" % (decision.count, format_number(decision.low),
-                                                       format_quantity(decision.high, unit), format_quantity(decision.spread_pct, "%"))
+    return "median of %d repeats (%s-%s, spread %s)" % (
+        decision.count, format_number(decision.low), format_quantity(decision.high, unit),
+        format_quantity(decision.spread_pct, "%"))

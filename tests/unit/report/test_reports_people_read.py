@@ -16,8 +16,8 @@ import yaml
 from ansible_collections.gpufleet.validation.plugins.action.report import judged_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import (fold_unmatched, headline, peer_fold,
-                                                                                           verdict_counts)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import (
+    fold_unmatched, headline, peer_fold, verdict_counts)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 
