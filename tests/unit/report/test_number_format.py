@@ -58,6 +58,16 @@ def test_integers_and_what_is_not_a_number_are_untouched(value, text):
     assert format_number(value) == text
 
 
+def test_a_percentage_has_at_most_two_decimals():
+    assert format_quantity(97.34, "%") == "97.3 %"
+    assert format_quantity(0.64, "%") == "0.64 %"
+    assert format_quantity(0.0361, "%") == "0.04 %"
+    assert format_quantity(0.00211, "%") == "0 %"
+    assert format_quantity(2.0e-6, "%") == "0 %"
+    assert format_quantity(0.00211, "GB/s") == "0.00211 GB/s"   # other units keep three significant digits
+    assert format_number(0.00211, max_decimals=2) == "0" and format_number(-0.004, max_decimals=2) == "0"
+
+
 def test_a_quantity_has_a_space_before_its_unit_except_times():
     assert format_quantity(4244.39, "GB/s") == "4244 GB/s"
     assert format_quantity(80.4265, "W") == "80.4 W"
@@ -71,3 +81,5 @@ def test_a_signed_quantity_shows_the_plus_of_a_rise():
     assert format_quantity(3.2456, "%", signed=True) == "+3.25 %"
     assert format_quantity(-0.84, "%", signed=True) == "-0.84 %"
     assert format_quantity(0.0, "%", signed=True) == "0 %"
+    assert format_quantity(0.00211, "%", signed=True) == "+0 %"     # a rise too small for two decimals
+    assert format_quantity(-0.00211, "%", signed=True) == "-0 %"
