@@ -1,7 +1,7 @@
 """The report pages the layout test opens in a browser: four runs rendered with today's code into a scratch folder.
 
 - ``cpu``: a localhost run of the quick profile on a machine without a GPU (the CPU path), recorded on the 2-core CI
-  machine on 2026-12-01 and kept in tests/unit/report/fixtures/cpu_localhost/;
+  machine on 2026-12-01 and kept in docs/examples/cpu/localhost_quick/;
 - ``h200x1``: the 1 x H200 acceptance run docs/examples/h200x1/house/20261201T163115Z-092745;
 - ``h200x2``: the 2 x H200 run of every probe docs/examples/h200x2/20261130T054132Z-520925;
 - ``fleet100``: 100 synthetic hosts of 8 H200s (benchmarks/synthetic_fleet.py: one with an uncorrectable ECC error, two
@@ -37,7 +37,7 @@ from synthetic_fleet import health_envelope, rack_of  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
 RECORDED = {
-    "cpu": (os.path.join(HERE, "fixtures", "cpu_localhost"), "20261201T214315Z-756521", "localhost"),
+    "cpu": (os.path.join(ROOT, "docs", "examples", "cpu", "localhost_quick"), "20261201T214315Z-756521", "localhost"),
     "h200x1": (os.path.join(EXAMPLES, "h200x1", "house"), "20261201T163115Z-092745", "localhost"),
     "h200x2": (os.path.join(EXAMPLES, "h200x2"), "20261130T054132Z-520925", "localhost"),
 }
