@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
 from .judge.rules import ACTION_RANK, CheckTexts
+from .number_format import format_quantity
 from .report_values import format_number, format_value
 
 NOT_JUDGED = "not judged"
@@ -46,10 +47,10 @@ def value_text(value: Any, unit: str) -> str:
     """A check's value or reference with its unit; "—" when there is none."""
     if value is None:
         return "—"
-    text = format_number(value) if is_number(value) else format_value(None, value)
-    if not unit:
-        return text
-    return text + unit if unit == "%" else "%s %s" % (text, unit)
+    if is_number(value):
+        return format_quantity(value, unit) if unit else format_number(value)
+    text = format_value(None, value)
+    return "%s %s" % (text, unit) if unit else text
 
 
 def gpu_text(check: Check) -> str:
