@@ -27,11 +27,20 @@ As a command (as root)::
 
     python tests/fleet/netns_fleet.py up --hosts 3 --dir /tmp/f1 [--rack-size 2] [--unreachable 1] [--prefix gf1]
     python tests/fleet/netns_fleet.py down --dir /tmp/f1
+    python tests/fleet/netns_fleet.py reclaim --prefix gf1   # names left by a fleet whose owner is gone
 
 Names (kept within Linux's 15 characters for interfaces), for prefix P: namespace and inventory name P-nNN (P-uNN for a
 host that never had a namespace), bridge Pbr, root-side veth PvN, the namespace side is eth0. Each fleet takes the
 first free /24 of 10.213.0.0/16 (the bridge .1, hosts .10 up, hosts without a namespace .250 down), chosen under a
 lock, so two fleets with different prefixes coexist. Only argv-list subprocesses (ip, ssh-keygen, sshd, ssh), no shell.
+
+Names outlive the process that made them when it is killed (a test run stopped with SIGKILL never tears its fleet
+down), and the namespaces and bridge live in the machine's network namespace, not in a temporary directory. So each
+fleet records its owner under OWNERS_DIR while it holds its names: the owning process (pid, its start time, the boot)
+for a fleet made in-process, or the fleet directory for one made by the ``up`` command. Names whose owner is gone are
+reclaimed by the next fleet that wants them; names with no owner record (made by hand, or before owners were
+recorded) are never touched unasked: a fleet whose prefix is only a hint (the test fixture's) takes another prefix, an
+exact prefix (``up --prefix``) is refused, and ``reclaim --prefix P`` removes them after checking that no owner lives.
 """
 from __future__ import annotations
 
@@ -47,12 +56,15 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 SSHD = "/usr/sbin/sshd"
 SSH_PORT = 22
 SUPERNET = ipaddress.ip_network("10.213.0.0/16")
 LOCK_PATH = "/run/lock/gpufleet-netns-fleet.lock"
+OWNERS_DIR = "/run/lock/gpufleet-netns-fleet.owners"
+BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 STATE_FILE = "fleet.json"
 FIRST_HOST_OCTET = 10
 LAST_GHOST_OCTET = 250
@@ -251,16 +263,64 @@ def render_sshd_config(fleet: "Fleet", host: dict) -> str:
     ])
 
 
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), None when it does not run."""
+    text = _read_text("/proc/%d/stat" % pid)
+    if text is None:
+        return None
+    try:
+        return int(text.rsplit(")", 1)[1].split()[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def owner_path(prefix: str) -> str:
+    return os.path.join(OWNERS_DIR, prefix + ".json")
+
+
+def read_owner(prefix: str) -> dict | None:
+    """The owner record of a prefix's names, None when there is none (or it cannot be read as one)."""
+    text = _read_text(owner_path(prefix))
+    try:
+        owner = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return owner if isinstance(owner, dict) else None
+
+
+def owner_alive(owner: dict) -> bool:
+    """Whether the owner of a fleet's names still holds them: its process runs (same pid, same start, same boot),
+    or, for a fleet made by the up command, its directory still records it up under the same prefix."""
+    if owner.get("pid") is not None:
+        return (owner.get("boot_id") == _read_text(BOOT_ID_PATH) and isinstance(owner.get("pid"), int)
+                and process_start_ticks(owner["pid"]) == owner.get("pid_start_ticks"))
+    text = _read_text(os.path.join(str(owner.get("directory")), STATE_FILE))
+    try:
+        state = json.loads(text) if text is not None else {}
+    except ValueError:
+        return False
+    return isinstance(state, dict) and state.get("prefix") == owner.get("prefix") and state.get("state") in ("building", "up")
+
+
 class Fleet:
     """N test hosts in network namespaces with their own sshd; see the module's docstring."""
 
     def __init__(self, directory, hosts=2, rack_size=2, unreachable=0, prefix=None, python=None, sshd=None,
-                 ready_timeout_s=20.0):
+                 ready_timeout_s=20.0, prefix_is_hint=False, owned_by_process=True):
         self.directory = os.path.abspath(str(directory))
         self.host_count = int(hosts)
         self.rack_size = int(rack_size)
         self.unreachable_count = int(unreachable)
-        self.prefix_given = prefix is not None
+        self.prefix_given = prefix is not None and not prefix_is_hint
+        self.owned_by_process = bool(owned_by_process)
         self.prefix = prefix or default_prefix()
         self.python = python or sys.executable
         self.sshd = sshd or SSHD
@@ -428,12 +488,13 @@ class Fleet:
         with open(LOCK_PATH, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
+                self._reclaim_stale_owners()
                 for unused_attempt in range(20):
                     if not self._names_taken():
                         break
                     if self.prefix_given:
-                        raise FleetError("names of prefix %s are in use (bridge %s or namespaces %s-*): take that fleet "
-                                         "down or choose another prefix" % (self.prefix, self.bridge, self.prefix))
+                        raise FleetError("names of prefix %s (bridge %s or namespaces %s-*) are held %s" % (
+                            self.prefix, self.bridge, self.prefix, self._whose_names()))
                     self.prefix = default_prefix()
                     self._plan()
                 else:
@@ -454,12 +515,96 @@ class Fleet:
                 self.state = "building"
                 self._claimed = True
                 self.save()
+                self._write_owner()
                 try:
                     self._ip_cmd("link", "add", self.bridge, "type", "bridge")
                 except FleetError as exc:
                     raise FleetUnavailable("cannot make a bridge (is this a container without CAP_NET_ADMIN?): %s" % exc) from exc
                 self._ip_cmd("addr", "add", bridge_ip, "dev", self.bridge)
                 self._ip_cmd("link", "set", self.bridge, "up")
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _whose_names(self) -> str:
+        owner = read_owner(self.prefix)
+        if owner is None:
+            return ("by no recorded owner (made by hand, or by an older netns_fleet): take that fleet down with the down command, or remove the names with "
+                    "'netns_fleet.py reclaim --prefix %s', or choose another prefix" % self.prefix)
+        return "by a live fleet (%s): take it down first or choose another prefix" % (
+            "process %s" % owner["pid"] if owner.get("pid") is not None else "directory %s" % owner.get("directory"))
+
+    def _write_owner(self) -> None:
+        owner = {"prefix": self.prefix, "directory": self.directory, "pid": None}
+        if self.owned_by_process:
+            owner.update(pid=os.getpid(), pid_start_ticks=process_start_ticks(os.getpid()), boot_id=_read_text(BOOT_ID_PATH))
+        os.makedirs(OWNERS_DIR, exist_ok=True)
+        path = owner_path(self.prefix)
+        descriptor = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(descriptor, "w") as handle:
+            json.dump(owner, handle)
+        os.replace(path + ".tmp", path)
+
+    def _remove_owner(self) -> None:
+        owner = read_owner(self.prefix)
+        if owner is not None and owner.get("directory") == self.directory:
+            try:
+                os.unlink(owner_path(self.prefix))
+            except FileNotFoundError:
+                pass
+
+    def _remove_names_of(self, prefix: str) -> list:
+        """Kill every process in the prefix's namespaces and delete them, their veths and the bridge; the problems left."""
+        problems = []
+        for namespace in self._ip_cmd("netns", "list", check=False).stdout.split():
+            if not namespace.startswith(prefix + "-"):
+                continue
+            try:
+                self._kill_all_in(namespace)
+            except FleetError as exc:
+                problems.append(str(exc))
+            completed = self._ip_cmd("netns", "delete", namespace, check=False)
+            if completed.returncode != 0:
+                problems.append("ip netns delete %s: %s" % (namespace, completed.stderr.strip()))
+        links = self._ip_cmd("-o", "link", "show", check=False).stdout
+        veth_re = re.compile(r"^%sv\d+$" % re.escape(prefix))
+        for line in links.splitlines():
+            fields = line.split(":")
+            name = fields[1].strip().split("@")[0] if len(fields) > 1 else ""
+            if veth_re.match(name) or name == prefix + "br":
+                completed = self._ip_cmd("link", "delete", name, check=False)
+                if completed.returncode != 0 and self._ip_cmd("link", "show", name, check=False).returncode == 0:
+                    problems.append("ip link delete %s: %s" % (name, completed.stderr.strip()))
+        try:
+            os.unlink(owner_path(prefix))
+        except FileNotFoundError:
+            pass
+        return problems
+
+    def _reclaim_stale_owners(self) -> None:
+        """Remove the names of every fleet whose owner is gone (called under the lock)."""
+        try:
+            entries = sorted(os.listdir(OWNERS_DIR))
+        except OSError:
+            return
+        for entry in entries:
+            prefix = entry[:-len(".json")] if entry.endswith(".json") else None
+            if not prefix or not PREFIX_RE.match(prefix):
+                continue
+            owner = read_owner(prefix)
+            if owner is not None and not owner_alive(owner):
+                self._remove_names_of(prefix)
+
+    def reclaim(self) -> list:
+        """Remove the names of this fleet's prefix when no live owner holds them; the problems left. Refused while
+        an owner lives."""
+        os.makedirs(os.path.dirname(LOCK_PATH), exist_ok=True)
+        with open(LOCK_PATH, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                owner = read_owner(self.prefix)
+                if owner is not None and owner_alive(owner):
+                    raise FleetError("names of prefix %s are held %s" % (self.prefix, self._whose_names()))
+                return self._remove_names_of(self.prefix)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
@@ -718,6 +863,8 @@ class Fleet:
                 problems.append("ip link delete %s: %s" % (self.bridge, completed.stderr.strip()))
         namespaces = self._ip_cmd("netns", "list", check=False).stdout.split()
         problems += ["namespace %s is still there" % h["namespace"] for h in self.hosts if h["namespace"] in namespaces]
+        if not problems:
+            self._remove_owner()
         if strict and problems:
             raise FleetError("fleet %s was not torn down completely: %s" % (self.prefix, "; ".join(problems)))
 
@@ -766,17 +913,27 @@ def main(argv=None) -> int:
     up_parser.add_argument("--python", default=None, help="ansible_python_interpreter for the hosts (default: this Python)")
     down_parser = commands.add_parser("down", help="tear down the fleet recorded in DIR")
     down_parser.add_argument("--dir", required=True)
+    reclaim_parser = commands.add_parser("reclaim", help="remove the names of a prefix whose fleet is gone (its process "
+                                         "killed, its directory deleted); refused while its owner lives")
+    reclaim_parser.add_argument("--prefix", required=True)
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
             fleet = Fleet(args.dir, hosts=args.hosts, rack_size=args.rack_size, unreachable=args.unreachable,
-                          prefix=args.prefix, python=args.python).up()
+                          prefix=args.prefix, python=args.python, owned_by_process=False).up()
             print("fleet %s up: %d host(s) on %s (bridge %s)" % (fleet.prefix, len(fleet.live_hosts), fleet.subnet, fleet.bridge))
             for host in fleet.hosts:
                 where = "namespace " + host["namespace"] if host["namespace"] else "unreachable"
                 print("  %-14s %-15s %s %s" % (host["name"], host["address"], host["rack"], where))
             print("inventory: %s" % fleet.inventory_path)
             print("over paramiko: HOME=%s, inventory %s" % (fleet.paramiko_home, fleet.paramiko_inventory_path))
+        elif args.command == "reclaim":
+            if not PREFIX_RE.match(args.prefix):
+                raise FleetError("prefix %r is not 2-8 lower-case letters and digits starting with a letter" % args.prefix)
+            problems = Fleet(tempfile.gettempdir(), prefix=args.prefix).reclaim()
+            if problems:
+                raise FleetError("names of prefix %s were not all removed: %s" % (args.prefix, "; ".join(problems)))
+            print("names of prefix %s removed" % args.prefix)
         else:
             fleet = Fleet.load(args.dir)
             fleet.down()

@@ -3,7 +3,9 @@
 The fleet itself, built for real, is tested in tests/integration/test_collective_hosts.py.
 """
 import ipaddress
+import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -193,3 +195,34 @@ def test_the_paramiko_inventory_has_the_same_hosts_and_checks_host_keys(tmp_path
         "ansible_paramiko_private_key_file": os.path.join(str(tmp_path), "id_ed25519"),
         "ansible_paramiko_host_key_checking": True, "ansible_paramiko_timeout": 10,
         "ansible_python_interpreter": "/opt/py/bin/python3"}
+
+
+def test_an_owner_lives_while_its_process_or_its_up_directory_does(tmp_path):
+    boot = netns_fleet._read_text(netns_fleet.BOOT_ID_PATH)  # pylint: disable=protected-access
+    me = {"pid": os.getpid(), "pid_start_ticks": netns_fleet.process_start_ticks(os.getpid()), "boot_id": boot}
+    assert netns_fleet.owner_alive(me)
+    assert not netns_fleet.owner_alive(dict(me, boot_id="another boot"))
+    assert not netns_fleet.owner_alive(dict(me, pid_start_ticks=me["pid_start_ticks"] - 1))  # the pid was reused
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                              check=True)
+    assert not netns_fleet.owner_alive(dict(me, pid=int(finished.stdout)))
+    directory = {"pid": None, "prefix": "gft", "directory": str(tmp_path)}
+    assert not netns_fleet.owner_alive(directory)  # no state file
+    for state, alive in (("up", True), ("building", True), ("down", False), ("failed", False)):
+        (tmp_path / netns_fleet.STATE_FILE).write_text(json.dumps({"prefix": "gft", "state": state}))
+        assert netns_fleet.owner_alive(directory) is alive, state
+    (tmp_path / netns_fleet.STATE_FILE).write_text(json.dumps({"prefix": "other", "state": "up"}))
+    assert not netns_fleet.owner_alive(directory)  # the directory now holds another fleet
+    (tmp_path / netns_fleet.STATE_FILE).write_text("{not json")
+    assert not netns_fleet.owner_alive(directory)
+
+
+def test_an_owner_record_that_cannot_be_read_counts_as_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(netns_fleet, "OWNERS_DIR", str(tmp_path))
+    assert netns_fleet.read_owner("gft") is None
+    (tmp_path / "gft.json").write_text("[1, 2]")
+    assert netns_fleet.read_owner("gft") is None
+    (tmp_path / "gft.json").write_text("{broken")
+    assert netns_fleet.read_owner("gft") is None
+    (tmp_path / "gft.json").write_text(json.dumps({"pid": 7}))
+    assert netns_fleet.read_owner("gft") == {"pid": 7}

@@ -36,7 +36,7 @@ def netns_fleet(tmp_path_factory):
 
     def make(hosts=2, rack_size=2, unreachable=0, prefix=None):
         fleet = fleet_lib.Fleet(tmp_path_factory.mktemp("fleet"), hosts=hosts, rack_size=rack_size,
-                                unreachable=unreachable, prefix=prefix)
+                                unreachable=unreachable, prefix=prefix, prefix_is_hint=True)
         fleets.append(fleet)
         try:
             return fleet.up()

@@ -10,12 +10,16 @@ import socket
 import subprocess
 import sys
 
+import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
 FLEET_SCRIPT = os.path.join(ROOT, "tests", "fleet", "netns_fleet.py")
+if os.path.dirname(FLEET_SCRIPT) not in sys.path:
+    sys.path.insert(0, os.path.dirname(FLEET_SCRIPT))
+import netns_fleet as fleet_lib  # noqa: E402  pylint: disable=wrong-import-position
 CPU_MAX_BYTES = 65536
 QUICK_GLOO = {"collective_hosts_params": {"backend": "gloo", "cpu_max_bytes": CPU_MAX_BYTES, "rendezvous_timeout_s": 90}}
 
@@ -199,17 +203,69 @@ def test_two_fleets_coexist_and_tear_down_completely(netns_fleet):
 def test_the_command_line_makes_and_removes_a_fleet(netns_fleet, tmp_path):
     netns_fleet(hosts=1)  # skips or fails here when this machine cannot build fleets
     folder = str(tmp_path / "cli")
-    made = subprocess.run([sys.executable, FLEET_SCRIPT, "up", "--hosts", "2", "--dir", folder, "--prefix", "gfcli"],
+    prefix = "gc%05d" % (os.getpid() % 100000)  # one per test run: a run killed here leaves its names to the next
+    made = subprocess.run([sys.executable, FLEET_SCRIPT, "up", "--hosts", "2", "--dir", folder, "--prefix", prefix],
                           capture_output=True, text=True, timeout=120, check=False)
     try:
         assert made.returncode == 0, made.stderr
         assert "inventory: %s" % os.path.join(folder, "inventory.yml") in made.stdout
-        assert len(_leftovers("gfcli")) == 5  # the bridge, two veths, two namespaces
+        assert len(_leftovers(prefix)) == 5  # the bridge, two veths, two namespaces
     finally:
         removed = subprocess.run([sys.executable, FLEET_SCRIPT, "down", "--dir", folder],
                                  capture_output=True, text=True, timeout=120, check=False)
     assert removed.returncode == 0, removed.stderr
-    assert _leftovers("gfcli") == []
+    assert _leftovers(prefix) == []
+
+
+KILLED_FLEET = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+import netns_fleet
+netns_fleet.Fleet(sys.argv[2], hosts=1, prefix=sys.argv[3]).up()
+os.kill(os.getpid(), signal.SIGKILL)  # as a test run stopped mid-test: nothing is torn down
+"""
+
+
+def _leave_a_killed_fleet(tmp_path, prefix):
+    completed = subprocess.run([sys.executable, "-c", KILLED_FLEET, os.path.dirname(FLEET_SCRIPT),
+                                str(tmp_path / prefix), prefix], capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == -9, completed.stderr
+    assert len(_leftovers(prefix)) == 3  # its bridge, veth and namespace (with its sshd running) are left
+
+
+def test_names_left_by_a_killed_fleet_are_reclaimed_by_the_next_fleet(netns_fleet, tmp_path):
+    netns_fleet(hosts=1)  # skips or fails here when this machine cannot build fleets
+    same, other = "gk%05d" % (os.getpid() % 100000), "gj%05d" % (os.getpid() % 100000)
+    _leave_a_killed_fleet(tmp_path, same)
+    _leave_a_killed_fleet(tmp_path, other)
+    fleet = netns_fleet(hosts=1, prefix=same)
+    assert fleet.prefix == same  # the dead owner's names were taken back, not avoided
+    assert ssh(fleet, fleet.names[0], "true")[0] == 0
+    assert _leftovers(other) == []  # every fleet whose owner is gone is swept, not only the prefix asked for
+    fleet.down()
+    assert _leftovers(same) == []
+
+
+def test_names_with_no_owner_are_left_alone_until_reclaimed_by_hand(netns_fleet, tmp_path):
+    netns_fleet(hosts=1)
+    prefix = "gn%05d" % (os.getpid() % 100000)
+    subprocess.run(["ip", "link", "add", prefix + "br", "type", "bridge"], check=True)  # as made by hand or by old code
+    try:
+        with pytest.raises(fleet_lib.FleetError, match="no recorded owner.*reclaim --prefix %s" % prefix):
+            fleet_lib.Fleet(tmp_path / "exact", hosts=1, prefix=prefix).up()
+        hinted = netns_fleet(hosts=1, prefix=prefix)
+        assert hinted.prefix != prefix and ssh(hinted, hinted.names[0], "true")[0] == 0  # a hint moves on
+        assert len(_leftovers(prefix)) == 1
+        held = netns_fleet(hosts=1)
+        refused = subprocess.run([sys.executable, FLEET_SCRIPT, "reclaim", "--prefix", held.prefix],
+                                 capture_output=True, text=True, timeout=120, check=False)
+        assert refused.returncode == 2 and "held by a live fleet (process %d)" % os.getpid() in refused.stderr
+        assert ssh(held, held.names[0], "true")[0] == 0
+    finally:
+        removed = subprocess.run([sys.executable, FLEET_SCRIPT, "reclaim", "--prefix", prefix],
+                                 capture_output=True, text=True, timeout=120, check=False)
+    assert removed.returncode == 0 and "names of prefix %s removed" % prefix in removed.stdout, removed.stderr
+    assert _leftovers(prefix) == []
 
 
 def test_validate_runs_the_all_reduce_as_a_step_when_asked(netns_fleet, tmp_path):
