@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 
 import pytest
 
@@ -71,12 +70,11 @@ def test_rule_overrides_with_nan_or_infinity_are_refused_by_the_checker_and_the_
     assert next(rule for rule in host_rules if rule["id"] == "health.gpu_count")["params"]["expected"] is None
 
 
-def test_a_yaml_alias_bomb_in_a_baseline_is_refused_in_well_under_a_second(baselines_copy):
+def test_a_yaml_alias_bomb_in_a_baseline_is_refused_at_its_first_anchor_before_anything_expands(baselines_copy):
+    # Refused at the anchor on line 1, so no alias is ever resolved; an expanding loader would need gigabytes here.
+    # (No wall-clock bound: speed lives in benchmarks, and a timed assert failed once on a loaded 2-core machine.)
     (baselines_copy / "bomb.yaml").write_text(ALIAS_BOMB)
-    started = time.monotonic()
     loaded, problems = load_baselines(str(baselines_copy))
-    elapsed = time.monotonic() - started
-    assert elapsed < 0.5, elapsed
     assert len(loaded) == 4
     assert len(problems) == 1 and problems[0].startswith("baselines/bomb.yaml skipped: baselines/bomb.yaml is not valid YAML: ")
     assert "found the anchor &a: anchors and aliases are not allowed in this file" in problems[0]
