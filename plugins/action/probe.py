@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Find the probe, transfer it, run the module asynchronously with progress, validate, store."""
+"""Find the probe, start it as a job on the host, wait for it with progress lines, validate, store."""
 from __future__ import annotations
 
+import base64
 import os
 import time
 from contextlib import ExitStack, contextmanager
@@ -40,13 +41,14 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas 
 display = Display()
 
 MODULE = "gpufleet.validation.probe"
+WAIT_MODULE = "gpufleet.validation.probe_wait"
 FIND_PYTHON_MODULE = "gpufleet.validation.find_python"
 FIND_PYTHON_TIMEOUT_S = 60
-ASYNC_MARGIN_S = 120
+JOB_MARGIN_S = 120  # past the probe's own limit (which its job enforces on the host) the action stops waiting
 DEFAULT_TIMEOUT_S = 300
-POLL_INTERVALS_S = (0.5, 0.5, 1, 1, 2)
-POLL_INTERVAL_STEADY_S = 3
 FIRST_PROGRESS_AFTER_S = 5
+# When each host last answered a module run of this worker (a task's loop runs every probe of a host in one worker).
+_LAST_ANSWER = {}
 
 
 class ActionModule(ActionBase):
@@ -54,6 +56,7 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
     _supports_async = False
     _job_started = None  # monotonic time the probe's job started on the host, None until then
+    _starting = False  # True while the module that starts the job runs
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -64,8 +67,8 @@ class ActionModule(ActionBase):
 
         try:
             name = check_probe_name(args["name"])
-            if args["archive"]:
-                raise ValueError("archive is set by the action plugin itself; remove it from the task")
+            if args["archive_data"] or args["job_dir"]:
+                raise ValueError("archive_data and job_dir are set by the action plugin itself; remove them from the task")
             declared = declaration(name)
             if args["timeout"] is None:
                 args["timeout"] = declared.timeout_s if declared is not None else DEFAULT_TIMEOUT_S
@@ -136,7 +139,13 @@ class ActionModule(ActionBase):
             envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars)
         except AnsibleConnectionFailure as exc:
             unreachable = True
-            if self._job_started is None:
+            last_answer = _LAST_ANSWER.get(host)
+            if self._job_started is None and self._starting and last_answer is not None:
+                # The start's answer was lost: the job may have started on the host just before the connection broke.
+                what = ("the connection to the host was lost while the probe was being started, %.0f s after the host's "
+                        "last answer; the probe may have started, and its result is lost"
+                        % (time.monotonic() - last_answer))
+            elif self._job_started is None:
                 what = "the host could not be reached, so the probe did not run"
             else:
                 what = ("the connection to the host was lost %.0f s after the probe started, so its result is lost"
@@ -184,6 +193,7 @@ class ActionModule(ActionBase):
                                          module_args={"candidates": python_found.candidates,
                                                       "timeout": FIND_PYTHON_TIMEOUT_S})
             self._remove_tmp_path(self._connection._shell.tmpdir)
+            _LAST_ANSWER[task_vars["inventory_hostname"]] = time.monotonic()
             python_found.found(found.get("choice"), _module_failure_text(found))
             if python_found.inputs is not None:
                 record = dict(python_found.inputs, python_choice=python_found.choice,
@@ -193,37 +203,24 @@ class ActionModule(ActionBase):
 
     def _run_on_host(self, name, host, args, archive, task_vars):
         started = utc_now_iso()
-        tmpdir = self._make_tmp_path()
-        job_started = False
-        try:
-            remote_archive = self._connection._shell.join_path(tmpdir, "gpufleet-probe-%s.zip" % name)
-            self._transfer_data(remote_archive, archive)
-            self._fixup_perms2([tmpdir, remote_archive])
-            module_args = dict(args, archive=remote_archive)
-            saved_async_val = self._task.async_val
-            self._task.async_val = args["timeout"] + ASYNC_MARGIN_S
-            try:
-                job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars,
-                                           wrap_async=True)
-            finally:
-                self._task.async_val = saved_async_val
-            if job.get("failed") or "ansible_job_id" not in job:
-                return failure_envelope(name, host, "error", "the probe module could not be started on the host: %s"
-                                        % _module_failure_text(job), started=started), None
-            job_started = True
-            self._job_started = time.monotonic()
-            finished = self._wait_for_job(name, host, job, args, task_vars)
-        finally:
-            if not job_started:
-                self._remove_tmp_path(tmpdir)
-
+        module_args = dict(args, archive_data=base64.b64encode(archive).decode("ascii"),
+                           job_dir=self._connection._shell.get_option("async_dir"))
+        self._starting = True
+        job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
+        self._starting = False
+        _LAST_ANSWER[host] = time.monotonic()
+        self._remove_tmp_path(self._connection._shell.tmpdir)
+        if job.get("failed") or "job_id" not in job:
+            return failure_envelope(name, host, "error", "the probe module could not be started on the host: %s"
+                                    % _module_failure_text(job), started=started), None
+        self._job_started = time.monotonic()
+        finished = self._wait_for_job(name, host, job, args, task_vars)
         if finished is None:
             return failure_envelope(
                 name, host, "timeout",
                 "the probe module did not report back within %d s although the probe's own limit is %d s; "
-                "the host may be overloaded or its Ansible async directory unwritable"
-                % (args["timeout"] + ASYNC_MARGIN_S, args["timeout"]), started=started,
-                duration_s=args["timeout"] + ASYNC_MARGIN_S), None
+                "the host may be overloaded" % (args["timeout"] + JOB_MARGIN_S, args["timeout"]), started=started,
+                duration_s=args["timeout"] + JOB_MARGIN_S), None
         if "envelope" not in finished:
             return failure_envelope(name, host, "error", "the probe module failed on the host: %s"
                                     % _module_failure_text(finished), started=started), None
@@ -231,32 +228,31 @@ class ActionModule(ActionBase):
         envelope["host"] = host
         return envelope, finished.get("raw_output")
 
-    def _async_status(self, job, task_vars, mode="status"):
-        poll_args = {"jid": job["ansible_job_id"], "_async_dir": os.path.dirname(job["results_file"]), "mode": mode}
-        status = self._execute_module(module_name="ansible.legacy.async_status", module_args=poll_args,
-                                      task_vars=task_vars, wrap_async=False)
-        self._remove_tmp_path(self._connection._shell.tmpdir)
-        return status
-
     def _wait_for_job(self, name, host, job, args, task_vars):
-        """Poll the async job until it ends; print a line now and then so the person sees it is alive."""
-        begun = time.monotonic()
-        deadline = begun + args["timeout"] + ASYNC_MARGIN_S + 30
+        """Wait for the job on the host, one blocking module run until it ends or the next progress line is due, so
+        the person sees it is alive. The job's result, a failure to wait, or None past the probe's limit."""
+        begun = self._job_started
+        deadline = begun + args["timeout"] + JOB_MARGIN_S
         next_progress = begun + FIRST_PROGRESS_AFTER_S
-        polls = 0
-        while time.monotonic() < deadline:
-            time.sleep(POLL_INTERVALS_S[polls] if polls < len(POLL_INTERVALS_S) else POLL_INTERVAL_STEADY_S)
-            polls += 1
-            status = self._async_status(job, task_vars)
-            if status.get("finished") or (status.get("failed") and not status.get("started")):
-                self._async_status(job, task_vars, mode="cleanup")
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return None
+            wait_s = max(0.0, min(next_progress, deadline) - now)
+            status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
+                                          module_args={"job_id": job["job_id"], "job_dir": job["job_dir"],
+                                                       "wait": round(wait_s, 3)})
+            _LAST_ANSWER[host] = time.monotonic()
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+            if status.get("failed") or "finished" not in status:
                 return status
+            if status["finished"]:
+                return status.get("result") or {}
             now = time.monotonic()
             if now >= next_progress:
                 display.display("  %s: probe %s still running after %.0f s (limit %d s)"
                                 % (host, name, now - begun, args["timeout"]))
                 next_progress = now + max(1, args["progress_interval"])
-        return None
 
 
 def _paramiko_missing(connection):

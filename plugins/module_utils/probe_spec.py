@@ -13,7 +13,9 @@ PROBE_ARGUMENT_SPEC = dict(
     results_dir=dict(type="path", default="results"),
     run_id=dict(type="str", required=True),
     progress_interval=dict(type="int", default=15),
-    archive=dict(type="path"),
+    # Set by the action plugin, never by a task: the packed probe and where its detached job lives on the host.
+    archive_data=dict(type="str", no_log=True),
+    job_dir=dict(type="path"),
 )
 
 # Set by the probe role on the controller, never passed to the module: they belong to the run's store.

@@ -13,8 +13,10 @@ version_added: "0.1.0"
 description:
   - Runs one probe script of this collection (for example C(health)) on the target host and returns its result
     envelope (JSON with C(status), C(reason) and probe-specific C(data)).
-  - The action plugin finds the probe script inside the collection, packs it with its shared library, transfers it
-    into the task's remote temporary directory, runs this module there and removes the directory afterwards.
+  - The action plugin finds the probe script inside the collection and packs it with its shared library. It passes
+    the pack to this module, which starts the probe as a detached job on the host and returns at once; the action
+    plugin then waits for the job with M(gpufleet.validation.probe_wait), one blocking module run at a time, so a
+    probe that ends within the first wait costs two round trips. No temporary directory or file transfer is needed.
   - The module runs the probe as an argument list (never through a shell) under O(python), in its own process group,
     and kills the whole group when O(timeout) passes. Parameters reach the probe as a JSON file and the result comes
     back through a JSON file that the probe writes, so text that libraries print cannot corrupt it.
@@ -29,7 +31,8 @@ description:
   - A probe that hangs, crashes, prints garbage, breaks its schema, or whose interpreter or framework is missing
     yields an envelope with a status (C(timeout), C(error), C(unavailable)) and a reason; the task does not fail,
     so the play goes on for the other probes and hosts. An unreachable host is recorded with status C(unreachable).
-  - While the probe runs the action plugin polls it and prints a line every O(progress_interval) seconds.
+  - While the probe runs the action plugin prints a line every O(progress_interval) seconds; each wait on the host
+    lasts until the probe ends or the next line is due.
 author:
   - gpufleet.validation contributors (@gpufleet)
 options:
@@ -76,9 +79,14 @@ options:
       - Seconds between the progress lines that the action plugin prints while the probe runs.
     type: int
     default: 15
-  archive:
+  archive_data:
     description:
-      - Path on the target of the packed probe. Set by the action plugin; do not set it yourself.
+      - The packed probe (a zip, base64). Set by the action plugin; do not set it yourself.
+    type: str
+  job_dir:
+    description:
+      - Directory on the target for the probe's detached job (its pid, its result, its work directory), created with
+        mode 0700. Set by the action plugin from the shell's C(async_dir); do not set it yourself.
     type: path
 notes:
   - Check mode runs nothing and says so.
@@ -95,7 +103,7 @@ attributes:
     description: Has an action plugin of the same name that does the transfer, validation and storage.
   async:
     support: none
-    description: The action plugin runs the module asynchronously itself; do not set C(async) on the task.
+    description: The probe runs as a detached job on the host already; do not set C(async) on the task.
 """
 
 EXAMPLES = r"""
@@ -162,11 +170,12 @@ raw_output:
   type: str
 """
 
+import base64
+import binascii
 import json
 import os
-import shutil
 import sys
-import tempfile
+import uuid
 import zipfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -176,6 +185,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
     interpret,
     utc_now_iso,
 )
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_job import start_detached
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_text import carryable
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import (
@@ -203,31 +213,47 @@ def extract_archive(archive, destination):
 
 def run_module(module):
     name = module.params["name"]
-    python = module.params["python"] or sys.executable
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, msg="check mode: probe %s was not run" % name)
-    if not module.params["archive"]:
-        module.fail_json(msg="archive is set by the gpufleet.validation.probe action plugin; run the module through it")
-
-    started = utc_now_iso()
-    workdir = tempfile.mkdtemp(prefix="gpufleet-probe-", dir=os.path.dirname(module.params["archive"]))
+    if not module.params["archive_data"] or not module.params["job_dir"]:
+        module.fail_json(msg="archive_data and job_dir are set by the gpufleet.validation.probe action plugin; run "
+                             "the module through it")
     try:
-        extract_archive(module.params["archive"], workdir)
-        params_path = os.path.join(workdir, "params.json")
-        out_path = os.path.join(workdir, "result.json")
-        with open(params_path, "w") as handle:
-            json.dump(module.params["params"], handle)
-        argv = [python, os.path.join(workdir, name + ".py"), "--params", params_path, "--out", out_path]
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
-        outcome = run_probe_process(argv, module.params["timeout"], os.path.join(workdir, "stdout.log"),
-                                    os.path.join(workdir, "stderr.log"), cwd=workdir, env=env)
-        stdout_path = os.path.join(workdir, "stdout.log")
-        output = read_bounded(out_path, RESULT_FILE_LIMIT_BYTES, RAW_OUTPUT_LIMIT_BYTES)
-        envelope, raw = interpret(name, "", outcome, output, read_tail(os.path.join(workdir, "stderr.log")),
-                                  started, python, read_tail(stdout_path, STDOUT_KEPT_BYTES), file_size(stdout_path))
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    module.exit_json(**module_result(envelope, raw, SecretRedactor(env)))
+        archive = base64.b64decode(module.params["archive_data"], validate=True)
+    except (binascii.Error, ValueError) as exc:
+        module.fail_json(msg="archive_data is not base64: %s" % exc)
+    job_id = uuid.uuid4().hex
+    job_dir = os.path.expanduser(module.params["job_dir"])
+    params = dict(module.params)
+    try:
+        start_detached(job_dir, job_id, lambda work_dir: run_probe_job(params, archive, work_dir))
+    except (OSError, ValueError, RuntimeError) as exc:
+        module.fail_json(msg="the probe %s could not be started in %s: %s" % (name, job_dir, exc))
+    module.exit_json(changed=False, started=True, job_id=job_id, job_dir=job_dir)
+
+
+def run_probe_job(params, archive, workdir):
+    """The detached job: unpack the probe, run it under its limit, interpret what it left; the module's result."""
+    name = params["name"]
+    python = params["python"] or sys.executable
+    started = utc_now_iso()
+    archive_path = os.path.join(workdir, "probe.zip")
+    with open(archive_path, "wb") as handle:
+        handle.write(archive)
+    extract_archive(archive_path, workdir)
+    params_path = os.path.join(workdir, "params.json")
+    out_path = os.path.join(workdir, "result.json")
+    with open(params_path, "w") as handle:
+        json.dump(params["params"], handle)
+    argv = [python, os.path.join(workdir, name + ".py"), "--params", params_path, "--out", out_path]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    outcome = run_probe_process(argv, params["timeout"], os.path.join(workdir, "stdout.log"),
+                                os.path.join(workdir, "stderr.log"), cwd=workdir, env=env)
+    stdout_path = os.path.join(workdir, "stdout.log")
+    output = read_bounded(out_path, RESULT_FILE_LIMIT_BYTES, RAW_OUTPUT_LIMIT_BYTES)
+    envelope, raw = interpret(name, "", outcome, output, read_tail(os.path.join(workdir, "stderr.log")),
+                              started, python, read_tail(stdout_path, STDOUT_KEPT_BYTES), file_size(stdout_path))
+    return module_result(envelope, raw, SecretRedactor(env))
 
 
 def module_result(envelope, raw, redactor):

@@ -1,5 +1,6 @@
 """The probe module itself, run the way Ansible's debug entry point runs it (a real AnsibleModule and exit_json), its
 answer read back with the controller's own decoder: whatever a probe writes, the answer is one Ansible accepts."""
+import base64
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from test_probe_failure_modes import FAKES, PROBES_DIR  # pylint: disable=import
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(FAKES))))
 MODULE = os.path.join(ROOT, "plugins", "modules", "probe.py")
+WAIT_MODULE = os.path.join(ROOT, "plugins", "modules", "probe_wait.py")
 COLLECTIONS = os.path.join(ROOT, "collections")
 
 
@@ -28,25 +30,39 @@ def controller_reads(stdout):
 
 
 def run_module(tmp_path, script, params=None, env_extra=None, python=None):
-    """Pack fake probe ``script`` as probe ``fake``, run the module on it; (the controller's view of its answer, the
-    module's peak resident memory in KiB)."""
+    """Pack fake probe ``script`` as probe ``fake``, start it with the probe module and fetch its result with the
+    probe_wait module; (the controller's view of the result, the largest peak resident memory in KiB of the module and
+    of the detached runner that ran the probe)."""
     archive = tmp_path / "gpufleet-probe-fake.zip"
     with zipfile.ZipFile(str(archive), "w") as bundle:
         bundle.write(os.path.join(FAKES, script), "fake.py")
         bundle.write(os.path.join(FAKES, "_args.py"), "_args.py")
-    args = {"name": "fake", "run_id": "r1", "archive": str(archive), "params": params or {}, "timeout": 60}
+    job_dir = tmp_path / "jobs"
+    args = {"name": "fake", "run_id": "r1", "archive_data": base64.b64encode(archive.read_bytes()).decode("ascii"),
+            "job_dir": str(job_dir), "params": params or {}, "timeout": 60}
     if python:
         args["python"] = python
-    args_path = tmp_path / "args.json"
-    args_path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     env = dict(os.environ, PYTHONPATH=COLLECTIONS, GPUFLEET_PROBES_DIR=PROBES_DIR)
     env.update(env_extra or {})
-    stdout_path, stderr_path = tmp_path / "module.stdout", tmp_path / "module.stderr"
-    usage_path = tmp_path / "module.usage"
+    started, peak_kib = _module_answer(tmp_path, "start", MODULE, args, env)
+    assert started.get("started") and started["job_dir"] == str(job_dir), started
+    answer, unused_peak = _module_answer(tmp_path, "wait", WAIT_MODULE,
+                                         {"job_id": started["job_id"], "job_dir": str(job_dir), "wait": 60}, env)
+    assert answer.get("finished") is True, answer
+    assert sorted(os.listdir(str(job_dir))) == []  # the pid file, the result and the work directory are gone
+    return controller_reads(json.dumps(answer["result"])), peak_kib
+
+
+def _module_answer(tmp_path, label, module, args, env):
+    args_path = tmp_path / ("%s-args.json" % label)
+    args_path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    stdout_path, stderr_path = tmp_path / ("%s.stdout" % label), tmp_path / ("%s.stderr" % label)
+    usage_path = tmp_path / ("%s.usage" % label)
     with open(str(stdout_path), "wb") as stdout, open(str(stderr_path), "wb") as stderr:
         # Through a small launcher: Linux carries a process's peak RSS across fork and exec, so a module forked straight
-        # from this (large) pytest process would report pytest's peak, not its own.
-        code = subprocess.run([sys.executable, "-c", LAUNCHER, str(usage_path), sys.executable, MODULE, str(args_path)],
+        # from this (large) pytest process would report pytest's peak, not its own. The launcher is a child subreaper,
+        # so the probe's detached runner becomes its child when the module returns, and is waited for and measured too.
+        code = subprocess.run([sys.executable, "-c", LAUNCHER, str(usage_path), sys.executable, module, str(args_path)],
                               stdout=stdout, stderr=stderr, env=env, check=False).returncode
     assert code == 0, stderr_path.read_text()
     answer = controller_reads(stdout_path.read_bytes().decode("utf-8"))
@@ -55,11 +71,19 @@ def run_module(tmp_path, script, params=None, env_extra=None, python=None):
 
 
 LAUNCHER = """
-import os, subprocess, sys
+import ctypes, os, subprocess, sys
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 child = subprocess.Popen(sys.argv[2:])
 unused_pid, status, usage = os.wait4(child.pid, 0)
+peak = usage.ru_maxrss
+while True:
+    try:
+        unused_pid, unused_status, usage = os.wait4(-1, 0)
+    except ChildProcessError:
+        break
+    peak = max(peak, usage.ru_maxrss)
 with open(sys.argv[1], "w") as handle:
-    handle.write(str(usage.ru_maxrss))
+    handle.write(str(peak))
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
