@@ -9,6 +9,7 @@ import os
 import time
 from contextlib import ExitStack, contextmanager
 
+from ansible import constants as C
 from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
@@ -16,7 +17,7 @@ from ansible.utils.display import Display
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import failure_envelope, utc_now_iso
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import build_probe_archive
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import cached_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, profile_params, with_derived_params
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
@@ -75,7 +76,7 @@ class ActionModule(ActionBase):
             if args["timeout"] < 1:
                 raise ValueError("timeout must be at least 1 second, not %d" % args["timeout"])
             result_path = probe_result_path(args["results_dir"], args["run_id"], host, name)
-            archive, archive_sha256 = build_probe_archive(name)
+            archive, archive_sha256 = cached_probe_archive(name, C.DEFAULT_LOCAL_TMP)
             params = dict(profile_params(args["profile"], name), **(args["params"] or {}))
             args["params"], input_notes = with_derived_params(name, os.path.dirname(result_path), params)
             load_schema("envelope.schema.json")

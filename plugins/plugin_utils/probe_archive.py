@@ -55,3 +55,27 @@ def build_probe_archive(name: str, root: str | None = None) -> tuple[bytes, str]
                 bundle.writestr(info, handle.read())
     payload = buffer.getvalue()
     return payload, hashlib.sha256(payload).hexdigest()
+
+
+def cached_probe_archive(name: str, cache_dir: str, root: str | None = None) -> tuple[bytes, str]:
+    """build_probe_archive, kept in ``cache_dir`` (the controller's per-run temporary directory) under a key of the
+    members' names, sizes and modification times, so the hosts of a run pack each probe once, not once each."""
+    members = _archive_members(probes_dir(root), check_probe_name(name))
+    signature = hashlib.sha256()
+    for arcname, path in members:
+        info = os.stat(path)
+        signature.update(("%s\0%d\0%d\0" % (arcname, info.st_size, info.st_mtime_ns)).encode())
+    path = os.path.join(cache_dir, "gpufleet-probe-%s-%s.zip" % (name, signature.hexdigest()[:32]))
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        payload, digest = build_probe_archive(name, root)
+        os.makedirs(cache_dir, exist_ok=True)
+        temporary = "%s.tmp-%d" % (path, os.getpid())
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as handle:
+            handle.write(payload)
+        os.replace(temporary, path)
+        return payload, digest
+    with os.fdopen(descriptor, "rb") as handle:
+        payload = handle.read()
+    return payload, hashlib.sha256(payload).hexdigest()
