@@ -1,6 +1,13 @@
 """Benchmark: judge and render the fleet reports for synthetic fleets (default 1, 100 and 1,000 hosts of 8 GPUs).
 
     .venv/bin/python benchmarks/fleet_reports.py [--hosts 1 100 1000] [--gpus 8]
+    .venv/bin/python benchmarks/fleet_reports.py --whole-run [--hosts 1000 10000] [--workers 1 0]
+
+--whole-run does what the report action does for every host (render_run: every dossier, then the fleet outputs),
+with --workers processes for the dossiers (0: one per usable core, the action's default), and prints the time split
+by step (load, judge, dossiers, fleet outputs) and the peak memory: this process's own peak RSS and the largest peak
+of a dossier worker (forked: their RSS counts the pages they share with this process again). Targets (issue 18):
+1,000 hosts x 8 GPUs <= 30 s on 2 cores, dossiers included; 10,000 hosts <= 5 min with peak memory <= 2 GiB.
 
 Prints a table: the wall time of each step of what the report action does (load the stored results,
 judge, render the fleet outputs: index.html, index.md, fleet.json, junit.xml, gpufleet.prom), the time of
@@ -24,10 +31,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_parallel import usable_cores  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (  # noqa: E402
     render_fleet_outputs,
     render_host_dossier_html,
     render_host_dossier_markdown,
+    render_run,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run  # noqa: E402
 from synthetic_fleet import rack_of, write_synthetic_run  # noqa: E402
@@ -69,12 +78,61 @@ def measure(hosts: int, gpus: int, max_dossiers: int) -> dict:
         shutil.rmtree(results, ignore_errors=True)
 
 
+def measure_whole_run(hosts: int, gpus: int, workers: int) -> dict:
+    """render_run as the report action calls it, timed by step."""
+    results = tempfile.mkdtemp(prefix="gpufleet-bench-")
+    try:
+        names = write_synthetic_run(results, RUN_ID, hosts, gpus)
+        groups = {name: [rack_of(name)] for name in names}
+        run_path = os.path.join(results, RUN_ID)
+        marks = {}
+
+        def write(path: str, text: str) -> None:
+            if os.path.dirname(path) == run_path:
+                marks.setdefault("fleet_started", time.perf_counter())
+            write_text_atomically(path, text)
+
+        started = time.perf_counter()
+        run = load_run(run_path, names, groups)
+        loaded = time.perf_counter()
+        judgement = judge_run(run, results, {})
+        judged = time.perf_counter()
+        render_run(run_path, names, groups, write, judgement=judgement, loaded=run, workers=workers or None)
+        ended = time.perf_counter()
+        dossiers = sum(os.path.exists(os.path.join(run_path, host.dir_name, "dossier.html")) for host in run.hosts)
+        return {"hosts": hosts, "gpus": hosts * gpus, "workers": workers or usable_cores(), "load_s": loaded - started,
+                "judge_s": judged - loaded, "dossiers_s": marks["fleet_started"] - judged,
+                "fleet_s": ended - marks["fleet_started"], "total_s": ended - started, "dossiers": dossiers}
+    finally:
+        shutil.rmtree(results, ignore_errors=True)
+
+
+def main_whole_run(args) -> int:
+    print("| hosts | GPUs | dossier processes | load s | judge s | dossiers s | fleet outputs s | total s | dossiers written "
+          "| peak RSS MiB (this process) | peak RSS MiB (largest worker) |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for hosts in args.hosts:
+        for workers in args.workers:
+            row = measure_whole_run(hosts, args.gpus, workers)
+            print("| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %.0f | %.0f |" % (
+                row["hosts"], row["gpus"], row["workers"], row["load_s"], row["judge_s"], row["dossiers_s"], row["fleet_s"],
+                row["total_s"], row["dossiers"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))
+            sys.stdout.flush()
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, nargs="+", default=[1, 100, 1000])
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--dossiers", type=int, default=20, help="dossiers rendered per fleet size to time one (default 20)")
+    parser.add_argument("--whole-run", action="store_true", help="time render_run over every host (see above)")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 0],
+                        help="with --whole-run: dossier processes to try (0: one per usable core; default 1 0)")
     args = parser.parse_args()
+    if args.whole_run:
+        return main_whole_run(args)
     print("| hosts | GPUs | checks | load s | judge s | fleet outputs s | load + judge + fleet s | fleet files MiB "
           "| one host's dossier (HTML + MD) s | peak RSS MiB | verdicts |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")

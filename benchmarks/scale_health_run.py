@@ -387,23 +387,18 @@ def mean(values) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def run_once(fleet, forks, results_dir: str, log_path: str, args) -> dict:
-    """One health run of the real playbook against the fleet, measured."""
+def measure_command(fleet, argv: list, log_path: str, args, cwd: str = ROOT) -> dict:
+    """Run one Ansible command against the fleet and measure it: wall, the controller's CPU and memory, the hosts' CPU
+    (the probe's own, detached, apart), the others on the machine. ``ended_at`` and ``exit_code`` are in the answer."""
     quiet = wait_until_quiet(args.max_busy, args.quiet_window_s, args.settle_s)
     namespaces = fleet_namespaces(fleet)
     listeners = listener_pids(fleet)
-    argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-i", fleet.inventory_path, "-e", "gpufleet_profile=%s" % PROFILE,
-            "-e", "gpufleet_results_dir=%s" % results_dir]
-    if forks:
-        argv += ["--forks", str(forks)]
-    if not args.cuda_init:
-        argv += ["-e", json.dumps({"probe_params": {PROFILE: {"cuda_init": False}}})]
     load_before = load1()
     listeners_before = listeners_children_cpu_s(listeners)
     busy_before, steal_before = cpu_times()
     with open(log_path, "w") as log:
         started = time.monotonic()
-        process = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,  # pylint: disable=consider-using-with
+        process = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,  # pylint: disable=consider-using-with
                                    start_new_session=True)
     sampler = Sampler(process.pid, fleet.control_path_dir, namespaces, listeners, args.sample_s)
     sampler.start()
@@ -413,7 +408,7 @@ def run_once(fleet, forks, results_dir: str, log_path: str, args) -> dict:
             if pid == process.pid:
                 break
             if time.monotonic() - started > args.timeout_s:
-                raise TimeoutError("ansible-playbook ran past %d s" % args.timeout_s)
+                raise TimeoutError("%s ran past %d s" % (os.path.basename(argv[0]), args.timeout_s))
             time.sleep(0.02)
         wall = time.monotonic() - started
         ended_at = time.time()
@@ -433,10 +428,9 @@ def run_once(fleet, forks, results_dir: str, log_path: str, args) -> dict:
     busy = busy_after - busy_before
     others = max(0.0, busy - controller_cpu - host_cpu - sampler.cpu_s)
     machine_cpus = os.cpu_count() or 1
-    outcome = check_results(results_dir, fleet, process.returncode, ended_at)
     peak = sampler.peak
     return {
-        "hosts": len(fleet.names), "forks": forks or "ansible.cfg", "exit_code": process.returncode,
+        "hosts": len(fleet.names), "exit_code": process.returncode, "ended_at": ended_at,
         "wall_s": round(wall, 2), "per_host_s": round(wall / len(fleet.names), 3),
         "controller_cpu_s": round(controller_cpu, 2), "playbook_tree_cpu_s": round(playbook_cpu, 2),
         "playbook_user_s": round(usage.ru_utime, 2), "playbook_sys_s": round(usage.ru_stime, 2),
@@ -454,14 +448,30 @@ def run_once(fleet, forks, results_dir: str, log_path: str, args) -> dict:
         "ru_maxrss_mib": round(usage.ru_maxrss / 1024, 1),
         "load1_before": load_before, "load1_mean": round(mean(sampler.loads), 2),
         "load1_max": max(sampler.loads, default=load_before), **quiet,
+        "disturbed": others / (wall * machine_cpus) > args.max_others,
+    }
+
+
+def run_once(fleet, forks, results_dir: str, log_path: str, args) -> dict:
+    """One health run of the real playbook against the fleet, measured."""
+    argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-i", fleet.inventory_path, "-e", "gpufleet_profile=%s" % PROFILE,
+            "-e", "gpufleet_results_dir=%s" % results_dir]
+    if forks:
+        argv += ["--forks", str(forks)]
+    if not args.cuda_init:
+        argv += ["-e", json.dumps({"probe_params": {PROFILE: {"cuda_init": False}}})]
+    row = measure_command(fleet, argv, log_path, args)
+    outcome = check_results(results_dir, fleet, row["exit_code"], row.pop("ended_at"))
+    row.update({
+        "forks": forks or "ansible.cfg",
         "probe_s_mean": round(outcome["probe_s_mean"], 2), "probe_s_max": round(outcome["probe_s_max"], 2),
         "ssh_ansible_overhead_s_mean": round(outcome["overhead_s_mean"], 2),
         "ssh_ansible_overhead_s_max": round(outcome["overhead_s_max"], 2),
         "report_s": round(outcome["report_s"], 2) if outcome["report_s"] is not None else None,
         "statuses": outcome.get("statuses", {}), "verdicts": outcome.get("verdicts", {}),
         "ok": outcome["ok"], "problems": outcome["problems"],
-        "disturbed": others / (wall * machine_cpus) > args.max_others,
-    }
+    })
+    return row
 
 
 # ----- the whole benchmark -----

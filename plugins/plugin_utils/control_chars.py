@@ -12,6 +12,8 @@ from ..module_utils.probe_output_text import CONTROL_CHARACTERS
 
 def escape_control(text: str, keep: str = "\t\n") -> str:
     """text with every control character but those in keep written as \\xNN."""
+    if CONTROL_CHARACTERS.search(text) is None:  # nearly every text of a report: no substitution to build
+        return text
     return CONTROL_CHARACTERS.sub(
         lambda match: match.group() if match.group() in keep else "\\x%02x" % ord(match.group()), text)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import shlex
@@ -18,6 +19,7 @@ from .probes.declaration import ProbeSection
 from .probes.registry import profile_probes, sections
 from .report_health import fleet_columns
 from .report_interconnect import cross_host_runs
+from .report_parallel import run_indexed, worker_count
 from .report_python import python_view
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
@@ -49,8 +51,14 @@ def markdown_escape(value: Any) -> str:
         return ""
     if isinstance(value, MarkdownText):
         return value
-    text = _MARKDOWN_SPECIAL.sub(r"\\\1", escape_control(str(value), keep="\t\n\r"))
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+    return _markdown_escaped(str(value))
+
+
+@functools.lru_cache(maxsize=65536)
+def _markdown_escaped(text: str) -> str:
+    # Cached: a report repeats the same field names, units and statuses for every GPU of every host.
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", escape_control(text, keep="\t\n\r"))
+    return escaped.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
 
 
 def markdown_code_block(text: str) -> MarkdownText:
@@ -406,8 +414,11 @@ def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optio
 
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
                write: Callable[[str, str], None], judgement: Optional[FleetJudgement] = None,
-               previous_run_id: Optional[str] = None, loaded: Optional[RunModel] = None) -> RunModel:
+               previous_run_id: Optional[str] = None, loaded: Optional[RunModel] = None,
+               workers: Optional[int] = None) -> RunModel:
     """Render every dossier and the fleet index, write(path, text) each, and return the run as loaded.
+
+    workers: processes that render the dossiers (default: one per usable core, for runs large enough; report_parallel).
 
     loaded: the run as the caller already read it (load_run with the same hosts, every judged host among them),
     so that the results are not read from disk a second time.
@@ -442,13 +453,27 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     for path in [os.path.join(host_path, name) for unused_host, host_path in dossiers for name in DOSSIER_FILES] + fleet_paths:
         if not _inside(run.run_dir, path):
             raise ValueError("refusing to write %s: it resolves outside the run directory %s" % (path, run.run_dir))
-    # Rendered and written one host at a time, so that a fleet of thousands never holds every dossier in memory,
-    # and one host whose results break the rendering is shown in error while every other host is reported.
+    # Rendered and written one host at a time (over the controller's cores), so that a fleet of thousands never holds
+    # every dossier in memory, and one host whose results break the rendering is shown in error while every other
+    # host is reported.
     metrics = metric_columns(judgement) if judgement is not None else []
-    for position, (host, host_path) in enumerate(dossiers):
+
+    def one_host(position: int) -> Optional[Tuple[HostModel, Optional[HostVerdict]]]:
+        host, host_path = dossiers[position]
         stand_in = _write_host(host, host_path, run, judgement, metrics, write)
-        if stand_in is not None:
-            run.hosts[run.hosts.index(host)] = stand_in
-            dossiers[position] = (stand_in, host_path)
+        if stand_in is None:
+            return None
+        return stand_in, judgement.hosts.get(host.name) if judgement is not None else None
+
+    outcomes = run_indexed(len(dossiers), one_host, worker_count(len(dossiers), workers))
+    for position in range(len(dossiers)):
+        if outcomes[position] is None:
+            continue
+        stand_in, verdict = outcomes[position]
+        host, host_path = dossiers[position]
+        run.hosts[run.hosts.index(host)] = stand_in
+        dossiers[position] = (stand_in, host_path)
+        if judgement is not None and verdict is not None:
+            judgement.hosts[host.name] = verdict  # set in the worker that rendered it, where forked
     render_fleet_outputs(run, write, judgement, previous_run_id)
     return run

@@ -1,0 +1,95 @@
+"""Dossiers rendered over several processes are the dossiers one process renders, byte for byte; a host that breaks
+its renderer in a worker is that host's error in every fleet output; a worker that dies leaves nothing undone."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+
+from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_parallel, report_render
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from synthetic_fleet import rack_of, write_synthetic_run  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+RUN_ID = "20261130T000000Z-000001"
+HOSTS = 60
+
+
+def _render(results, workers, breaker=None, monkeypatch=None):
+    names = write_synthetic_run(str(results), RUN_ID, HOSTS)
+    groups = {name: [rack_of(name)] for name in names}
+    run_path = os.path.join(str(results), RUN_ID)
+    run = load_run(run_path, names, groups)
+    judgement = judge_run(run, str(results), {})
+    if breaker is not None:
+        real = report_render.render_host_dossier_html
+
+        def render(host, run_model, judged=None):
+            if host.name == breaker:
+                raise ZeroDivisionError("float division by zero")
+            return real(host, run_model, judged)
+        monkeypatch.setattr(report_render, "render_host_dossier_html", render)
+    report_render.render_run(run_path, names, groups, write_text_atomically, judgement=judgement, loaded=run,
+                             workers=workers)
+    files = {}
+    for folder, unused_dirs, entries in os.walk(run_path):
+        for entry in entries:
+            if entry.startswith(("dossier.", "index.", "fleet.json", "junit.xml", "gpufleet.prom")):
+                path = os.path.join(folder, entry)
+                with open(path, encoding="utf-8") as handle:
+                    files[os.path.relpath(path, run_path)] = handle.read()
+    return names, judgement, files
+
+
+def test_this_machine_would_fork_workers_for_a_run_this_large():
+    assert report_parallel.worker_count(HOSTS, 2) == 2  # otherwise the tests below would compare serial with serial
+    assert report_parallel.worker_count(HOSTS - 40, 2) == 1  # too few hosts to be worth a fork
+    assert report_parallel.worker_count(HOSTS, 1) == 1
+
+
+def test_dossiers_from_two_processes_are_byte_for_byte_those_of_one(tmp_path):
+    names, unused_judgement, serial = _render(tmp_path / "serial", 1)
+    unused_names, unused_judgement, forked = _render(tmp_path / "forked", 2)
+    assert sorted(forked) == sorted(serial)
+    assert len([path for path in serial if path.endswith("dossier.html")]) == len(names) == HOSTS
+    differing = [path for path in serial if forked[path] != serial[path]]
+    assert differing == []
+
+
+def test_a_host_whose_renderer_raises_in_a_worker_is_that_hosts_error_in_the_fleet_outputs(tmp_path, monkeypatch):
+    names, judgement, files = _render(tmp_path / "forked", 2, breaker="gpu-r01-n010", monkeypatch=monkeypatch)
+    assert "gpu-r01-n010" in names
+    assert judgement.hosts["gpu-r01-n010"].verdict == "error"
+    assert "raised ZeroDivisionError: float division by zero" in judgement.hosts["gpu-r01-n010"].reasons[0]
+    assert json.loads(files["fleet.json"])["hosts"]["gpu-r01-n010"]["verdict"] == "error"
+    assert "float division by zero" in files["index.html"]
+    assert 'host="gpu-r01-n010",verdict="error"} 1' in files["gpufleet.prom"]
+    # Every other host's dossiers are written (the broken one's renderer raises for its stand-in too: the index says why).
+    assert sum(path.endswith("dossier.html") for path in files) == HOSTS - 1
+
+
+def test_what_a_dead_worker_left_undone_is_done_here(monkeypatch):
+    main = os.getpid()
+
+    def job(index):
+        if index == 7 and os.getpid() != main:
+            os._exit(3)  # pylint: disable=protected-access  # as a worker killed by the OOM killer
+        return index * index
+    done = report_parallel.run_indexed(100, job, 2)
+    assert done == {index: index * index for index in range(100)}
+
+
+def test_no_fork_while_another_thread_runs():
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert report_parallel.worker_count(HOSTS, 2) == 1
+    finally:
+        release.set()
+        other.join()
