@@ -116,8 +116,8 @@ def _become_runner(pid_path, result_path, work_dir, run):
         try:
             result = run(work_dir)
         except BaseException:  # pylint: disable=broad-except
-            result = {"failed": True, "msg": "the probe's runner failed on the host: %s"
-                                            % traceback.format_exc(limit=5).strip()[-2000:]}
+            why = traceback.format_exc(limit=5).strip()[-2000:]
+            result = {"failed": True, "msg": "the probe's runner failed on the host: %s" % why}
         _write_private(result_path, json.dumps(result))
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
