@@ -6,11 +6,12 @@ import functools
 import os
 import re
 import shlex
+from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
 from .control_chars import escape_control
@@ -108,14 +109,61 @@ def _html_finalize(value: Any) -> Any:
     return value
 
 
+def _html(value: Any) -> str:
+    """A value as the HTML environment writes ``{{ value }}``: finalized, then escaped."""
+    if isinstance(value, str):
+        return _html_text(value)
+    return str(escape(_html_finalize(value)))
+
+
+@functools.lru_cache(maxsize=65536, typed=True)  # typed: a Markup and a str of the same text escape differently
+def _html_text(value: str) -> str:
+    return str(escape(_html_finalize(value)))
+
+
+def measurement_rows_html(probe: Mapping[str, Any], rows: Sequence[Any], judged: bool) -> Markup:
+    """The rows of one "Every measurement" table, as dossier.html.j2 wrote them with a loop (built here: a dossier of
+    8 GPUs has thousands, and a Jinja loop over them was most of a dossier's cost; docs/scale.md)."""
+    references_macro = HTML.get_template("_macros.html.j2").module.references  # type: ignore[attr-defined]
+    no_references = str(references_macro([], judged))
+    lines = []
+    for row in rows:
+        refs = probe["references"].get(row.path, [])
+        cells = str(references_macro(refs, judged)) if refs else no_references
+        if row.unavailable is not None:
+            lines.append('<tr class="f-na"><td><code>%s</code></td><td colspan="2">unavailable: %s</td>%s</tr>\n'
+                         % (_html(row.path), _html(row.unavailable), cells))
+        else:
+            flagged = ' class="f-%s"' % _html(refs[0]["flag"]) if refs and refs[0]["flag"] in ("bad", "warn") else ""
+            lines.append("<tr%s><td><code>%s</code></td><td>%s</td><td>%s</td>%s</tr>\n"
+                         % (flagged, _html(row.path), _html(row.value), _html(row.unit), cells))
+    return Markup("".join(lines))
+
+
+def measurement_rows_markdown(probe: Mapping[str, Any], rows: Sequence[Any], judged: bool) -> MarkdownText:
+    """The Markdown twin of measurement_rows_html: the table rows dossier.md.j2 wrote with a loop."""
+    lines = []
+    for row in rows:
+        tail = " %s" % references_text(probe["references"].get(row.path, [])) if judged else ""
+        if row.unavailable is not None:
+            lines.append("| %s | unavailable: %s | |%s\n" % (markdown_escape(row.path), markdown_escape(row.unavailable), tail))
+        else:
+            lines.append("| %s | %s | %s |%s\n" % (markdown_escape(row.path), markdown_escape(row.value),
+                                                   markdown_escape(row.unit), tail))
+    return MarkdownText("".join(lines))
+
+
 def _environment(markdown: bool) -> Environment:
     common = dict(loader=FileSystemLoader(TEMPLATE_DIR), undefined=StrictUndefined,
                   trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     if markdown:
         environment = Environment(autoescape=False, finalize=markdown_escape, **common)
-        environment.globals.update(cell_text=cell_text, flagged=status_markdown, references_text=references_text)
+        environment.globals.update(cell_text=cell_text, flagged=status_markdown, references_text=references_text,
+                                   measurement_rows=measurement_rows_markdown)
         return environment
-    return Environment(autoescape=select_autoescape(["html", "j2"]), finalize=_html_finalize, **common)
+    environment = Environment(autoescape=select_autoescape(["html", "j2"]), finalize=_html_finalize, **common)
+    environment.globals.update(measurement_rows=measurement_rows_html)
+    return environment
 
 
 HTML = _environment(markdown=False)
@@ -133,9 +181,26 @@ def _command_text(command: Any) -> str:
     return format_value("command", command) if command is not None else "not recorded"
 
 
+# The last few flattened results, by the identity of the data flattened: a host's HTML and Markdown dossiers (and its
+# index rows) read the same data one after the other. Each entry keeps its data alive, so an id is never reused.
+_FLATTENED: "OrderedDict[int, Tuple[Any, list]]" = OrderedDict()
+_FLATTENED_KEPT = 16
+
+
+def _flattened(data: Any) -> list:
+    found = _FLATTENED.get(id(data))
+    if found is not None and found[0] is data:
+        return found[1]
+    rows = flatten(data)
+    _FLATTENED[id(data)] = (data, rows)
+    while len(_FLATTENED) > _FLATTENED_KEPT:
+        _FLATTENED.popitem(last=False)
+    return rows
+
+
 def _grouped_rows(data: Any) -> List[Tuple[str, list]]:
     groups: Dict[str, list] = {}
-    for row in flatten(data):
+    for row in _flattened(data):
         groups.setdefault(row.section, []).append(row)
     return list(groups.items())
 
@@ -163,7 +228,7 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
         "raw_file": entry.raw_file or "",
         "unavailable": entry.unavailable,
         "measurements": _grouped_rows(entry.data),
-        "environment": flatten(envelope.get("environment", {})),
+        "environment": _flattened(envelope.get("environment", {})),
         "reproducibility": reproducibility,
         "command": markdown_code_block(command) if markdown else command,
         "section_template": (section.markdown_template if markdown else section.html_template) if section else "",
