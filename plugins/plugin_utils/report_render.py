@@ -181,21 +181,27 @@ def _command_text(command: Any) -> str:
     return format_value("command", command) if command is not None else "not recorded"
 
 
-# The last few flattened results, by the identity of the data flattened: a host's HTML and Markdown dossiers (and its
-# index rows) read the same data one after the other. Each entry keeps its data alive, so an id is never reused.
-_FLATTENED: "OrderedDict[int, Tuple[Any, list]]" = OrderedDict()
-_FLATTENED_KEPT = 16
+# The last few results of the functions below, by the identity of their inputs: a host's HTML and Markdown dossiers
+# (and its index rows) read the same data one after the other. Each entry keeps its inputs alive, so an id is never
+# reused while the entry is kept.
+_BY_IDENTITY: "OrderedDict[tuple, Tuple[tuple, Any]]" = OrderedDict()
+_BY_IDENTITY_KEPT = 32
+
+
+def _once_per_input(function: Callable[..., Any], *inputs: Any) -> Any:
+    key = (function,) + tuple(id(value) for value in inputs)
+    found = _BY_IDENTITY.get(key)
+    if found is not None and all(kept is value for kept, value in zip(found[0], inputs)):
+        return found[1]
+    result = function(*inputs)
+    _BY_IDENTITY[key] = (inputs, result)
+    while len(_BY_IDENTITY) > _BY_IDENTITY_KEPT:
+        _BY_IDENTITY.popitem(last=False)
+    return result
 
 
 def _flattened(data: Any) -> list:
-    found = _FLATTENED.get(id(data))
-    if found is not None and found[0] is data:
-        return found[1]
-    rows = flatten(data)
-    _FLATTENED[id(data)] = (data, rows)
-    while len(_FLATTENED) > _FLATTENED_KEPT:
-        _FLATTENED.popitem(last=False)
-    return rows
+    return _once_per_input(flatten, data)
 
 
 def _grouped_rows(data: Any) -> List[Tuple[str, list]]:
@@ -228,19 +234,24 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
         "raw_file": entry.raw_file or "",
         "unavailable": entry.unavailable,
         "measurements": _grouped_rows(entry.data),
+        "measurements_of": entry.data,
         "environment": _flattened(envelope.get("environment", {})),
         "reproducibility": reproducibility,
         "command": markdown_code_block(command) if markdown else command,
         "section_template": (section.markdown_template if markdown else section.html_template) if section else "",
-        "section": section.view(entry.data) if section else {},
+        "section": _once_per_input(section.view, entry.data) if section else {},
     }
 
 
 def _probe_references(probe: Dict[str, Any], verdict: Optional[HostVerdict]) -> Dict[str, List[Dict[str, Any]]]:
     if verdict is None:
         return {}
-    paths = [row.path for unused_section, rows in probe["measurements"] for row in rows]
-    return measurement_references(verdict.checks, probe["name"], paths)
+    return _once_per_input(_references_of, verdict, probe["name"], probe["measurements_of"])
+
+
+def _references_of(verdict: HostVerdict, probe_name: str, data: Any) -> Dict[str, List[Dict[str, Any]]]:
+    paths = [row.path for row in _flattened(data)]
+    return measurement_references(verdict.checks, probe_name, paths)
 
 
 def _host_context(host: HostModel, run: RunModel, markdown: bool,
