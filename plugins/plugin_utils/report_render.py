@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import os
 import re
 import shlex
@@ -541,7 +542,13 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
             return None
         return stand_in, judgement.hosts.get(host.name) if judgement is not None else None
 
-    outcomes = run_indexed(len(dossiers), one_host, worker_count(len(dossiers), workers))
+    # The loaded run and its judgement are most of the heap; frozen, the collector stops walking them again and again
+    # while each dossier allocates its own short-lived objects (and forked workers stop touching their pages).
+    gc.freeze()
+    try:
+        outcomes = run_indexed(len(dossiers), one_host, worker_count(len(dossiers), workers))
+    finally:
+        gc.unfreeze()
     for position in range(len(dossiers)):
         if outcomes[position] is None:
             continue
