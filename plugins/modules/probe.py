@@ -223,7 +223,7 @@ def run_module(module):
     except (binascii.Error, ValueError) as exc:
         module.fail_json(msg="archive_data is not base64: %s" % exc)
     job_id = uuid.uuid4().hex
-    job_dir = os.path.expanduser(module.params["job_dir"])
+    job_dir = module.params["job_dir"]  # type path: already expanded
     params = dict(module.params)
     try:
         start_detached(job_dir, job_id, lambda work_dir: run_probe_job(params, archive, work_dir))
