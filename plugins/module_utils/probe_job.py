@@ -21,6 +21,8 @@ import shutil
 import time
 import traceback
 
+from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import start_ticks
+
 JOB_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 PID_FILE_WAIT_S = 10.0
 WAIT_STEP_S = 0.05
@@ -62,23 +64,14 @@ def _read_private(path):
         return handle.read()
 
 
-def _start_ticks(pid):
-    """The process's start time (clock ticks since boot, /proc/PID/stat field 22), None where /proc has no answer."""
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            return int(handle.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _alive(pid, start_ticks):
+def _alive(pid, recorded_ticks):
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass
-    return start_ticks is None or _start_ticks(pid) in (None, start_ticks)
+    return recorded_ticks is None or start_ticks(pid) in (None, recorded_ticks)
 
 
 def start_detached(job_dir, job_id, run):
@@ -112,7 +105,7 @@ def _become_runner(pid_path, result_path, work_dir, run):
         os.dup2(devnull, descriptor)
     os.umask(0o077)
     try:
-        _write_private(pid_path, json.dumps({"pid": os.getpid(), "start_ticks": _start_ticks(os.getpid())}))
+        _write_private(pid_path, json.dumps({"pid": os.getpid(), "start_ticks": start_ticks(os.getpid())}))
         try:
             result = run(work_dir)
         except BaseException:  # pylint: disable=broad-except

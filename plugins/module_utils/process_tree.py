@@ -60,6 +60,15 @@ def set_child_subreaper(enabled):
     return prctl(PR_SET_CHILD_SUBREAPER, ctypes.c_ulong(1 if enabled else 0), 0, 0, 0) == 0
 
 
+def start_ticks(pid):
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat); None where /proc has no answer."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            return int(handle.read().rpartition(b")")[2].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def process_table():
     """{pid: ProcessInfo} of every process /proc shows; None where there is no /proc."""
     try:

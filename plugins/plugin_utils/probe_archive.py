@@ -6,6 +6,7 @@ import io
 import os
 import zipfile
 
+from .store.atomic import write_bytes_atomically
 from .store.paths import check_probe_name
 
 PROBE_LIBRARY = "probelib"
@@ -71,10 +72,7 @@ def cached_probe_archive(name: str, cache_dir: str, root: str | None = None) -> 
     except OSError:
         payload, digest = build_probe_archive(name, root)
         os.makedirs(cache_dir, exist_ok=True)
-        temporary = "%s.tmp-%d" % (path, os.getpid())
-        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as handle:
-            handle.write(payload)
-        os.replace(temporary, path)
+        write_bytes_atomically(path, payload, mode=0o600)
         return payload, digest
     with os.fdopen(descriptor, "rb") as handle:
         payload = handle.read()
