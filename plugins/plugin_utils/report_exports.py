@@ -318,8 +318,7 @@ def run_timestamp(run_model: Any, default: Optional[float] = None) -> float:
     starts = []
     for host in getattr(run_model, "hosts", ()):
         for entry in host.probes.values():
-            started = entry.envelope.get("started") if isinstance(entry.envelope, dict) else None
-            parsed = _iso_seconds(started)
+            parsed = _iso_seconds(entry.started)
             if parsed is not None:
                 starts.append(parsed)
     if starts:

@@ -1,6 +1,7 @@
 """Dossier sections of the interconnect probes: the P2P heat map and tables, the all-reduce curves with their knees."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
@@ -257,7 +258,11 @@ def cross_host_runs(hosts: List[Any]) -> List[Dict[str, Any]]:
         entry = host.probes.get("collective_hosts")
         if entry is None:
             continue
-        setup = dig(entry.data, "hosts")
+        try:
+            data = entry.data
+        except ValueError as exc:  # its result was replaced since the report loaded it: shown as the member's reason
+            data, entry = {}, dataclasses.replace(entry, status="error", reason=str(exc))
+        setup = dig(data, "hosts")
         key = (setup.get("master_addr"), setup.get("master_port"), setup.get("nnodes")) if isinstance(setup, dict) else \
             ("?", "?", "?")
         cluster = clusters.setdefault(key, {"rendezvous": "%s:%s" % key[:2], "nnodes": key[2], "members": [], "shown": None,
@@ -266,7 +271,7 @@ def cross_host_runs(hosts: List[Any]) -> List[Dict[str, Any]]:
         cluster["members"].append({"host": host.name, "node_rank": rank if rank is not None else "—", "status": entry.status,
                                    "reason": entry.reason})
         if entry.status in MEASURED_STATUSES and isinstance(rank, int) and (cluster["shown_rank"] is None or rank < cluster["shown_rank"]):
-            cluster["shown"], cluster["shown_rank"] = entry.data, rank
+            cluster["shown"], cluster["shown_rank"] = data, rank
     runs = []
     for key in sorted(clusters, key=str):
         cluster = clusters[key]

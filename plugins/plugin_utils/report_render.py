@@ -309,10 +309,17 @@ def render_host_dossier_markdown(host_model: HostModel, run_model: RunModel,
     return MARKDOWN.get_template("dossier.md.j2").render(**context)
 
 
+def index_columns(host: HostModel) -> Dict[str, Any]:
+    """The host's columns of the fleet index from its health result, worked out once per host."""
+    if host.index_columns is None:
+        health = host.probes.get("health")
+        host.index_columns = fleet_columns(health.data) if health is not None else \
+            {"gpus": "—", "driver": "—", "cuda_init": "not run", "cuda_flag": "na"}
+    return host.index_columns
+
+
 def host_summary(host: HostModel, markdown: bool) -> Dict[str, Any]:
-    health = host.probes.get("health")
-    columns = fleet_columns(health.data) if health is not None and isinstance(health.envelope, dict) else \
-        {"gpus": "—", "driver": "—", "cuda_init": "not run", "cuda_flag": "na"}
+    columns = index_columns(host)
     dossier = href(host.dir_name, "dossier.md" if markdown else "dossier.html")
     summary = dict(columns, host=host, dossier_href=dossier)
     if markdown:
@@ -463,7 +470,7 @@ def _host_outputs(host: HostModel, run: RunModel, judgement: Optional[FleetJudge
 
 def _without_results(host: HostModel, reason: str) -> HostModel:
     """The host as the report shows it when its results broke the rendering: in error, its probes not shown."""
-    return dataclasses.replace(host, probes={}, state="error", reasons=[reason])
+    return dataclasses.replace(host, probes={}, state="error", reasons=[reason], index_columns=None)
 
 
 def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optional[FleetJudgement],
@@ -535,12 +542,14 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     # host is reported.
     metrics = metric_columns(judgement) if judgement is not None else []
 
-    def one_host(position: int) -> Optional[Tuple[HostModel, Optional[HostVerdict]]]:
+    def one_host(position: int) -> Tuple[Optional[Dict[str, Any]], Optional[Tuple[HostModel, Optional[HostVerdict]]]]:
+        """(the host's index columns, worked out here, where its results are read anyway; its stand-in and verdict if
+        its rendering failed)."""
         host, host_path = dossiers[position]
         stand_in = _write_host(host, host_path, run, judgement, metrics, write)
         if stand_in is None:
-            return None
-        return stand_in, judgement.hosts.get(host.name) if judgement is not None else None
+            return host.index_columns, None
+        return stand_in.index_columns, (stand_in, judgement.hosts.get(host.name) if judgement is not None else None)
 
     # The loaded run and its judgement are most of the heap; frozen, the collector stops walking them again and again
     # while each dossier allocates its own short-lived objects (and forked workers stop touching their pages).
@@ -550,9 +559,11 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     finally:
         gc.unfreeze()
     for position in range(len(dossiers)):
-        if outcomes[position] is None:
+        columns, failed = outcomes[position]
+        dossiers[position][0].index_columns = columns  # set in the worker that rendered it, where forked
+        if failed is None:
             continue
-        stand_in, verdict = outcomes[position]
+        stand_in, verdict = failed
         host, host_path = dossiers[position]
         run.hosts[run.hosts.index(host)] = stand_in
         dossiers[position] = (stand_in, host_path)

@@ -14,7 +14,7 @@ PathPart = Union[str, int]
 
 
 def is_unavailable(value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"unavailable"}
+    return isinstance(value, dict) and len(value) == 1 and "unavailable" in value
 
 
 def unavailable_reason(value: Any) -> str:
@@ -69,9 +69,32 @@ def iter_leaves(value: Any, parts: Tuple[PathPart, ...] = ()) -> Iterator[Tuple[
         yield parts, value
 
 
+def child_path(path: str, part: PathPart) -> str:
+    """json_path of a path's child, built from the parent's text (a walk over every field builds each path once)."""
+    if isinstance(part, int):
+        return "%s[%d]" % (path, part)
+    return "%s.%s" % (path, part) if path else str(part)
+
+
 def unavailable_fields(data: Any) -> List[Tuple[str, str]]:
-    """(JSON path, reason) of every unavailable field in data."""
-    return [(json_path(parts), unavailable_reason(value)) for parts, value in iter_leaves(data) if is_unavailable(value)]
+    """(JSON path, reason) of every unavailable field in data, in the order iter_leaves meets them."""
+    found: List[Tuple[str, str]] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            if len(value) == 1 and "unavailable" in value:
+                found.append((path or "(data)", unavailable_reason(value)))
+                return
+            for name, item in value.items():
+                if isinstance(item, (dict, list)):
+                    walk(item, child_path(path, str(name)))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, (dict, list)):
+                    walk(item, child_path(path, index))
+
+    walk(data, "")
+    return found
 
 
 def error_words(error: Any) -> str:

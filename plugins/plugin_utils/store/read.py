@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .paths import PROBE_NAME_PATTERN
 from .run_dir import STORE_FILES
-from .safe_fs import DIRECTORY_FLAGS, read_bytes_at
+from .safe_fs import DIRECTORY_FLAGS, read_file_at
+
+FileIdentity = Tuple[int, ...]
 
 # A result larger than this is not loaded: no probe writes one, and reading it could exhaust the controller's memory.
 RESULT_LIMIT_BYTES = 64 * 2 ** 20
@@ -20,12 +22,17 @@ RESULT_LIMIT_BYTES = 64 * 2 ** 20
 
 def read_json_below(host_path: str, name: str, limit: int = RESULT_LIMIT_BYTES) -> Any:
     """The JSON in host_path/name, never through a link, at most limit bytes; OSError or ValueError."""
+    return read_json_with_identity(host_path, name, limit)[0]
+
+
+def read_json_with_identity(host_path: str, name: str, limit: int = RESULT_LIMIT_BYTES) -> Tuple[Any, FileIdentity]:
+    """read_json_below, and the identity of the file it read (safe_fs.read_file_at)."""
     fd = os.open(host_path, DIRECTORY_FLAGS)
     try:
-        payload = read_bytes_at(fd, name, limit, os.path.join(os.path.basename(host_path), name))
+        payload, identity = read_file_at(fd, name, limit, os.path.join(os.path.basename(host_path), name))
     finally:
         os.close(fd)
-    return json.loads(payload.decode("utf-8"))
+    return json.loads(payload.decode("utf-8")), identity
 
 
 def result_probes(host_path: str) -> List[str]:
@@ -42,10 +49,15 @@ def result_probes(host_path: str) -> List[str]:
 
 def read_envelope(host_path: str, probe: str) -> Dict[str, Any]:
     """A probe's stored envelope, a JSON object; OSError or ValueError saying why it cannot be read."""
-    envelope = read_json_below(host_path, probe + ".json")
+    return read_envelope_with_identity(host_path, probe)[0]
+
+
+def read_envelope_with_identity(host_path: str, probe: str) -> Tuple[Dict[str, Any], FileIdentity]:
+    """read_envelope, and the identity of the file it read (safe_fs.read_file_at)."""
+    envelope, identity = read_json_with_identity(host_path, probe + ".json")
     if not isinstance(envelope, dict):
         raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
-    return envelope
+    return envelope, identity
 
 
 def measured_data(host_path: str, probe: str) -> Optional[Dict[str, Any]]:

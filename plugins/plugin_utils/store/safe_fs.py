@@ -12,7 +12,7 @@ import os
 import secrets
 import stat
 from contextlib import contextmanager
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -127,6 +127,12 @@ def write_bytes_below(root: str, path: str, payload: bytes, mode: int = 0o644) -
 
 def read_bytes_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> bytes:
     """The bytes of the regular file name inside dir_fd (never through a link); OSError when over limit bytes."""
+    return read_file_at(dir_fd, name, limit, shown)[0]
+
+
+def read_file_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> Tuple[bytes, Tuple[int, ...]]:
+    """read_bytes_at, and the identity of the file it read (device, inode, size, modification time in ns), taken from
+    the open file: a later read of the same name can tell whether the file was replaced in between."""
     try:
         fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
@@ -140,7 +146,7 @@ def read_bytes_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = Non
         if info.st_size > limit:
             raise OSError(errno.EFBIG, "%s is %d bytes, over the %d-byte limit for a stored result; it is not read"
                           % (shown or name, info.st_size, limit))
-        return handle.read(limit + 1)[:limit]
+        return handle.read(limit + 1)[:limit], (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _lstat_at(dir_fd: int, name: str) -> Optional[os.stat_result]:

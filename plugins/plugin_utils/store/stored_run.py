@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote
@@ -11,7 +12,7 @@ from ..result_fields import unavailable_fields
 from .paths import host_dir_name, is_hashed_dir_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
 from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
-from .read import read_envelope, read_json_below, result_probes
+from .read import read_envelope_with_identity, read_json_below, result_probes
 
 # Worse states rank higher; error and timeout are equally bad.
 STATE_RANK = {"ok": 0, "unavailable": 1, "partial": 2, "timeout": 3, "error": 3, "unreachable": 4}
@@ -22,15 +23,39 @@ UNGROUPED = "(no group)"
 
 @dataclass
 class ProbeEntry:
-    """One probe's envelope on one host, or what stands in for it when the file could not be read."""
+    """One probe's envelope on one host, or what stands in for it when the file could not be read.
+
+    An entry that load_run read keeps only what the fleet needs (status, reason, unavailable fields, version, start);
+    its envelope is read again from the store when it is asked for (a few recent ones are kept), so that a run of
+    thousands of hosts is never all in memory at once. The file must still be the one that was loaded: a file
+    replaced since (another slice writing into the run) raises EnvelopeChanged, which fails that host, not the run.
+    """
 
     probe: str
     status: str
     reason: str
-    envelope: Dict[str, Any]
+    held_envelope: Optional[Dict[str, Any]]  # the envelope itself, or None: read from host_path when asked for
     json_file: str
     raw_file: Optional[str]
     unavailable: List[Tuple[str, str]] = field(default_factory=list)
+    host_path: str = ""
+    identity: Tuple[int, ...] = ()
+    collection_version: Optional[str] = None
+    started: Any = None
+    readable: bool = False  # the envelope is a non-empty object (one that the judge reads)
+
+    def __post_init__(self) -> None:
+        if self.held_envelope:
+            self.readable = True
+            version = self.held_envelope.get("collection_version")
+            self.collection_version = None if version is None else str(version)
+            self.started = self.held_envelope.get("started")
+
+    @property
+    def envelope(self) -> Dict[str, Any]:
+        if self.held_envelope is not None:
+            return self.held_envelope
+        return _RECENT_ENVELOPES.read(self.host_path, self.probe, self.identity)
 
     @property
     def data(self) -> Any:
@@ -39,6 +64,42 @@ class ProbeEntry:
     @property
     def unavailable_count(self) -> int:
         return len(self.unavailable)
+
+
+class EnvelopeChanged(ValueError):
+    """A stored result was replaced after the report had loaded it."""
+
+
+class _RecentEnvelopes:
+    """The last few envelopes read back, so that one host's dossiers and index rows read its results once."""
+
+    KEPT = 48  # more than one host's probes
+
+    def __init__(self) -> None:
+        self._kept: "OrderedDict[Tuple[str, str], Tuple[Tuple[int, ...], Dict[str, Any]]]" = OrderedDict()
+
+    def read(self, host_path: str, probe: str, identity: Tuple[int, ...]) -> Dict[str, Any]:
+        key = (host_path, probe)
+        found = self._kept.get(key)
+        if found is not None and found[0] == identity:
+            self._kept.move_to_end(key)
+            return found[1]
+        try:
+            envelope, now = read_envelope_with_identity(host_path, probe)
+        except (OSError, ValueError) as exc:
+            raise EnvelopeChanged("%s.json of %s could not be read again after this report loaded it: %s"
+                                  % (probe, os.path.basename(host_path), exc)) from exc
+        if now != identity:
+            raise EnvelopeChanged("%s.json of %s was replaced after this report loaded it (another playbook run writing "
+                                  "into this run?); run the report again once it has finished"
+                                  % (probe, os.path.basename(host_path)))
+        self._kept[key] = (now, envelope)
+        while len(self._kept) > self.KEPT:
+            self._kept.popitem(last=False)
+        return envelope
+
+
+_RECENT_ENVELOPES = _RecentEnvelopes()
 
 
 @dataclass
@@ -51,6 +112,8 @@ class HostModel:
     state: str
     reasons: List[str]
     inputs: Dict[str, Any] = field(default_factory=dict)  # inputs.json: what its own run judged it with
+    # The fleet index's columns from its health result, kept once worked out (the results themselves are not kept).
+    index_columns: Optional[Dict[str, Any]] = None
 
     @property
     def rank(self) -> int:
@@ -83,15 +146,16 @@ class RunModel:
         return dict(sorted(by_group.items()))
 
     def collection_versions(self) -> List[str]:
-        return sorted({str(entry.envelope["collection_version"]) for host in self.hosts
-                       for entry in host.probes.values() if "collection_version" in entry.envelope})
+        return sorted({entry.collection_version for host in self.hosts for entry in host.probes.values()
+                       if entry.collection_version is not None})
 
 
 def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
+    """The probe's entry with what the fleet needs of its envelope; the envelope itself is read again when asked for."""
     json_file = probe + ".json"
     raw_file = probe + ".raw" if os.path.isfile(os.path.join(host_path, probe + ".raw")) else None
     try:
-        envelope = read_envelope(host_path, probe)
+        envelope, identity = read_envelope_with_identity(host_path, probe)
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return ProbeEntry(probe, "error", "result file unreadable: %s" % exc, {}, json_file, raw_file)
     status = envelope.get("status")
@@ -100,7 +164,10 @@ def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     if status not in ENVELOPE_STATUSES:
         reason = "the result has an unknown status %r%s" % (status, "; " + reason if reason else "")
         status = "error"
-    return ProbeEntry(probe, status, reason, envelope, json_file, raw_file, unavailable_fields(envelope.get("data")))
+    version = envelope.get("collection_version")
+    return ProbeEntry(probe, status, reason, None, json_file, raw_file, unavailable_fields(envelope.get("data")),
+                      host_path=host_path, identity=identity, collection_version=None if version is None else str(version),
+                      started=envelope.get("started"), readable=bool(envelope))
 
 
 def read_host_probes(host_path: str) -> Dict[str, ProbeEntry]:
