@@ -21,6 +21,7 @@ import argparse
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -78,8 +79,57 @@ def measure(hosts: int, gpus: int, max_dossiers: int) -> dict:
         shutil.rmtree(results, ignore_errors=True)
 
 
+# Samples the memory of a process and its descendants every 0.2 s until its standard input closes, then prints the
+# largest sum of their PSS (shared pages divided among the processes that share them: forked workers are not counted
+# twice) in KiB. A separate process, not a thread: the report forks its dossier workers only where no thread runs.
+_PSS_SAMPLER = r"""
+import os, sys, threading
+root, peak, done = int(sys.argv[1]), [0], threading.Event()
+def tree():
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        try:
+            with open("/proc/%d/task/%d/children" % (pid, pid)) as handle:
+                todo.extend(int(child) for child in handle.read().split())
+        except OSError:
+            pass
+    return found
+def pss(pid):
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as handle:
+            return sum(int(line.split()[1]) for line in handle if line.startswith("Pss:"))
+    except (OSError, ValueError):
+        return 0
+def sample():
+    while not done.wait(0.2):
+        peak[0] = max(peak[0], sum(pss(pid) for pid in tree()))
+thread = threading.Thread(target=sample)
+thread.start()
+sys.stdin.read()
+done.set()
+thread.join()
+print(peak[0])
+"""
+
+
+class TreeMemory:
+    """The peak PSS of this process and its children while the block runs (a sampler process; Linux only)."""
+
+    def __enter__(self) -> "TreeMemory":
+        self.peak_mib = float("nan")
+        self._sampler = subprocess.Popen([sys.executable, "-c", _PSS_SAMPLER, str(os.getpid())],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        out, _ = self._sampler.communicate("")
+        self.peak_mib = int(out.strip() or 0) / 1024
+
+
 def measure_whole_run(hosts: int, gpus: int, workers: int) -> dict:
-    """render_run as the report action calls it, timed by step."""
+    """render_run as the report action calls it, timed by step, with the peak PSS of this process and its workers."""
     results = tempfile.mkdtemp(prefix="gpufleet-bench-")
     try:
         names = write_synthetic_run(results, RUN_ID, hosts, gpus)
@@ -92,31 +142,33 @@ def measure_whole_run(hosts: int, gpus: int, workers: int) -> dict:
                 marks.setdefault("fleet_started", time.perf_counter())
             write_text_atomically(path, text)
 
-        started = time.perf_counter()
-        run = load_run(run_path, names, groups)
-        loaded = time.perf_counter()
-        judgement = judge_run(run, results, {})
-        judged = time.perf_counter()
-        render_run(run_path, names, groups, write, judgement=judgement, loaded=run, workers=workers or None)
-        ended = time.perf_counter()
+        with TreeMemory() as memory:
+            started = time.perf_counter()
+            run = load_run(run_path, names, groups)
+            loaded = time.perf_counter()
+            judgement = judge_run(run, results, {})
+            judged = time.perf_counter()
+            render_run(run_path, names, groups, write, judgement=judgement, loaded=run, workers=workers or None)
+            ended = time.perf_counter()
         dossiers = sum(os.path.exists(os.path.join(run_path, host.dir_name, "dossier.html")) for host in run.hosts)
         return {"hosts": hosts, "gpus": hosts * gpus, "workers": workers or usable_cores(), "load_s": loaded - started,
                 "judge_s": judged - loaded, "dossiers_s": marks["fleet_started"] - judged,
-                "fleet_s": ended - marks["fleet_started"], "total_s": ended - started, "dossiers": dossiers}
+                "fleet_s": ended - marks["fleet_started"], "total_s": ended - started, "dossiers": dossiers,
+                "peak_pss_mib": memory.peak_mib}
     finally:
         shutil.rmtree(results, ignore_errors=True)
 
 
 def main_whole_run(args) -> int:
     print("| hosts | GPUs | dossier processes | load s | judge s | dossiers s | fleet outputs s | total s | dossiers written "
-          "| peak RSS MiB (this process) | peak RSS MiB (largest worker) |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| peak PSS MiB (this process and its workers) | peak RSS MiB (this process) | peak RSS MiB (largest worker) |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hosts in args.hosts:
         for workers in args.workers:
             row = measure_whole_run(hosts, args.gpus, workers)
-            print("| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %.0f | %.0f |" % (
+            print("| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %.0f | %.0f | %.0f |" % (
                 row["hosts"], row["gpus"], row["workers"], row["load_s"], row["judge_s"], row["dossiers_s"], row["fleet_s"],
-                row["total_s"], row["dossiers"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                row["total_s"], row["dossiers"], row["peak_pss_mib"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))
             sys.stdout.flush()
     return 0

@@ -141,6 +141,42 @@ def measurement_rows_html(probe: Mapping[str, Any], rows: Sequence[Any], judged:
     return Markup("".join(lines))
 
 
+def _verdict_html(name: Any, flag: Any) -> str:
+    """_macros.html.j2's verdict(name, flag)."""
+    return '<span class="state v-%s">%s</span>' % (_html(flag or "ok"), _html(name))
+
+
+def _long_html(text: Any, folded: Any) -> str:
+    """_macros.html.j2's long(text, folded)."""
+    if folded:
+        return "<details><summary>%s characters</summary>%s</details>" % (_html(len(text)), _html(text))
+    return _html(text)
+
+
+def check_rows_html(rows: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of the dossier's "Other checks" table, as _verdict.html.j2 wrote them with a loop (built here: a host
+    of 8 GPUs has over a hundred checks, and the loop's macro calls were a fifth of a dossier's cost; docs/scale.md)."""
+    lines = []
+    for c in rows:
+        flagged = ' class="f-%s"' % _html(c["flag"]) if c["flag"] in ("bad", "warn") else ""
+        lines.append('<tr%s><td>%s</td><td>%s<span class="note"><code>%s</code></span></td><td>%s</td>\n'
+                     '<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n'
+                     % (flagged, _verdict_html(c["status"], c["flag"]), _html(c["title"]), _html(c["id"]), _html(c["gpu"]),
+                        _long_html(c["value"], c["long"]), _long_html(c["reference"], c["reference_long"]),
+                        _html(c["reference_source"]), _html(c["threshold"]), _html(c["reason"])))
+    return Markup("".join(lines))
+
+
+def check_rows_markdown(rows: Sequence[Mapping[str, Any]]) -> MarkdownText:
+    """The Markdown twin of check_rows_html: the rows _verdict.md.j2 wrote with a loop."""
+    return MarkdownText("".join(
+        "| %s | %s (%s) | %s | %s | %s | %s | %s | %s |\n"
+        % (status_markdown(c["status"], c["flag"]), markdown_escape(c["title"]), markdown_escape(c["id"]),
+           markdown_escape(c["gpu"]), markdown_escape(c["value"]), markdown_escape(c["reference"]),
+           markdown_escape(c["reference_source"]), markdown_escape(c["threshold"]), markdown_escape(c["reason"]))
+        for c in rows))
+
+
 def measurement_rows_markdown(probe: Mapping[str, Any], rows: Sequence[Any], judged: bool) -> MarkdownText:
     """The Markdown twin of measurement_rows_html: the table rows dossier.md.j2 wrote with a loop."""
     lines = []
@@ -160,10 +196,10 @@ def _environment(markdown: bool) -> Environment:
     if markdown:
         environment = Environment(autoescape=False, finalize=markdown_escape, **common)
         environment.globals.update(cell_text=cell_text, flagged=status_markdown, references_text=references_text,
-                                   measurement_rows=measurement_rows_markdown)
+                                   measurement_rows=measurement_rows_markdown, check_rows=check_rows_markdown)
         return environment
     environment = Environment(autoescape=select_autoescape(["html", "j2"]), finalize=_html_finalize, **common)
-    environment.globals.update(measurement_rows=measurement_rows_html)
+    environment.globals.update(measurement_rows=measurement_rows_html, check_rows=check_rows_html)
     return environment
 
 

@@ -383,6 +383,8 @@ class _HostJudgement:
     samples: List[Tuple[str, str, str, Metric]]
     group: str = "unknown"
     settings: List[Setting] = field(default_factory=list)
+    # {probe: its envelope's status and reason}: what gpu_measured_check reads, kept instead of the envelopes
+    outcomes: Dict[str, Any] = field(default_factory=dict)
 
 
 def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
@@ -422,7 +424,10 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
     if earlier is not None:
         checks.extend(_drift(name, envelopes, earlier[0], previous_run_id, current_samples, options, catalogue, earlier[1]))
     settings = [setting for probe in sorted(envelopes) for setting in catalogue.probe_settings(probe, _data(envelopes[probe]))]
-    return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples, host_group, settings)
+    outcomes = {probe: {"status": envelope.get("status"), "reason": envelope.get("reason")} if isinstance(envelope, Mapping)
+                else envelope for probe, envelope in envelopes.items()}
+    return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples, host_group, settings,
+                          outcomes)
 
 
 def judging_error(name: str, exc: BaseException, groups: List[str]) -> HostVerdict:
@@ -485,8 +490,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
         groups = list(hosts[name].get("groups") or [])
         try:
             checks = host.checks + empty.get(name, []) + fleet_checks.get(name, [])
-            unmeasured = gpu_measured_check(name, checks, hosts[name].get("envelopes") or {}, host.expected_gpus,
-                                            host.expected_gpus_source)
+            unmeasured = gpu_measured_check(name, checks, host.outcomes, host.expected_gpus, host.expected_gpus_source)
             if unmeasured is not None:
                 checks = [unmeasured] + checks
             verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups)
