@@ -1,0 +1,95 @@
+"""A loaded run keeps no envelope in memory: each is read back from the store when the judge or a dossier asks for
+it, and a result replaced or removed after loading fails that host (never silently judged on the old one), while every
+other host is judged and reported."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from synthetic_fleet import rack_of, write_synthetic_run  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+RUN_ID = "20261130T000000Z-000001"
+HOSTS = 6
+
+
+def _loaded(results):
+    names = write_synthetic_run(str(results), RUN_ID, HOSTS, gpus=4)
+    groups = {name: [rack_of(name)] for name in names}
+    run_path = os.path.join(str(results), RUN_ID)
+    return names, groups, run_path, load_run(run_path, names, groups)
+
+
+def _health_file(run_path, host):
+    return os.path.join(run_path, host, "health.json")
+
+
+def test_a_loaded_run_holds_no_envelope_and_reads_each_back_as_stored(tmp_path):
+    names, unused_groups, run_path, run = _loaded(tmp_path)
+    for host in run.hosts:
+        entry = host.probes["health"]
+        assert entry.held_envelope is None
+        with open(_health_file(run_path, host.name), encoding="utf-8") as handle:
+            assert entry.envelope == json.load(handle)
+        assert entry.collection_version == "0.1.0" and entry.started == entry.envelope["started"]
+    assert run.collection_versions() == ["0.1.0"]
+    assert [host.name for host in run.hosts] == sorted(names)
+
+
+def _replace(path, change):
+    with open(path, encoding="utf-8") as handle:
+        envelope = json.load(handle)
+    change(envelope)
+    write_text_atomically(path, json.dumps(envelope))
+
+
+def _index(run_path):
+    with open(os.path.join(run_path, "fleet.json"), encoding="utf-8") as handle:
+        return json.load(handle)["hosts"]
+
+
+def test_a_result_replaced_after_loading_fails_that_host_not_the_run(tmp_path):
+    names, groups, run_path, run = _loaded(tmp_path)
+    changed = names[2]
+    # Another slice writing into the run after the report loaded it: an ECC error the loaded state never saw.
+    _replace(_health_file(run_path, changed),
+             lambda envelope: envelope["data"]["gpus"][0]["ecc"].update(volatile_uncorrected_count=7))
+    judgement = judge_run(run, str(tmp_path), {})
+    verdict = judgement.hosts[changed]
+    assert verdict.verdict == "error"
+    assert "health.json of %s was replaced after this report loaded it" % changed in verdict.reasons[0]
+    assert all(judgement.hosts[name].verdict != "error" for name in names if name != changed)
+    render_run(run_path, names, groups, write_text_atomically, judgement=judgement, loaded=run)
+    fleet = _index(run_path)
+    assert fleet[changed]["verdict"] == "error"
+    assert all(fleet[name]["verdict"] != "error" for name in names if name != changed)
+    for name in names:
+        with open(os.path.join(run_path, name, "dossier.html"), encoding="utf-8") as handle:
+            dossier = handle.read()
+        assert ("was replaced after this report loaded it" in dossier) == (name == changed)
+
+
+def test_a_result_removed_after_loading_fails_that_host_with_why(tmp_path):
+    names, groups, run_path, run = _loaded(tmp_path)
+    gone = names[4]
+    os.unlink(_health_file(run_path, gone))
+    judgement = judge_run(run, str(tmp_path), {})
+    assert judgement.hosts[gone].verdict == "error"
+    assert "health.json of %s could not be read again after this report loaded it" % gone in judgement.hosts[gone].reasons[0]
+    render_run(run_path, names, groups, write_text_atomically, judgement=judgement, loaded=run)
+    assert _index(run_path)[gone]["verdict"] == "error"
+    assert sum(fleet["verdict"] == "error" for fleet in _index(run_path).values()) == 1
+
+
+def test_a_result_rewritten_with_the_same_bytes_is_still_a_new_file(tmp_path):
+    names, unused_groups, run_path, run = _loaded(tmp_path)
+    _replace(_health_file(run_path, names[0]), lambda envelope: None)
+    judgement = judge_run(run, str(tmp_path), {})
+    assert judgement.hosts[names[0]].verdict == "error"
