@@ -1,7 +1,7 @@
 """Benchmark: judge and render the fleet reports for synthetic fleets (default 1, 100 and 1,000 hosts of 8 GPUs).
 
     .venv/bin/python benchmarks/fleet_reports.py [--hosts 1 100 1000] [--gpus 8]
-    .venv/bin/python benchmarks/fleet_reports.py --whole-run [--hosts 1000 10000] [--workers 1 0]
+    .venv/bin/python benchmarks/fleet_reports.py --whole-run [--hosts 1000 10000] [--workers 1 0] [--previous]
 
 --whole-run does what the report action does for every host (render_run: every dossier, then the fleet outputs),
 with --workers processes for the dossiers (0: one per usable core, the action's default), and prints the time split
@@ -43,6 +43,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement 
 from synthetic_fleet import rack_of, write_synthetic_run  # noqa: E402
 
 RUN_ID = "20261130T000000Z-000001"
+PREVIOUS_RUN_ID = "20261129T000000Z-000001"
 
 
 def measure(hosts: int, gpus: int, max_dossiers: int) -> dict:
@@ -128,10 +129,15 @@ class TreeMemory:
         self.peak_mib = int(out.strip() or 0) / 1024
 
 
-def measure_whole_run(hosts: int, gpus: int, workers: int) -> dict:
-    """render_run as the report action calls it, timed by step, with the peak PSS of this process and its workers."""
+def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = False) -> dict:
+    """render_run as the report action calls it, timed by step, with the peak PSS of this process and its workers.
+
+    previous: the same fleet was also run the night before (PREVIOUS_RUN_ID, other random draws), so every host is
+    judged for drift against it, as in a nightly run."""
     results = tempfile.mkdtemp(prefix="gpufleet-bench-")
     try:
+        if previous:
+            write_synthetic_run(results, PREVIOUS_RUN_ID, hosts, gpus, seed=2)
         names = write_synthetic_run(results, RUN_ID, hosts, gpus)
         groups = {name: [rack_of(name)] for name in names}
         run_path = os.path.join(results, RUN_ID)
@@ -160,14 +166,14 @@ def measure_whole_run(hosts: int, gpus: int, workers: int) -> dict:
 
 
 def main_whole_run(args) -> int:
-    print("| hosts | GPUs | dossier processes | load s | judge s | dossiers s | fleet outputs s | total s | dossiers written "
+    print("| hosts | GPUs | previous run | dossier processes | load s | judge s | dossiers s | fleet outputs s | total s | dossiers written "
           "| peak PSS MiB (this process and its workers) | peak RSS MiB (this process) | peak RSS MiB (largest worker) |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hosts in args.hosts:
         for workers in args.workers:
-            row = measure_whole_run(hosts, args.gpus, workers)
-            print("| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %.0f | %.0f | %.0f |" % (
-                row["hosts"], row["gpus"], row["workers"], row["load_s"], row["judge_s"], row["dossiers_s"], row["fleet_s"],
+            row = measure_whole_run(hosts, args.gpus, workers, args.previous)
+            print("| %d | %d | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %.0f | %.0f | %.0f |" % (
+                row["hosts"], row["gpus"], "yes" if args.previous else "no", row["workers"], row["load_s"], row["judge_s"], row["dossiers_s"], row["fleet_s"],
                 row["total_s"], row["dossiers"], row["peak_pss_mib"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))
             sys.stdout.flush()
@@ -180,6 +186,8 @@ def main() -> int:
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--dossiers", type=int, default=20, help="dossiers rendered per fleet size to time one (default 20)")
     parser.add_argument("--whole-run", action="store_true", help="time render_run over every host (see above)")
+    parser.add_argument("--previous", action="store_true",
+                        help="with --whole-run: the fleet has a previous run too, so drift is judged (a nightly run)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 0],
                         help="with --whole-run: dossier processes to try (0: one per usable core; default 1 0)")
     args = parser.parse_args()

@@ -302,7 +302,7 @@ def _host_context(host: HostModel, run: RunModel, markdown: bool,
             "index_href": "../index.md" if markdown else "../index.html",
             "unavailable_total": sum(len(probe["unavailable"]) for probe in probes),
             "judged": judgement is not None,
-            "verdict": verdict_view(verdict, texts=judgement.texts, hosts_of_sku=_hosts_of_sku(judgement, verdict))
+            "verdict": verdict_view(verdict, texts=judgement.texts, hosts_of_sku=lambda: _hosts_of_sku(judgement, verdict))
             if judgement is not None else {},
             "python": python_view(host.inputs),
             "previous_run_id": judgement.previous_run_id if judgement is not None else None}

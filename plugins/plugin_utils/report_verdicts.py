@@ -5,7 +5,7 @@ Pure Python (the judge's model and the report's value formatting); no Jinja, no 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
 from .judge.rules import ACTION_RANK, CheckTexts
@@ -87,10 +87,14 @@ def check_row(check: Check, texts: Optional[CheckTexts] = None) -> Dict[str, Any
     }
 
 
-def peer_fold(checks: Sequence[Check], hosts_of_sku: Optional[int] = None) -> Tuple[List[Check], Optional[Dict[str, Any]]]:
+HostsOfSku = Union[int, Callable[[], Optional[int]], None]
+
+
+def peer_fold(checks: Sequence[Check], hosts_of_sku: HostsOfSku = None) -> Tuple[List[Check], Optional[Dict[str, Any]]]:
     """(the checks left, one line for the fleet comparisons that had too few peers to compare, or None).
 
-    "compared with peers: needs >= 3 hosts of the SKU, this run has 1", with the checks folded into it.
+    "compared with peers: needs >= 3 hosts of the SKU, this run has 1", with the checks folded into it. hosts_of_sku
+    may be a function: it is called only when there is something to fold (counting is a pass over the whole fleet).
     """
     folded, kept, needed = [], [], 0
     for check in checks:
@@ -102,6 +106,8 @@ def peer_fold(checks: Sequence[Check], hosts_of_sku: Optional[int] = None) -> Tu
             kept.append(check)
     if not folded:
         return kept, None
+    if callable(hosts_of_sku):
+        hosts_of_sku = hosts_of_sku()
     has = "this run has %d" % hosts_of_sku if hosts_of_sku is not None else "too few in this run"
     return kept, {"text": "compared with peers: needs \u2265 %d hosts of the SKU, %s" % (needed, has), "count": len(folded),
                   "ids": sorted({check.id for check in folded})}
@@ -115,7 +121,7 @@ def status_counts(checks: Iterable[Check]) -> List[Tuple[str, int]]:
 
 
 def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, texts: Optional[CheckTexts] = None,
-                 hosts_of_sku: Optional[int] = None) -> Dict[str, Any]:
+                 hosts_of_sku: HostsOfSku = None) -> Dict[str, Any]:
     """The dossier's first section: verdict, the checks that did not pass (evidence and remedy), SKU (or why it is
     unknown), then every other check worst first, the peer comparisons that had too few hosts folded into one line."""
     if verdict is None:

@@ -1,8 +1,7 @@
 """Judge a stored run: its results, the baselines, the rules with each host's overrides, each host's previous run."""
 from __future__ import annotations
 
-from collections import abc
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from .judge.fleet import judge_fleet
 from .judge.model import Check, FleetJudgement, blocks_gate
@@ -11,30 +10,14 @@ from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules
 from .probes.registry import probe_catalogue
 from .store.previous import find_previous_results, most_common_run
-from .store.stored_run import ProbeEntry, RunModel
+from .store.stored_run import RunModel, StoredEnvelopes
 from .store.schemas import envelope_problems
-
-
-class _StoredEnvelopes(abc.Mapping):
-    """{probe: envelope} of a host's readable results, each read from the store when the judge asks for it."""
-
-    def __init__(self, entries: Mapping[str, ProbeEntry]) -> None:
-        self._entries = {probe: entry for probe, entry in entries.items() if entry.readable}
-
-    def __getitem__(self, probe: str) -> Dict[str, Any]:
-        return self._entries[probe].envelope
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[str, Dict]:
     return {
         host.name: {
-            "envelopes": _StoredEnvelopes(host.probes),
+            "envelopes": StoredEnvelopes(host.probes),
             "reached": host.state != "unreachable",
             "reason": "; ".join(host.reasons),
             "groups": list(host.groups),

@@ -518,12 +518,13 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
     if not earlier_envelopes and not earlier_problems:
         return [_host_check("drift.previous_run", host, "", "skip", "no earlier run of this host to compare with")]
     checks: List[Check] = []
-    current, earlier = _data(envelopes.get("health")), _data(earlier_envelopes.get("health"))
+    current = _data(envelopes.get("health"))
     settings = {probe: catalogue.probe_settings(probe, _data(envelopes.get(probe))) for probe in sorted(envelopes)}
     for probe, problem in sorted(earlier_problems.items()):
         checks.extend(_unreadable_drift(host, probe, problem, current, current_samples.get(probe) or []))
         checks.extend(settings_not_compared(host, probe, settings.get(probe) or [], "not compared: %s" % problem))
     try:
+        earlier = _data(earlier_envelopes.get("health"))  # read back from the store here: it may no longer be there
         setting_checks: Dict[str, List[Check]] = {}
         for probe in sorted(settings):
             earlier_data = _data(earlier_envelopes.get(probe))
@@ -551,7 +552,8 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
                 check.reason += "; settings changed since that run: %s" % ", ".join(changed)
             checks.extend(moved)
     except Exception as exc:  # pylint: disable=broad-exception-caught
-        # An earlier result the schema let through but the comparison cannot read: drift is not judged, the host is.
+        # An earlier result the schema let through but the comparison cannot read, or one replaced since it was found:
+        # drift is not judged, the host is.
         checks.append(_host_check("drift.previous_run", host, "", "skip", "drift not compared with %s: comparing raised %s: %s"
                                   % (previous_run_id or "the previous run", type(exc).__name__, exc)))
     return checks

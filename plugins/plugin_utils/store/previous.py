@@ -4,11 +4,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .paths import RUN_ID_PATTERN, host_dir_name
-from .read import read_envelope, result_probes
+from .read import read_envelope_with_identity, result_probes
+from .stored_run import ProbeEntry, StoredEnvelopes, stored_entry
 
 _TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
 EnvelopeCheck = Callable[[dict], List[str]]
@@ -39,16 +40,21 @@ def earlier_runs(results_dir: str, run_id: str) -> List[str]:
 
 @dataclass
 class PreviousResults:
-    """Each host's newest earlier run: its envelopes, its run id, and the results of it that cannot be compared."""
+    """Each host's newest earlier run: its envelopes, its run id, and the results of it that cannot be compared.
 
-    envelopes: Dict[str, Dict[str, dict]] = field(default_factory=dict)
+    A host's envelopes are read back from the store when asked for (StoredEnvelopes), so that the earlier results of a
+    fleet of thousands are never all in memory at once.
+    """
+
+    envelopes: Dict[str, Mapping[str, dict]] = field(default_factory=dict)
     run_ids: Dict[str, str] = field(default_factory=dict)
     # host -> probe -> why that earlier result is not compared, e.g. "previous run's health.json is unreadable: ..."
     problems: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
-def _host_results(host_path: str, run_id: str, check_envelope: Optional[EnvelopeCheck]) -> Tuple[Dict[str, dict], Dict[str, str]]:
-    envelopes: Dict[str, dict] = {}
+def _host_results(host_path: str, run_id: str, check_envelope: Optional[EnvelopeCheck]) -> Tuple[Mapping[str, dict], Dict[str, str]]:
+    entries: Dict[str, ProbeEntry] = {}
+    measured = False
     problems: Dict[str, str] = {}
     try:
         probes = result_probes(host_path)
@@ -57,7 +63,7 @@ def _host_results(host_path: str, run_id: str, check_envelope: Optional[Envelope
     for probe in probes:
         name = probe + ".json"
         try:
-            envelope = read_envelope(host_path, probe)
+            envelope, identity = read_envelope_with_identity(host_path, probe)
         except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             problems[probe] = "previous run's %s is unreadable: %s (run %s)" % (name, exc, run_id)
             continue
@@ -67,12 +73,13 @@ def _host_results(host_path: str, run_id: str, check_envelope: Optional[Envelope
         if broken:
             problems[probe] = "previous run's %s breaks its schema: %s (run %s)" % (name, "; ".join(broken[:3]), run_id)
             continue
-        envelopes[probe] = envelope
+        entries[probe] = stored_entry(host_path, probe, envelope, identity)
+        measured = measured or envelope.get("status") in MEASURED_STATUSES
     # Drift needs something measured: a run where every probe failed or was unavailable is passed over, but not one
     # whose results cannot be read (that is said on the drift checks instead of comparing with an older run).
-    if not problems and not any(envelope.get("status") in MEASURED_STATUSES for envelope in envelopes.values()):
+    if not problems and not measured:
         return {}, {}
-    return envelopes, problems
+    return StoredEnvelopes(entries), problems
 
 
 def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], max_runs: int = 400,

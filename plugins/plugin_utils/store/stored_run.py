@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
+from collections import OrderedDict, abc
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
 from ...module_utils.envelope_statuses import ENVELOPE_STATUSES
@@ -102,6 +102,22 @@ class _RecentEnvelopes:
 _RECENT_ENVELOPES = _RecentEnvelopes()
 
 
+class StoredEnvelopes(abc.Mapping):
+    """{probe: envelope} of a host's readable results, each read back from the store when it is asked for."""
+
+    def __init__(self, entries: Mapping[str, ProbeEntry]) -> None:
+        self._entries = {probe: entry for probe, entry in entries.items() if entry.readable}
+
+    def __getitem__(self, probe: str) -> Dict[str, Any]:
+        return self._entries[probe].envelope
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 @dataclass
 class HostModel:
     name: str
@@ -150,6 +166,15 @@ class RunModel:
                        if entry.collection_version is not None})
 
 
+def stored_entry(host_path: str, probe: str, envelope: Dict[str, Any], identity: Tuple[int, ...], status: str = "",
+                 reason: str = "", raw_file: Optional[str] = None, unavailable: Sequence[Tuple[str, str]] = ()) -> ProbeEntry:
+    """The entry of a result that was read (envelope, from the file of that identity), read back when asked for."""
+    version = envelope.get("collection_version")
+    return ProbeEntry(probe, status, reason, None, probe + ".json", raw_file, list(unavailable), host_path=host_path,
+                      identity=identity, collection_version=None if version is None else str(version),
+                      started=envelope.get("started"), readable=bool(envelope))
+
+
 def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     """The probe's entry with what the fleet needs of its envelope; the envelope itself is read again when asked for."""
     json_file = probe + ".json"
@@ -164,10 +189,7 @@ def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     if status not in ENVELOPE_STATUSES:
         reason = "the result has an unknown status %r%s" % (status, "; " + reason if reason else "")
         status = "error"
-    version = envelope.get("collection_version")
-    return ProbeEntry(probe, status, reason, None, json_file, raw_file, unavailable_fields(envelope.get("data")),
-                      host_path=host_path, identity=identity, collection_version=None if version is None else str(version),
-                      started=envelope.get("started"), readable=bool(envelope))
+    return stored_entry(host_path, probe, envelope, identity, status, reason, raw_file, unavailable_fields(envelope.get("data")))
 
 
 def read_host_probes(host_path: str) -> Dict[str, ProbeEntry]:

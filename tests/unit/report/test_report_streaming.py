@@ -7,9 +7,11 @@ import json
 import os
 import sys
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils import run_judgement
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import find_previous_results
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -93,3 +95,31 @@ def test_a_result_rewritten_with_the_same_bytes_is_still_a_new_file(tmp_path):
     _replace(_health_file(run_path, names[0]), lambda envelope: None)
     judgement = judge_run(run, str(tmp_path), {})
     assert judgement.hosts[names[0]].verdict == "error"
+
+
+def test_earlier_results_are_read_back_too_and_a_replaced_one_is_not_compared(tmp_path, monkeypatch):
+    earlier = "20261129T000000Z-000001"
+    write_synthetic_run(str(tmp_path), earlier, HOSTS, gpus=4, seed=2)
+    names, unused_groups, unused_run_path, run = _loaded(tmp_path)
+    replaced = names[1]
+    found_by_judge = []
+
+    def find_then_replace(*args, **kwargs):
+        found = find_previous_results(*args, **kwargs)
+        found_by_judge.append(found)
+        # Replaced between the judge finding the earlier run and comparing with it.
+        _replace(os.path.join(str(tmp_path), earlier, replaced, "health.json"), lambda envelope: None)
+        return found
+
+    monkeypatch.setattr(run_judgement, "find_previous_results", find_then_replace)
+    judgement = run_judgement.judge_run(run, str(tmp_path), {})
+    assert all(entry.held_envelope is None for envelopes in found_by_judge[0].envelopes.values()
+               for entry in envelopes._entries.values())  # pylint: disable=protected-access
+    assert judgement.previous_run_id == earlier
+    drift = [check for check in judgement.hosts[replaced].checks if check.id == "drift.previous_run"]
+    assert len(drift) == 1 and drift[0].status == "skip"
+    assert "health.json of %s was replaced after this report loaded it" % replaced in drift[0].reason
+    assert judgement.hosts[replaced].verdict != "error"
+    for name in names:
+        if name != replaced:
+            assert any(check.id.startswith("drift.") and check.status == "pass" for check in judgement.hosts[name].checks)
