@@ -9,6 +9,10 @@ import copy
 import json
 import os
 import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "collections"))
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schemas_digest  # noqa: E402
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "tests", "fixtures", "health_h200x2_ok_by_the_action.json")
@@ -38,7 +42,9 @@ def _pairs(template_pair: dict, count: int) -> list:
 
 def health_envelope(template: dict, host: str, host_number: int, gpus: int, run_id: str, rng: random.Random) -> dict:
     envelope = copy.deepcopy(template)
-    envelope.update(host=host, run_id=run_id, collection_version="0.1.0", probe_sha256="0" * 64)
+    # As the probe action stores it: validated against this collection's schemas, and saying so.
+    envelope.update(host=host, run_id=run_id, collection_version="0.1.0", probe_sha256="0" * 64,
+                    schemas_sha256=schemas_digest())
     data = envelope["data"]
     data["platform"]["hostname"] = host
     data["gpus"] = [_gpu(template["data"]["gpus"][0], index, host_number, rng) for index in range(gpus)]

@@ -8,7 +8,7 @@ import re
 import time
 import xml.etree.ElementTree as ET
 from datetime import datetime
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .control_chars import escape_control
@@ -58,18 +58,17 @@ def _dir_names(run_model: Any) -> Dict[str, str]:
     return {host.name: host.dir_name for host in getattr(run_model, "hosts", ())}
 
 
-def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
-    """The run's verdicts for machines; shape in schemas/fleet.schema.json. Dossier paths are relative to the run directory."""
-    dir_names = _dir_names(run_model)
-    hosts = {}
-    for name, verdict in sorted(judgement.hosts.items()):
-        dir_name = dir_names.get(name) or host_dir_name(name)
-        hosts[name] = {
-            "verdict": verdict.verdict, "reasons": list(verdict.reasons), "sku": verdict.sku, "sku_reason": verdict.sku_reason,
-            "groups": list(verdict.groups),
-            "dossier": {"html": dir_name + "/dossier.html", "markdown": dir_name + "/dossier.md"},
-            "checks": [json_safe(check.to_dict()) for check in verdict.checks],
-        }
+def _host_entry(verdict: HostVerdict, dir_name: str) -> Dict[str, Any]:
+    return {
+        "verdict": verdict.verdict, "reasons": list(verdict.reasons), "sku": verdict.sku, "sku_reason": verdict.sku_reason,
+        "groups": list(verdict.groups),
+        "dossier": {"html": dir_name + "/dossier.html", "markdown": dir_name + "/dossier.md"},
+        "checks": [json_safe(check.to_dict()) for check in verdict.checks],
+    }
+
+
+def _fleet_json_without_hosts(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
+    """fleet.json with "hosts" empty, in the document's key order."""
     counts = counts_by_verdict(judgement)
     return {
         "schema_version": FLEET_SCHEMA_VERSION,
@@ -81,7 +80,7 @@ def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
                  "gating_verdicts": list(GATING_VERDICTS),
                  "gating_hosts": sorted(name for name, verdict in judgement.hosts.items() if blocks_gate(verdict))},
         "hosts_worst_first": [verdict.host for verdict in judgement.hosts_worst_first()],
-        "hosts": hosts,
+        "hosts": {},
         "unmatched_rules": [json_safe(check.to_dict()) for check in judgement.unmatched_rules],
         "fleet_statistics": json_safe(judgement.fleet_statistics),
         "setting_minorities": json_safe(judgement.setting_minorities),
@@ -89,10 +88,43 @@ def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
     }
 
 
+def _host_entries(judgement: FleetJudgement, run_model: Any) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    dir_names = _dir_names(run_model)
+    for name, verdict in sorted(judgement.hosts.items()):
+        yield name, _host_entry(verdict, dir_names.get(name) or host_dir_name(name))
+
+
+def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
+    """The run's verdicts for machines; shape in schemas/fleet.schema.json. Dossier paths are relative to the run directory."""
+    document = _fleet_json_without_hosts(judgement, run_model)
+    document["hosts"] = dict(_host_entries(judgement, run_model))
+    return document
+
+
+def _compact_json(value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _JSON_RAW_CONTROL.sub(lambda match: "\\u%04x" % ord(match.group()), text)
+
+
+def fleet_json_chunks(judgement: FleetJudgement, run_model: Any) -> Iterator[str]:
+    """fleet.json as written, a host at a time (the checks of 10,000 hosts would be gigabytes as one document): strict
+    JSON, one line, no raw control byte; the same text as json.dumps of fleet_json, compact."""
+    yield "{"
+    for position, (key, value) in enumerate(_fleet_json_without_hosts(judgement, run_model).items()):
+        yield ("," if position else "") + _compact_json(key) + ":"
+        if key != "hosts":
+            yield _compact_json(value)
+            continue
+        yield "{"
+        for number, (name, entry) in enumerate(_host_entries(judgement, run_model)):
+            yield ("," if number else "") + _compact_json(name) + ":" + _compact_json(entry)
+        yield "}"
+    yield "}\n"
+
+
 def fleet_json_text(judgement: FleetJudgement, run_model: Any) -> str:
     """fleet.json as written: strict JSON, one line, no raw control byte."""
-    text = json.dumps(fleet_json(judgement, run_model), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return _JSON_RAW_CONTROL.sub(lambda match: "\\u%04x" % ord(match.group()), text) + "\n"
+    return "".join(fleet_json_chunks(judgement, run_model))
 
 
 # ---------------------------------------------------------------- JUnit XML
@@ -197,27 +229,57 @@ def _set_totals(element: ET.Element, totals: Dict[str, int]) -> None:
     element.set("time", "0")
 
 
-def junit_xml(judgement: FleetJudgement) -> str:
-    """One <testsuite> per host (hosts by name), one <testcase> per check; totals on every suite and on <testsuites>."""
-    root = ET.Element("testsuites", {"name": xml_text("gpufleet.validation run %s" % judgement.run_id)})
+_SUITE_PLACE = "gpufleet-suites-go-here"
+
+
+def junit_chunks(judgement: FleetJudgement) -> Iterator[str]:
+    """One <testsuite> per host (hosts by name), one <testcase> per check; totals on every suite and on <testsuites>.
+
+    Each suite is built and written out as text on its own (the element tree of 10,000 hosts' checks would take
+    gigabytes): the same text as indenting and writing the whole tree at once."""
+    suites: List[str] = []
     grand = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+
+    def add(build: Callable[[ET.Element], Dict[str, int]]) -> None:
+        holder = ET.Element("testsuites")
+        for key, count in build(holder).items():
+            grand[key] += count
+        ET.indent(holder[0], level=1)
+        suites.append(ET.tostring(holder[0], encoding="unicode"))
+
     for unused_name, verdict in sorted(judgement.hosts.items()):
-        for key, count in _host_suite(root, verdict).items():
-            grand[key] += count
+        add(lambda holder, verdict=verdict: _host_suite(holder, verdict))
     if judgement.unmatched_rules:
-        suite = _suite(root, UNMATCHED_SUITE, [])
-        totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        for check in judgement.unmatched_rules:
-            outcome = _add_check(suite, "gpufleet.rules", check)
-            totals["tests"] += 1
-            if outcome != "passed":
-                totals[outcome] += 1
-        _set_totals(suite, totals)
-        for key, count in totals.items():
-            grand[key] += count
+        add(lambda holder: _unmatched_suite(holder, judgement.unmatched_rules))
+    root = ET.Element("testsuites", {"name": xml_text("gpufleet.validation run %s" % judgement.run_id)})
     _set_totals(root, grand)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    if not suites:
+        yield ET.tostring(root, encoding="unicode") + "\n"
+        return
+    ET.SubElement(root, _SUITE_PLACE)
+    head, tail = ET.tostring(root, encoding="unicode").split("<%s />" % _SUITE_PLACE)
+    yield head
+    for suite in suites:
+        yield "\n  " + suite
+    yield "\n" + tail + "\n"
+
+
+def _unmatched_suite(parent: ET.Element, checks: List[Check]) -> Dict[str, int]:
+    suite = _suite(parent, UNMATCHED_SUITE, [])
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for check in checks:
+        outcome = _add_check(suite, "gpufleet.rules", check)
+        totals["tests"] += 1
+        if outcome != "passed":
+            totals[outcome] += 1
+    _set_totals(suite, totals)
+    return totals
+
+
+def junit_xml(judgement: FleetJudgement) -> str:
+    """junit_chunks as one text."""
+    return "".join(junit_chunks(judgement))
 
 
 # ---------------------------------------------------------------- Prometheus textfile
@@ -251,60 +313,67 @@ def _sample(name: str, labels: List[Tuple[str, Any]], value: Any) -> str:
     return "%s{%s} %s" % (name, text, sample_value(value))
 
 
-def _family(lines: List[str], name: str, help_text: str, samples: List[str]) -> None:
-    lines.append("# HELP %s %s" % (name, _help_text(help_text)))
-    lines.append("# TYPE %s gauge" % name)
-    lines.extend(samples)
-
-
 def _gpu_series_label(check: Check) -> str:
     return "" if check.gpu_index is None else str(check.gpu_index)
 
 
-def _checks_by_series(judgement: FleetJudgement) -> Dict[Tuple[str, str, str], Check]:
-    """One check per (host, check id, gpu), the most severe where several share those labels (the exposition allows one)."""
+def _host_series(name: str, verdict: HostVerdict) -> List[Tuple[Tuple[str, str, str], Check]]:
+    """One check per (host, check id, gpu), the most severe where several share those labels (the exposition allows one),
+    in label order."""
     chosen: Dict[Tuple[str, str, str], Check] = {}
-    for name, verdict in sorted(judgement.hosts.items()):
-        for check in verdict.checks:
-            key = (name, check.id, _gpu_series_label(check))
-            held = chosen.get(key)
-            if held is None or STATUS_SEVERITY.get(check.status, 3) > STATUS_SEVERITY.get(held.status, 3):
-                chosen[key] = check
-    return chosen
+    for check in verdict.checks:
+        key = (name, check.id, _gpu_series_label(check))
+        held = chosen.get(key)
+        if held is None or STATUS_SEVERITY.get(check.status, 3) > STATUS_SEVERITY.get(held.status, 3):
+            chosen[key] = check
+    return sorted(chosen.items())
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def prometheus_text(judgement: FleetJudgement, run_model: Any, timestamp_s: float) -> str:
-    """node_exporter textfile collector format: every family a gauge, HELP and TYPE first, no sample timestamps."""
-    lines: List[str] = []
+def _family_lines(name: str, help_text: str, samples: Iterable[str]) -> Iterator[str]:
+    yield "# HELP %s %s\n" % (name, _help_text(help_text))
+    yield "# TYPE %s gauge\n" % name
+    for sample in samples:
+        yield sample + "\n"
+
+
+def prometheus_chunks(judgement: FleetJudgement, run_model: Any, timestamp_s: float) -> Iterator[str]:
+    """node_exporter textfile collector format: every family a gauge, HELP and TYPE first, no sample timestamps; a
+    line at a time (a fleet of 10,000 hosts has millions of samples), hosts in name order."""
     versions = list(run_model.collection_versions()) if hasattr(run_model, "collection_versions") else []
-    _family(lines, "gpufleet_run_info", "The run these metrics come from (always 1).",
-            [_sample("gpufleet_run_info", [("run_id", judgement.run_id), ("previous_run_id", judgement.previous_run_id or ""),
-                                           ("collection_version", ",".join(versions))], 1)])
-    _family(lines, "gpufleet_run_timestamp_seconds", "When the run started, in seconds since the Unix epoch.",
-            [_sample("gpufleet_run_timestamp_seconds", [], float(timestamp_s))])
+    hosts = sorted(judgement.hosts.items())
+    yield from _family_lines("gpufleet_run_info", "The run these metrics come from (always 1).",
+                             [_sample("gpufleet_run_info", [("run_id", judgement.run_id),
+                                                            ("previous_run_id", judgement.previous_run_id or ""),
+                                                            ("collection_version", ",".join(versions))], 1)])
+    yield from _family_lines("gpufleet_run_timestamp_seconds", "When the run started, in seconds since the Unix epoch.",
+                             [_sample("gpufleet_run_timestamp_seconds", [], float(timestamp_s))])
     counts = counts_by_verdict(judgement)
-    _family(lines, "gpufleet_hosts", "Hosts by verdict in this run.",
-            [_sample("gpufleet_hosts", [("verdict", verdict)], counts.get(verdict, 0)) for verdict in VERDICTS])
-    verdict_samples = []
-    for name, verdict in sorted(judgement.hosts.items()):
-        for candidate in VERDICTS:
-            verdict_samples.append(_sample("gpufleet_host_verdict", [("host", name), ("verdict", candidate)],
-                                           1 if verdict.verdict == candidate else 0))
-    _family(lines, "gpufleet_host_verdict", "The host's verdict: 1 for its verdict, 0 for the others.", verdict_samples)
-    series = _checks_by_series(judgement)
-    _family(lines, "gpufleet_check_status", "Check status: 0 pass, 1 warn, 2 fail, 3 error, -1 skip.",
-            [_sample("gpufleet_check_status", [("host", host), ("check", check_id), ("gpu", gpu)],
-                     STATUS_VALUES.get(check.status, 3)) for (host, check_id, gpu), check in sorted(series.items())])
-    _family(lines, "gpufleet_check_value", "The value a check measured, in the unit of its unit label.",
-            [_sample("gpufleet_check_value", [("host", host), ("check", check_id), ("gpu", gpu), ("unit", check.unit)],
-                     check.value) for (host, check_id, gpu), check in sorted(series.items()) if _is_number(check.value)])
-    _family(lines, "gpufleet_unmatched_rules", "Rules that matched no result anywhere in the run.",
-            [_sample("gpufleet_unmatched_rules", [], len(judgement.unmatched_rules))])
-    return "\n".join(lines) + "\n"
+    yield from _family_lines("gpufleet_hosts", "Hosts by verdict in this run.",
+                             [_sample("gpufleet_hosts", [("verdict", verdict)], counts.get(verdict, 0)) for verdict in VERDICTS])
+    yield from _family_lines("gpufleet_host_verdict", "The host's verdict: 1 for its verdict, 0 for the others.",
+                             (_sample("gpufleet_host_verdict", [("host", name), ("verdict", candidate)],
+                                      1 if verdict.verdict == candidate else 0)
+                              for name, verdict in hosts for candidate in VERDICTS))
+    yield from _family_lines("gpufleet_check_status", "Check status: 0 pass, 1 warn, 2 fail, 3 error, -1 skip.",
+                             (_sample("gpufleet_check_status", [("host", host), ("check", check_id), ("gpu", gpu)],
+                                      STATUS_VALUES.get(check.status, 3))
+                              for name, verdict in hosts for (host, check_id, gpu), check in _host_series(name, verdict)))
+    yield from _family_lines("gpufleet_check_value", "The value a check measured, in the unit of its unit label.",
+                             (_sample("gpufleet_check_value", [("host", host), ("check", check_id), ("gpu", gpu),
+                                                               ("unit", check.unit)], check.value)
+                              for name, verdict in hosts for (host, check_id, gpu), check in _host_series(name, verdict)
+                              if _is_number(check.value)))
+    yield from _family_lines("gpufleet_unmatched_rules", "Rules that matched no result anywhere in the run.",
+                             [_sample("gpufleet_unmatched_rules", [], len(judgement.unmatched_rules))])
+
+
+def prometheus_text(judgement: FleetJudgement, run_model: Any, timestamp_s: float) -> str:
+    """prometheus_chunks as one text."""
+    return "".join(prometheus_chunks(judgement, run_model, timestamp_s))
 
 
 def run_timestamp(run_model: Any, default: Optional[float] = None) -> float:

@@ -16,7 +16,8 @@ from markupsafe import Markup, escape
 
 from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
 from .control_chars import escape_control
-from .report_exports import fleet_json_text, junit_xml, prometheus_text, run_timestamp
+from .report_exports import fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
+from .store.atomic import Text
 from .probes.declaration import ProbeSection
 from .probes.registry import profile_probes, sections
 from .report_health import fleet_columns
@@ -256,6 +257,8 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
         ("collection version", format_value("collection_version", envelope.get("collection_version", "not recorded"))),
         ("schema version", format_value("schema_version", envelope.get("schema_version", "not recorded"))),
         ("probe sha256", format_value("probe_sha256", envelope.get("probe_sha256", "not recorded"))),
+        ("schemas sha256 (validated against when stored)",
+         format_value("schemas_sha256", envelope.get("schemas_sha256", "not recorded"))),
         ("host (as the probe saw it)", format_value("host", envelope.get("host", "not recorded"))),
         ("started", format_value("started", envelope.get("started", "not recorded"))),
         ("duration", format_value("duration_s", envelope.get("duration_s", "not recorded"))),
@@ -465,22 +468,23 @@ DOSSIER_FILES = ("dossier.html", "dossier.md")
 EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
 
 
-def render_fleet_outputs(run: RunModel, write: Callable[[str, str], None], judgement: Optional[FleetJudgement] = None,
+def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
                          previous_run_id: Optional[str] = None) -> None:
     """The fleet-level files: index.html and index.md; with a judgement fleet.json, junit.xml and gpufleet.prom.
 
     Each is rendered and written on its own, so that one that fails does not keep the others from being written;
-    raises ValueError naming every one that failed, after writing the rest.
+    raises ValueError naming every one that failed, after writing the rest. The exports are handed to write as chunks
+    (a host at a time): the checks of 10,000 hosts as one text, or one element tree, would take gigabytes.
     """
-    outputs: List[Tuple[str, Callable[[], str]]] = [
+    outputs: List[Tuple[str, Callable[[], Text]]] = [
         ("index.html", lambda: render_fleet_index_html(run, judgement, previous_run_id)),
         ("index.md", lambda: render_fleet_index_markdown(run, judgement, previous_run_id)),
     ]
     if judgement is not None:
         outputs += [
-            ("fleet.json", lambda: fleet_json_text(judgement, run)),
-            ("junit.xml", lambda: junit_xml(judgement)),
-            ("gpufleet.prom", lambda: prometheus_text(judgement, run, run_timestamp(run))),
+            ("fleet.json", lambda: fleet_json_chunks(judgement, run)),
+            ("junit.xml", lambda: junit_chunks(judgement)),
+            ("gpufleet.prom", lambda: prometheus_chunks(judgement, run, run_timestamp(run))),
         ]
     failed = []
     for name, render in outputs:
@@ -533,7 +537,7 @@ def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optio
 
 
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
-               write: Callable[[str, str], None], judgement: Optional[FleetJudgement] = None,
+               write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
                previous_run_id: Optional[str] = None, loaded: Optional[RunModel] = None,
                workers: Optional[int] = None) -> RunModel:
     """Render every dossier and the fleet index, write(path, text) each, and return the run as loaded.

@@ -11,7 +11,7 @@ from .rules_and_baselines import load_baselines, load_rules
 from .probes.registry import probe_catalogue
 from .store.previous import find_previous_results, most_common_run
 from .store.stored_run import RunModel, StoredEnvelopes
-from .store.schemas import envelope_problems
+from .store.schemas import stored_envelope_problems
 
 
 def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[str, Dict]:
@@ -32,7 +32,7 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     """Raises ValueError when the rules file is broken; a broken baseline file is reported, not fatal."""
     baselines, baseline_problems = load_baselines(baselines_dir)
     rules = load_rules(rules_path)
-    previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=envelope_problems)
+    previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems)
     judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=probe_catalogue())

@@ -7,19 +7,26 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional, Union
 
 from .safe_fs import write_bytes_below
 
 
-def write_bytes_atomically(path: str, payload: bytes, mode: int = 0o644, root: Optional[str] = None) -> None:
+Text = Union[str, Iterable[str]]  # a text, or its chunks in order (a large export, written as it is made)
+
+
+def write_bytes_atomically(path: str, payload: Union[bytes, Iterable[bytes]], mode: int = 0o644,
+                           root: Optional[str] = None) -> None:
     path = os.path.abspath(path)
     write_bytes_below(root or os.path.dirname(path), path, payload, mode)
 
 
-def write_text_atomically(path: str, text: str, root: Optional[str] = None) -> None:
+def write_text_atomically(path: str, text: Text, root: Optional[str] = None) -> None:
     # A lone surrogate cannot be UTF-8: it is written as its escape, not lost and not a crash.
-    write_bytes_atomically(path, text.encode("utf-8", "backslashreplace"), root=root)
+    if isinstance(text, str):
+        write_bytes_atomically(path, text.encode("utf-8", "backslashreplace"), root=root)
+    else:
+        write_bytes_atomically(path, (chunk.encode("utf-8", "backslashreplace") for chunk in text), root=root)
 
 
 def json_text(document: Any) -> str:
@@ -35,8 +42,8 @@ def write_json_atomically(path: str, document: Any, root: Optional[str] = None) 
     write_text_atomically(path, json_text(document), root=root)
 
 
-def text_writer_below(root: str) -> Callable[[str, str], None]:
+def text_writer_below(root: str) -> Callable[[str, Text], None]:
     """A write(path, text) callback for the renderers that writes only below root and through no link."""
-    def write(path: str, text: str) -> None:
+    def write(path: str, text: Text) -> None:
         write_text_atomically(path, text, root=root)
     return write

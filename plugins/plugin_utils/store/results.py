@@ -7,7 +7,7 @@ import os
 from ...module_utils.probe_envelope import failure_envelope
 from .atomic import json_text
 from .safe_fs import open_root, write_bytes_at
-from .schemas import envelope_problems
+from .schemas import envelope_problems, schemas_digest
 
 PROVENANCE_KEYS = ("run_id", "collection_version", "probe_sha256")
 REASON_PROBLEMS_SHOWN = 5
@@ -53,6 +53,7 @@ def store_result_at(host_fd: int, probe: str, envelope: dict, raw_output: str | 
     """Validate, then write ``<probe>.json`` (and ``<probe>.raw`` when something was rejected) atomically inside the
     host's directory descriptor (plugins/plugin_utils/store/run_dir.py), never through a link."""
     stored, raw = trusted_envelope(envelope, raw_output)
+    stored["schemas_sha256"] = schemas_digest()  # what it was just validated against (schemas.stored_envelope_problems)
     write_bytes_at(host_fd, probe + ".json", json_text(stored).encode("utf-8"),
                    shown=os.path.join(shown_dir, probe + ".json"))
     if raw is not None:

@@ -12,7 +12,7 @@ import os
 import secrets
 import stat
 from contextlib import contextmanager
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterable, Iterator, List, Optional, Tuple, Union
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -97,13 +97,21 @@ def open_dirs(root: str, parts: List[str], create: bool = True) -> Iterator[int]
             os.close(fd)
 
 
-def write_bytes_at(dir_fd: int, name: str, payload: bytes, mode: int = 0o644, shown: Optional[str] = None) -> None:
-    """Write name inside dir_fd atomically: a fresh temporary file (never a link), fsync, rename over the old name."""
+def write_bytes_at(dir_fd: int, name: str, payload: Union[bytes, Iterable[bytes]], mode: int = 0o644,
+                   shown: Optional[str] = None) -> None:
+    """Write name inside dir_fd atomically: a fresh temporary file (never a link), fsync, rename over the old name.
+
+    payload: the bytes, or chunks of them (a large export written as it is made, never whole in memory); a chunk
+    that raises leaves the old file as it was."""
     temporary = ".tmp-%s-%s" % (name[:40], secrets.token_hex(6))
     fd = os.open(temporary, NEW_FILE_FLAGS, mode, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            if isinstance(payload, (bytes, bytearray)):
+                handle.write(payload)
+            else:
+                for chunk in payload:
+                    handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         existing = _lstat_at(dir_fd, name)
@@ -118,7 +126,7 @@ def write_bytes_at(dir_fd: int, name: str, payload: bytes, mode: int = 0o644, sh
         raise
 
 
-def write_bytes_below(root: str, path: str, payload: bytes, mode: int = 0o644) -> None:
+def write_bytes_below(root: str, path: str, payload: Union[bytes, Iterable[bytes]], mode: int = 0o644) -> None:
     """Write path (below root) atomically, making its directories, following no link below root."""
     parts = relative_parts(root, path)
     with open_dirs(root, parts[:-1]) as dir_fd:

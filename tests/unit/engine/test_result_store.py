@@ -6,6 +6,8 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import store_result
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import (envelope_problems, schemas_digest,
+                                                                                         stored_envelope_problems)
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures",
                        "health_h200x2_ok_by_hand_anonymised.json")
@@ -27,9 +29,10 @@ def stored_files(tmp_path):
 def test_a_sound_h200_result_is_stored_as_it_came(tmp_path, h200_envelope):
     path = str(tmp_path / "health.json")
     stored = store_result(path, copy.deepcopy(h200_envelope))
-    assert stored == h200_envelope
+    # as it came, and saying which schemas it was validated against
+    assert stored == dict(h200_envelope, schemas_sha256=schemas_digest())
     with open(path) as handle:
-        assert json.load(handle) == h200_envelope
+        assert json.load(handle) == stored
     assert stored_files(tmp_path) == ["health.json"]
 
 
@@ -41,6 +44,7 @@ def test_a_result_that_breaks_its_schema_becomes_an_error_and_is_kept_raw(tmp_pa
     assert "breaks its schema" in stored["reason"]
     assert "data.gpus[1].power.draw_w" in stored["reason"]
     assert stored["run_id"] == PROVENANCE["run_id"] and stored["probe_sha256"] == PROVENANCE["probe_sha256"]
+    assert stored["schemas_sha256"] == schemas_digest() and envelope_problems(stored) == []
     assert stored_files(tmp_path) == ["health.json", "health.raw"]
     with open(str(tmp_path / "health.raw")) as handle:
         assert json.load(handle) == h200_envelope
@@ -82,3 +86,33 @@ def test_an_unwritable_results_directory_raises_and_leaves_no_partial_file(tmp_p
     with pytest.raises(OSError):
         store_result(str(blocked / "health.json"), h200_envelope)
     assert blocked.read_text() == "a file where the host directory should be"
+
+
+def test_a_stored_result_is_not_validated_again_by_the_same_schemas_and_is_by_others(tmp_path, h200_envelope):
+    stored = store_result(str(tmp_path / "health.json"), copy.deepcopy(h200_envelope))
+    assert stored_envelope_problems(stored) == []
+    # The digest is the proof that these schemas validated it: a result that claims it is trusted as the run's own
+    # results are (so an edit that breaks it after storing is not caught here, as it is not for them) ...
+    edited = copy.deepcopy(stored)
+    edited["data"]["gpus"][0]["power"]["draw_w"] = "81 W"
+    assert stored_envelope_problems(edited) == []
+    # ... and one stored under other schemas (an older collection, or none recorded) is validated again.
+    for claim in ("0" * 64, None):
+        older = dict(edited, schemas_sha256=claim) if claim else {k: v for k, v in edited.items() if k != "schemas_sha256"}
+        problems = stored_envelope_problems(older)
+        assert any("data.gpus[0].power.draw_w" in problem for problem in problems), problems
+
+
+def test_the_schemas_digest_changes_with_any_schema_file(tmp_path):
+    schemas = tmp_path / "schemas"
+    schemas.mkdir()
+    (schemas / "a.schema.json").write_text("{}")
+    (schemas / "notes.txt").write_text("not a schema")
+    digests = []
+    for change in (lambda: None, lambda: (schemas / "b.schema.json").write_text("{}"),
+                   lambda: (schemas / "b.schema.json").write_text("{ }"), lambda: (schemas / "notes.txt").write_text("")):
+        change()
+        schemas_digest.cache_clear()
+        digests.append(schemas_digest(str(tmp_path)))
+    schemas_digest.cache_clear()
+    assert len(set(digests[:3])) == 3 and digests[3] == digests[2]

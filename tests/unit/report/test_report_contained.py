@@ -12,6 +12,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import PROBE_SECTIONS, ProbeSection, render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
+from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEALTH_OK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "fixtures", "health_h200x2_ok_by_the_action.json")
@@ -51,7 +52,7 @@ def _judge_and_render(results, write=None):
     run = load_run(str(results / CURRENT))
     overrides = {host.name: RIG for host in run.hosts}
     judgement = judge_run(run, str(results), overrides)
-    written = {}
+    written = Written()
     render_run(run.run_dir, [], {}, write or written.__setitem__, judgement=judgement, loaded=run)
     return judgement, written
 
@@ -115,7 +116,7 @@ def test_a_renderer_that_raises_for_one_host_makes_it_error_and_the_others_and_t
 
 
 def test_a_dossier_that_cannot_be_written_makes_that_host_error_and_the_rest_is_written(results):
-    written = {}
+    written = Written()
 
     def write(path, text):
         if os.sep + "node-truncated" + os.sep in path:
@@ -133,8 +134,8 @@ def test_a_dossier_that_cannot_be_written_makes_that_host_error_and_the_rest_is_
 def test_a_fleet_output_that_fails_does_not_keep_the_others_from_being_written(results, monkeypatch):
     def broken(*unused):
         raise RuntimeError("no junit today")
-    monkeypatch.setattr(report_render, "junit_xml", broken)
-    written = {}
+    monkeypatch.setattr(report_render, "junit_chunks", broken)
+    written = Written()
     run = load_run(str(results / CURRENT))
     judgement = judge_run(run, str(results), {})
     with pytest.raises(ValueError, match="could not write junit.xml: RuntimeError: no junit today"):

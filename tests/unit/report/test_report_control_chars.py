@@ -12,6 +12,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import escape_control, terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import markdown_code_block, render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, verdict_lines
+from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
 HOST = "evil\x1b[31m\x07\x7f\x9b-node"
 SHOWN = "evil\\x1b[31m\\x07\\x7f\\x9b-node"
@@ -40,7 +41,7 @@ def test_the_summary_and_gate_lines_for_the_terminal_hold_no_control_character()
 def test_no_written_file_holds_a_raw_control_character_and_the_exports_still_parse(fleet):
     fleet.write(HOST, "health", fleet.envelope(HOST, status="error", reason="bell \x07 and \x1b[2J and \x9b",
                                                command=["python3", "probe\x1b.py"]))
-    written = {}
+    written = Written()
     render_run(str(fleet.run_dir), [HOST], {HOST: ["rack\x1b1"]}, written.__setitem__, judgement=_judgement())
     assert len(written) == 5 + 2 * 6
     for path, text in written.items():

@@ -22,6 +22,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
+from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
 # host: (tests, failures, errors, skipped)
 EXPECTED_JUNIT = {
@@ -31,7 +32,7 @@ EXPECTED_JUNIT = {
 
 
 def _written(judged):
-    written = {}
+    written = Written()
     render_run(str(judged.run_dir), judged.expected, judged.groups, written.__setitem__, judgement=judged.judgement)
     root = os.path.realpath(str(judged.run_dir))
     return {os.path.relpath(path, root): text for path, text in written.items()}

@@ -10,13 +10,14 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_r
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (
     markdown_escape, render_fleet_index_html, render_fleet_index_markdown, render_run)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
+from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
 CSP = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
 EXPORTS = ("fleet.json", "junit.xml", "gpufleet.prom")
 
 
 def render(judged, **kwargs):
-    written = {}
+    written = Written()
     render_run(str(judged.run_dir), judged.expected, judged.groups, written.__setitem__, judgement=judged.judgement, **kwargs)
     root = os.path.realpath(str(judged.run_dir))
     return {os.path.relpath(path, root): text for path, text in written.items()}
@@ -36,14 +37,14 @@ def test_a_judged_run_writes_the_exports_beside_the_pages_and_nothing_outside(ju
 
 
 def test_without_a_judgement_no_export_is_written(fleet):
-    written = {}
+    written = Written()
     render_run(str(fleet.run_dir), fleet.expected, fleet.groups, written.__setitem__)
     assert not [path for path in written if os.path.basename(path) in EXPORTS]
 
 
 def test_every_html_page_forbids_network_requests(judged, fleet):
     pages = [text for path, text in render(judged).items() if path.endswith(".html")]
-    unjudged = {}
+    unjudged = Written()
     render_run(str(fleet.run_dir), fleet.expected, fleet.groups, unjudged.__setitem__)
     pages += [text for path, text in unjudged.items() if path.endswith(".html")]
     assert len(pages) > 10

@@ -14,10 +14,11 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render 
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
+from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
 
 def _render_all(fleet):
-    written = {}
+    written = Written()
     run = render_run(str(fleet.run_dir), fleet.expected, fleet.groups, written.__setitem__)
     assert sorted(host.name for host in run.hosts) == sorted(fleet.expected)
     return written
@@ -44,7 +45,7 @@ def test_a_linked_host_directory_gets_no_dossier_and_the_others_are_written(flee
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(str(outside), str(fleet.run_dir / "gpu-e01"))
-    written = {}
+    written = Written()
     render_run(str(fleet.run_dir), fleet.expected, fleet.groups, written.__setitem__)
     run_dir = os.path.realpath(str(fleet.run_dir))
     assert list(outside.iterdir()) == []

@@ -8,6 +8,8 @@ import os
 import sys
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils import run_judgement
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import (fleet_json_text, junit_xml,
+                                                                                         prometheus_text, run_timestamp)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
@@ -123,3 +125,40 @@ def test_earlier_results_are_read_back_too_and_a_replaced_one_is_not_compared(tm
     for name in names:
         if name != replaced:
             assert any(check.id.startswith("drift.") and check.status == "pass" for check in judgement.hosts[name].checks)
+
+
+def test_the_exports_are_written_a_host_at_a_time_and_read_as_their_one_text_versions(tmp_path):
+    names, groups, run_path, run = _loaded(tmp_path)
+    judgement = judge_run(run, str(tmp_path), {})
+    handed = {}
+
+    def write(path, text):
+        handed[os.path.basename(path)] = text
+        write_text_atomically(path, text)
+    render_run(run_path, names, groups, write, judgement=judgement, loaded=run)
+    for name in ("fleet.json", "junit.xml", "gpufleet.prom"):
+        assert not isinstance(handed[name], str)  # chunks, never the whole export in memory
+    expected = {"fleet.json": fleet_json_text(judgement, run), "junit.xml": junit_xml(judgement),
+                "gpufleet.prom": prometheus_text(judgement, run, run_timestamp(run))}
+    for name, text in expected.items():
+        with open(os.path.join(run_path, name), encoding="utf-8") as handle:
+            assert handle.read() == text
+    assert json.loads(expected["fleet.json"])["hosts"].keys() == set(names)
+
+
+def test_a_chunk_that_raises_leaves_the_earlier_file_and_no_temporary_one(tmp_path):
+    path = str(tmp_path / "fleet.json")
+    write_text_atomically(path, "earlier\n")
+
+    def chunks():
+        yield "{"
+        raise RuntimeError("the judge's model broke half way")
+    try:
+        write_text_atomically(path, chunks())
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the chunk's exception was swallowed")
+    with open(path, encoding="utf-8") as handle:
+        assert handle.read() == "earlier\n"
+    assert os.listdir(str(tmp_path)) == ["fleet.json"]

@@ -20,6 +20,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdict
     fold_unmatched, headline, peer_fold, verdict_counts)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
+from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 EXAMPLES = os.path.join(ROOT, "docs", "examples", "h200x1")
@@ -35,7 +36,7 @@ def _rendered(tmp_path, folder, run_id):
     hosts = sorted(name for name in os.listdir(path) if os.path.isdir(os.path.join(path, name)))
     run = load_run(path, hosts, {})
     judgement = judge_run(run, str(copy), judged_overrides(run, {}))
-    written = {}
+    written = Written()
     render_run(path, hosts, {}, written.__setitem__, judgement=judgement, loaded=run)
     return {os.path.relpath(name, path): text for name, text in written.items()}
 
