@@ -8,6 +8,9 @@ For each host count it builds one test fleet (tests/fleet/netns_fleet.py) and ru
   script   a one-task play, `ansible.builtin.script` copying a small Python file to every host and running it there
   health   `ansible-playbook validate.yml -e gpufleet_profile=health` with `cuda_init: false`, as this checkout has it
   health@X the same with the checkout given by --also-checkout (for example the code before a change), same fleet
+  health-nightly  the health profile of this checkout into a results directory that keeps the previous run (primed by
+           one untimed run), as a nightly sweep runs: the hosts' Python discovery may reuse the previous run's torch
+           import proof, and the report judges drift against the previous run
 Each is measured as benchmarks/scale_health_run.py measures a run (wall, the controller's CPU with its ssh clients and
 ControlPersist masters, the hosts' CPU, the probe's own CPU: the detached job processes on the hosts).
 
@@ -64,7 +67,8 @@ def workloads(fleet, work: str, checkouts: list, forks) -> list:
               + fork_args, ROOT, None),
              ("script", [os.path.join(BIN, "ansible-playbook"), "-i", fleet.inventory_path, script_play(work)] + fork_args,
               ROOT, None)]
-    for label, checkout in checkouts:
+    runs = list(checkouts) + [(NIGHTLY, checkouts[0][1])]
+    for label, checkout in runs:
         results = os.path.join(work, "results-" + label.replace("@", "-"))
         found.append((label, [os.path.join(BIN, "ansible-playbook"), "validate.yml", "-i", fleet.inventory_path,
                               "-e", "gpufleet_profile=health", "-e", "gpufleet_results_dir=%s" % results,
@@ -73,14 +77,26 @@ def workloads(fleet, work: str, checkouts: list, forks) -> list:
     return found
 
 
+NIGHTLY = "health-nightly"
+
+
+def _keep_newest_run(results: str) -> None:
+    """The results directory with its newest run alone (the previous night), or empty."""
+    runs = sorted(entry for entry in os.listdir(results) if entry != "latest") if os.path.isdir(results) else []
+    for run in runs[:-1]:
+        shutil.rmtree(os.path.join(results, run), ignore_errors=True)
+
+
 def run_workload(fleet, label, argv, cwd, results, log_path, args) -> dict:
-    if results:
+    if results and label == NIGHTLY:
+        _keep_newest_run(results)
+    elif results:
         shutil.rmtree(results, ignore_errors=True)
     row = measured.measure_command(fleet, argv, log_path, args, cwd=cwd)
     ended_at = row.pop("ended_at")
     row.update(workload=label, log=log_path, ok=row["exit_code"] == 0, problems=[])
     if results:
-        outcome = measured.check_results(results, fleet, row["exit_code"], ended_at)
+        outcome = measured.check_results(results, fleet, row["exit_code"], ended_at, newest=label == NIGHTLY)
         row.update(ok=outcome["ok"], problems=outcome["problems"], probe_s_mean=round(outcome["probe_s_mean"], 3),
                    report_s=outcome["report_s"])
     elif row["exit_code"] != 0:
@@ -162,7 +178,7 @@ def main(argv=None) -> int:
             try:
                 fleet.up()
                 for label, command, cwd, results in workloads(fleet, work, checkouts, args.forks):
-                    if label == "ping":  # untimed: the first contact after the fleet came up
+                    if label in ("ping", NIGHTLY):  # untimed: the first contact; the nightly's previous night
                         run_workload(fleet, "warm-up", command, cwd, results, os.path.join(work, "warmup.log"), args)
                 for repeat in range(args.repeats):
                     for label, command, cwd, results in workloads(fleet, work, checkouts, args.forks):

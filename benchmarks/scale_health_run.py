@@ -339,12 +339,15 @@ def parse_utc(text: str) -> float:
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def check_results(results_dir: str, fleet, code: int, ended_at: float) -> dict:
-    """Every host reached and reported; the probe's own time and the overhead around it; the report play's time."""
+def check_results(results_dir: str, fleet, code: int, ended_at: float, newest: bool = False) -> dict:
+    """Every host reached and reported; the probe's own time and the overhead around it; the report play's time.
+    newest: the results directory keeps earlier runs, and the newest run (by its timestamped id) is the one checked."""
     problems = []
     if code != 0:
         problems.append("ansible-playbook exited with %d" % code)
-    runs = [entry for entry in os.listdir(results_dir) if entry != "latest"] if os.path.isdir(results_dir) else []
+    runs = sorted(entry for entry in os.listdir(results_dir) if entry != "latest") if os.path.isdir(results_dir) else []
+    if newest:
+        runs = runs[-1:]
     if len(runs) != 1:
         return {"ok": False, "problems": problems + ["expected one run directory, found %s" % runs]}
     run_dir = os.path.join(results_dir, runs[0])

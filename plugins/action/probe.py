@@ -25,6 +25,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths im
     host_dir,
     probe_result_path,
 )
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import previous_python_proof
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import store_result_at
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.safe_fs import entry_kind
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir import (
@@ -136,7 +137,7 @@ class ActionModule(ActionBase):
         self._job_started = None
         try:
             if args["python"] is None:
-                args["python"] = self._python_choice(python_found, host_fd, shown_dir, task_vars)["python"]
+                args["python"] = self._python_choice(python_found, host_fd, shown_dir, task_vars, args)["python"]
             envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars)
         except AnsibleConnectionFailure as exc:
             unreachable = True
@@ -186,13 +187,15 @@ class ActionModule(ActionBase):
             result["warnings"] = ["probe %s on %s: %s: %s" % (name, host, envelope["status"], envelope["reason"])]
         return result
 
-    def _python_choice(self, python_found, host_fd, shown_dir, task_vars):
+    def _python_choice(self, python_found, host_fd, shown_dir, task_vars, args):
         """The Python this playbook run found on the host: recorded by an earlier probe, else found now (one module
-        run) and recorded in the host's inputs.json."""
+        run, which need not import torch again where the host's previous run proved it in an unchanged environment)
+        and recorded in the host's inputs.json."""
         if python_found.choice is None:
+            proven = previous_python_proof(args["results_dir"], args["run_id"], task_vars["inventory_hostname"])
             found = self._execute_module(module_name=FIND_PYTHON_MODULE, task_vars=task_vars, wrap_async=False,
                                          module_args={"candidates": python_found.candidates,
-                                                      "timeout": FIND_PYTHON_TIMEOUT_S})
+                                                      "timeout": FIND_PYTHON_TIMEOUT_S, "proven": proven})
             self._remove_tmp_path(self._connection._shell.tmpdir)
             _LAST_ANSWER[task_vars["inventory_hostname"]] = time.monotonic()
             python_found.found(found.get("choice"), _module_failure_text(found))

@@ -65,6 +65,26 @@ def torch_found():
                 except ValueError:
                     pass
     return {"version": str(values.get("__version__", "?")), "cuda": values.get("cuda"), "hip": values.get("hip")}
+def fingerprint():
+    # What an import of torch here depends on, cheaply: the interpreter, torch's version file and the directory torch is
+    # installed in (pip and conda change its modification time when they install or remove anything there).
+    import importlib.util, os
+    found = {}
+    executable = os.path.realpath(sys.executable)
+    info = os.stat(executable)
+    found["interpreter"] = [executable, info.st_ino, info.st_size, info.st_mtime_ns]
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.submodule_search_locations:
+        package = os.path.realpath(list(spec.submodule_search_locations)[0])
+        for key, path in (("torch_version_file", os.path.join(package, "version.py")),
+                          ("packages_dir", os.path.dirname(package))):
+            info = os.stat(path)
+            found[key] = [path, info.st_ino, info.st_size, info.st_mtime_ns]
+    return found
+try:
+    info["fingerprint"] = fingerprint()
+except BaseException as exc:
+    info["fingerprint_error"] = failure(exc)
 try:
     if sys.argv[2] == "import":
         import torch
@@ -161,7 +181,8 @@ def inspected(candidate, info, problem):
                  torch_hip=_text(torch.get("hip")) if torch else None,
                  torch_problem=_text(info.get("torch_error")), torch_imported=bool(info.get("torch_imported")),
                  nvml=(_text(nvml.get("version")) or "version unknown") if nvml else None,
-                 nvml_problem=_text(info.get("nvml_error")))
+                 nvml_problem=_text(info.get("nvml_error")),
+                 fingerprint=info.get("fingerprint") if isinstance(info.get("fingerprint"), dict) else None)
     if tuple(part for part in version[:2] if isinstance(part, int)) < MINIMUM_VERSION:
         entry["problem"] = "Python %s is older than %d.%d, which the probes need" % (
             entry["python_version"] or "of unknown version", MINIMUM_VERSION[0], MINIMUM_VERSION[1])
@@ -189,6 +210,37 @@ def best_unconfirmed(entries):
     if best_capability[2] and not best.get("torch_imported"):
         return -negative_index
     return None
+
+
+PROOF_KEYS = ("path", "executable", "torch", "torch_cuda", "nvml", "fingerprint")
+
+
+def import_proof(choice, run_id):
+    """What a later run may reuse of this choice: the chosen candidate, when its torch import was confirmed (here, or in
+    the run it names) and its fingerprint was taken; else None."""
+    if not isinstance(choice, dict):
+        return None
+    for entry in choice.get("candidates") or ():
+        if isinstance(entry, dict) and entry.get("chosen") and entry.get("torch_imported") and \
+                isinstance(entry.get("fingerprint"), dict) and "torch_version_file" in entry["fingerprint"]:
+            proof = {key: entry.get(key) for key in PROOF_KEYS}
+            proof["run_id"] = str(entry.get("import_proven_in") or run_id)
+            return proof
+    return None
+
+
+def reuse_proof(entries, proof):
+    """Mark the candidate that would be chosen as imported, without importing torch again, when an earlier run proved
+    the import in the same environment: the same path, interpreter, torch build, nvidia-ml-py, and an unchanged
+    fingerprint (interpreter, torch's version file, the directory torch is installed in). Returns whether it did."""
+    index = best_unconfirmed(entries)
+    if index is None or not isinstance(proof, dict) or not isinstance(proof.get("fingerprint"), dict):
+        return False
+    entry = entries[index]
+    if any(entry.get(key) != proof.get(key) for key in PROOF_KEYS):
+        return False
+    entry.update(torch_imported=True, import_proven_in=str(proof.get("run_id") or "an earlier run"))
+    return True
 
 
 def summary(entry):
@@ -226,6 +278,9 @@ def choose(entries, ansible_python):
         others = len(entries) - 1
         tried = ", the best of %d tried" % len(entries) if others else ", the only one tried"
         why = "%s, with %s%s" % (best["source"], _offer(best), tried)
+        if best.get("import_proven_in"):
+            why += ("; torch's import not repeated: run %s proved it, and the interpreter, torch's version file and the "
+                    "directory torch is installed in are unchanged since" % best["import_proven_in"])
         return {"python": best["path"], "source": best["source"], "found": True, "why": why, "candidates": entries}
     for entry in entries:
         entry["chosen"] = False

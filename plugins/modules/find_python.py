@@ -41,6 +41,13 @@ options:
       - Seconds one run of a candidate (its scan, or its import of torch) may take before it is killed.
     type: int
     default: 60
+  proven:
+    description:
+      - The choice an earlier run confirmed by importing torch (path, executable, torch, torch_cuda, nvml, fingerprint,
+        run_id), as the gpufleet.validation.probe action reads it from the host's previous results. When the candidate
+        that would be chosen matches it and its fingerprint (the interpreter, torch's C(version.py) and the directory
+        torch is installed in, by inode, size and modification time) is unchanged, torch is not imported again.
+    type: dict
 notes:
   - Check mode runs the candidates too (they only import); nothing changes on the host.
 attributes:
@@ -112,6 +119,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.python_discove
     choose,
     inspected,
     not_runnable,
+    reuse_proof,
 )
 
 INFO_LIMIT_BYTES = 64 * 1024
@@ -154,9 +162,10 @@ def _home():
         return None
 
 
-def find(candidates, timeout_s):
+def find(candidates, timeout_s, proven=None):
     """Every candidate scanned (torch found without importing it), then torch imported in the best one until one
-    imports it: one import of torch per host, however many environments it has."""
+    imports it: one import of torch per host, however many environments it has, and none where ``proven`` (an earlier
+    run's confirmed choice) still holds."""
     started = time.monotonic()
     home = _home()
     paths = candidate_paths(candidates, sys.executable, os.environ, shutil.which("python3"), home)
@@ -170,6 +179,7 @@ def find(candidates, timeout_s):
                 continue
             info, problem = inspect_candidate(candidate, timeout_s, workdir, index, "scan")
             entries.append(inspected(candidate, info, problem))
+        reuse_proof(entries, proven)
         for unused_attempt in range(len(entries)):
             index = best_unconfirmed(entries)
             if index is None:
@@ -184,11 +194,13 @@ def find(candidates, timeout_s):
 
 def main():
     module = AnsibleModule(argument_spec=dict(candidates=dict(type="list", elements="str", default=[]),
-                                              timeout=dict(type="int", default=60)),
+                                              timeout=dict(type="int", default=60),
+                                              proven=dict(type="dict")),
                            supports_check_mode=True)
     if module.params["timeout"] < 1:
         module.fail_json(msg="timeout must be at least 1 second, not %d" % module.params["timeout"])
-    module.exit_json(changed=False, choice=find(module.params["candidates"], module.params["timeout"]))
+    module.exit_json(changed=False, choice=find(module.params["candidates"], module.params["timeout"],
+                                                module.params["proven"]))
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ def python_view(inputs: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
             continue
         rows.append({"path": str(entry.get("path", "")), "source": str(entry.get("source", "")),
                      "offer": candidate_offer(entry),
-                     "outcome": "chosen" if entry.get("chosen") else "not chosen"})
+                     "outcome": ("chosen (torch's import proven in run %s, unchanged since)" % entry["import_proven_in"]
+                                 if entry.get("import_proven_in") else "chosen") if entry.get("chosen") else "not chosen"})
     return {"python": str(choice.get("python") or "the interpreter Ansible uses"),
             "how": "found on the host: %s" % choice.get("why", "no reason recorded"), "candidates": rows}

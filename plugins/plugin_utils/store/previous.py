@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
+from ...module_utils.python_discovery import import_proof
 from .paths import RUN_ID_PATTERN, host_dir_name
 from .read import read_envelope_with_identity, result_probes
-from .stored_run import ProbeEntry, StoredEnvelopes, stored_entry
+from .stored_run import ProbeEntry, StoredEnvelopes, read_host_inputs, stored_entry
 
 _TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
 EnvelopeCheck = Callable[[dict], List[str]]
@@ -121,3 +122,17 @@ def most_common_run(run_ids: Dict[str, str]) -> Optional[str]:
     for run in run_ids.values():
         counts[run] = counts.get(run, 0) + 1
     return max(sorted(counts), key=lambda run: counts[run]) if counts else None
+
+
+def previous_python_proof(results_dir: str, run_id: str, host: str, max_runs: int = 400) -> Optional[dict]:
+    """The torch import proof (python_discovery.import_proof) of the host's newest earlier run that recorded its
+    inputs: the Python discovery of this run may reuse it; None when that run chose no Python by discovery."""
+    dir_name = host_dir_name(host)
+    for earlier in earlier_runs(results_dir, run_id)[:max_runs]:
+        host_path = os.path.join(os.path.abspath(results_dir), earlier, dir_name)
+        if os.path.islink(host_path) or not os.path.isdir(host_path):
+            continue
+        inputs, unused_why = read_host_inputs(host_path)
+        if inputs:
+            return import_proof(inputs.get("python_choice"), earlier)
+    return None

@@ -157,3 +157,96 @@ def test_the_dossier_view_of_a_python_given_or_of_an_older_run():
     assert python_view({"python": "/opt/torch/bin/python3"})["how"] == "given by gpufleet_python"
     assert "predates" in python_view({"python": "the interpreter Ansible uses on the host"})["how"]
     assert python_view({}) is None
+
+
+def _counting_imports(folder, torch_cuda="12.8"):
+    """A fake Python whose torch writes a line to imports.log each time it is imported."""
+    path = fake_python(folder, torch_cuda=torch_cuda)
+    log = folder / "imports.log"
+    with open(str(folder / "site" / "torch" / "__init__.py"), "a") as handle:
+        handle.write("open(%r, 'a').write('imported\\n')\n" % str(log))
+    return path, log
+
+
+def _imports(log):
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_a_torch_import_proven_by_the_previous_run_is_not_repeated_in_an_unchanged_environment(tmp_path,
+                                                                                                no_common_locations):
+    python, log = _counting_imports(tmp_path / "env" / "bin")
+    first = find_python.find([python], 30)
+    assert _imports(log) == 1 and first["python"] == python
+    proof = discovery.import_proof(first, "20261201T000000Z-000001")
+    assert proof["run_id"] == "20261201T000000Z-000001" and proof["path"] == python
+    again = find_python.find([python], 30, proof)
+    assert _imports(log) == 1  # not imported again
+    chosen = [entry for entry in again["candidates"] if entry["chosen"]][0]
+    assert again["python"] == python and chosen["torch_imported"] is True
+    assert chosen["import_proven_in"] == "20261201T000000Z-000001"
+    assert "run 20261201T000000Z-000001 proved it" in again["why"]
+    # A proof taken from a reused choice still names the run whose import proved it.
+    assert discovery.import_proof(again, "20261202T000000Z-000002")["run_id"] == "20261201T000000Z-000001"
+    view = python_view({"python_choice": again, "python": python})
+    assert view["candidates"][0]["outcome"] == "chosen (torch's import proven in run 20261201T000000Z-000001, unchanged since)"
+
+
+@pytest.mark.parametrize("change", ["a package installed beside torch", "torch reinstalled", "another interpreter"])
+def test_any_change_of_the_environment_imports_torch_again(tmp_path, no_common_locations, change):
+    python, log = _counting_imports(tmp_path / "env" / "bin")
+    proof = discovery.import_proof(find_python.find([python], 30), "20261201T000000Z-000001")
+    site = tmp_path / "env" / "bin" / "site"
+    if change == "a package installed beside torch":
+        (site / "numpy").mkdir()
+    elif change == "torch reinstalled":
+        version = site / "torch" / "version.py"
+        text = version.read_text()
+        version.unlink()
+        version.write_text(text)
+    else:
+        proof = dict(proof, fingerprint=dict(proof["fingerprint"], interpreter=["/elsewhere/python3", 1, 2, 3]))
+    again = find_python.find([python], 30, proof)
+    assert _imports(log) == 2
+    chosen = [entry for entry in again["candidates"] if entry["chosen"]][0]
+    assert chosen["torch_imported"] is True and "import_proven_in" not in chosen
+    assert "proved it" not in again["why"]
+
+
+def test_a_torch_broken_since_the_proof_is_found_broken(tmp_path, no_common_locations):
+    python, log = _counting_imports(tmp_path / "env" / "bin")
+    proof = discovery.import_proof(find_python.find([python], 30), "20261201T000000Z-000001")
+    with open(str(tmp_path / "env" / "bin" / "site" / "torch" / "__init__.py"), "a") as handle:
+        handle.write("raise OSError('libcudart.so.13: cannot open shared object file')\n")
+    (tmp_path / "env" / "bin" / "site" / "libcudart_gone").write_text("")  # what an upgrade leaves in site-packages
+    again = find_python.find([python], 30, proof)
+    entry = again["candidates"][0]
+    assert entry["torch"] is None and "libcudart.so.13" in entry["torch_problem"]
+
+
+def test_no_proof_from_a_choice_that_imported_nothing_or_a_python_given():
+    assert discovery.import_proof(None, "r") is None
+    assert discovery.import_proof({"candidates": [{"chosen": True, "torch_imported": False, "fingerprint": {}}]}, "r") is None
+    assert discovery.import_proof({"candidates": [{"chosen": True, "torch_imported": True}]}, "r") is None
+
+
+def test_the_proof_comes_from_the_hosts_newest_earlier_run_only(tmp_path):
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import previous_python_proof
+    import json
+    chosen = {"chosen": True, "torch_imported": True, "path": "/opt/t/bin/python3", "executable": "/opt/t/bin/python3",
+              "torch": "2.11.0", "torch_cuda": "13.0", "nvml": "13.5",
+              "fingerprint": {"torch_version_file": ["/v.py", 1, 2, 3]}}
+
+    def inputs(run_id, choice):
+        folder = tmp_path / run_id / "gpu-1"
+        folder.mkdir(parents=True)
+        record = {"host": "gpu-1", "python": "/opt/t/bin/python3"}
+        if choice is not None:
+            record["python_choice"] = {"python": "/opt/t/bin/python3", "candidates": [choice]}
+        (folder / "inputs.json").write_text(json.dumps(record))
+
+    inputs("20261201T000000Z-000001", chosen)
+    current = "20261203T000000Z-000003"
+    assert previous_python_proof(str(tmp_path), current, "gpu-1")["run_id"] == "20261201T000000Z-000001"
+    assert previous_python_proof(str(tmp_path), current, "gpu-2") is None
+    inputs("20261202T000000Z-000002", None)  # the newest earlier run was given gpufleet_python: nothing to reuse
+    assert previous_python_proof(str(tmp_path), current, "gpu-1") is None
