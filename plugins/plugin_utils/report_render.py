@@ -57,7 +57,7 @@ def markdown_escape(value: Any) -> str:
     return _markdown_escaped(str(value))
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=16384)
 def _markdown_escaped(text: str) -> str:
     # Cached: a report repeats the same field names, units and statuses for every GPU of every host.
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", escape_control(text, keep="\t\n\r"))
@@ -118,7 +118,7 @@ def _html(value: Any) -> str:
     return str(escape(_html_finalize(value)))
 
 
-@functools.lru_cache(maxsize=65536, typed=True)  # typed: a Markup and a str of the same text escape differently
+@functools.lru_cache(maxsize=16384, typed=True)  # typed: a Markup and a str of the same text escape differently
 def _html_text(value: str) -> str:
     return str(escape(_html_finalize(value)))
 
@@ -154,6 +154,20 @@ def _long_html(text: Any, folded: Any) -> str:
     return _html(text)
 
 
+def _part(value: Any, name: str) -> Any:
+    """value.name as Jinja reads it: an attribute, or a mapping's key."""
+    return value[name] if isinstance(value, Mapping) else getattr(value, name)
+
+
+def cell_html(c: Any) -> Markup:
+    """One table cell of a dossier section, as _macros.html.j2's cell macro wrote it (built here: the health section of
+    8 GPUs has hundreds, and a macro call each was a tenth of a dossier's cost)."""
+    flag, note = _part(c, "flag"), _part(c, "note")
+    return Markup("<td%s%s>%s%s</td>" % (' class="f-%s"' % _html(flag) if flag else "",
+                                         ' title="%s"' % _html(note) if note else "", _html(_part(c, "text")),
+                                         ' <span class="reason">(%s)</span>' % _html(note) if flag == "na" and note else ""))
+
+
 def check_rows_html(rows: Sequence[Mapping[str, Any]]) -> Markup:
     """The rows of the dossier's "Other checks" table, as _verdict.html.j2 wrote them with a loop (built here: a host
     of 8 GPUs has over a hundred checks, and the loop's macro calls were a fifth of a dossier's cost; docs/scale.md)."""
@@ -166,6 +180,31 @@ def check_rows_html(rows: Sequence[Mapping[str, Any]]) -> Markup:
                         _long_html(c["value"], c["long"]), _long_html(c["reference"], c["reference_long"]),
                         _html(c["reference_source"]), _html(c["threshold"]), _html(c["reason"])))
     return Markup("".join(lines))
+
+
+def change_rows_html(rows: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of the dossier's before-and-after table (a nightly run's drift: one per metric and setting), as
+    _verdict.html.j2 wrote them with a loop."""
+    lines = []
+    for c in rows:
+        flagged = ' class="f-%s"' % _html(c["flag"]) if c["flag"] in ("bad", "warn") else ""
+        if c["unchanged"]:
+            values = '<td colspan="2">unchanged: %s</td>' % _long_html(c["after"], c["after_long"])
+        else:
+            values = "<td>%s</td><td>%s</td>" % (_long_html(c["before"], c["before_long"]), _long_html(c["after"], c["after_long"]))
+        lines.append('<tr%s><td>%s<span class="note"><code>%s</code></span></td><td>%s</td>\n%s<td>%s</td><td>%s</td></tr>\n'
+                     % (flagged, _html(c["title"]), _html(c["what"]), _html(c["gpu"]), values,
+                        _verdict_html(c["status"], c["flag"]), _html(c["reason"])))
+    return Markup("".join(lines))
+
+
+def change_rows_markdown(rows: Sequence[Mapping[str, Any]]) -> MarkdownText:
+    """The Markdown twin of change_rows_html."""
+    return MarkdownText("".join(
+        "| %s (%s) | %s | %s | %s | %s | %s |\n"
+        % (markdown_escape(c["title"]), markdown_escape(c["what"]), markdown_escape(c["gpu"]), markdown_escape(c["before"]),
+           markdown_escape(c["after"]), status_markdown(c["status"], c["flag"]), markdown_escape(c["reason"]))
+        for c in rows))
 
 
 def check_rows_markdown(rows: Sequence[Mapping[str, Any]]) -> MarkdownText:
@@ -197,10 +236,12 @@ def _environment(markdown: bool) -> Environment:
     if markdown:
         environment = Environment(autoescape=False, finalize=markdown_escape, **common)
         environment.globals.update(cell_text=cell_text, flagged=status_markdown, references_text=references_text,
-                                   measurement_rows=measurement_rows_markdown, check_rows=check_rows_markdown)
+                                   measurement_rows=measurement_rows_markdown, check_rows=check_rows_markdown,
+                                   change_rows=change_rows_markdown)
         return environment
     environment = Environment(autoescape=select_autoescape(["html", "j2"]), finalize=_html_finalize, **common)
-    environment.globals.update(measurement_rows=measurement_rows_html, check_rows=check_rows_html)
+    environment.globals.update(measurement_rows=measurement_rows_html, check_rows=check_rows_html, cell_html=cell_html,
+                               change_rows=change_rows_html)
     return environment
 
 

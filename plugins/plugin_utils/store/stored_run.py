@@ -73,7 +73,7 @@ class EnvelopeChanged(ValueError):
 class _RecentEnvelopes:
     """The last few envelopes read back, so that one host's dossiers and index rows read its results once."""
 
-    KEPT = 48  # more than one host's probes
+    KEPT = 16  # more than one host's probes (each a parsed envelope: about 0.5 MiB for a host of 8 GPUs)
 
     def __init__(self) -> None:
         self._kept: "OrderedDict[Tuple[str, str], Tuple[Tuple[int, ...], Dict[str, Any]]]" = OrderedDict()
