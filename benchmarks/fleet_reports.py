@@ -125,7 +125,7 @@ class TreeMemory:
         return self
 
     def __exit__(self, *exc) -> None:
-        out, _ = self._sampler.communicate("")
+        out = self._sampler.communicate("")[0]
         self.peak_mib = int(out.strip() or 0) / 1024
 
 

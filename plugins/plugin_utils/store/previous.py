@@ -60,7 +60,7 @@ def _host_results(host_path: str, run_id: str, check_envelope: Optional[Envelope
     try:
         probes = result_probes(host_path)
     except OSError:
-        return envelopes, problems
+        return {}, problems
     for probe in probes:
         name = probe + ".json"
         try:

@@ -59,3 +59,18 @@ def test_an_earlier_result_is_never_read_through_a_link(tmp_path):
     found = find_previous_results(str(results), CURRENT, ["rig"], check_envelope=envelope_problems)
     assert found.envelopes.get("rig", {}) == {}
     assert "link" in found.problems["rig"]["health"], found.problems
+
+
+def test_an_earlier_host_directory_that_cannot_be_listed_is_passed_over_for_an_older_run(tmp_path, monkeypatch):
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import previous
+    for run_id in (OLDER, EARLIER):
+        (host_dir(tmp_path, run_id) / "health.json").write_text(json.dumps(health_ok(run_id)))
+    listed = previous.result_probes
+
+    def unlistable(host_path):
+        if EARLIER in host_path:
+            raise PermissionError(13, "Permission denied", host_path)
+        return listed(host_path)
+    monkeypatch.setattr(previous, "result_probes", unlistable)
+    found = find_previous_results(str(tmp_path), CURRENT, ["rig"], check_envelope=envelope_problems)
+    assert found.run_ids == {"rig": OLDER} and sorted(found.envelopes["rig"]) == ["health"]

@@ -172,8 +172,8 @@ def _imports(log):
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
-def test_a_torch_import_proven_by_the_previous_run_is_not_repeated_in_an_unchanged_environment(tmp_path,
-                                                                                                no_common_locations):
+def test_a_torch_import_proven_by_the_previous_run_is_not_repeated_in_an_unchanged_environment(
+        tmp_path, no_common_locations):
     python, log = _counting_imports(tmp_path / "env" / "bin")
     first = find_python.find([python], 30)
     assert _imports(log) == 1 and first["python"] == python

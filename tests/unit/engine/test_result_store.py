@@ -6,8 +6,8 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import store_result
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import (envelope_problems, schemas_digest,
-                                                                                         stored_envelope_problems)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import (
+    envelope_problems, schemas_digest, stored_envelope_problems)
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures",
                        "health_h200x2_ok_by_hand_anonymised.json")
