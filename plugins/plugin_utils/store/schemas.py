@@ -61,9 +61,15 @@ def _validator(schema: dict, root: str | None = None):
     return validator_class(schema, registry=schema_registry(root), format_checker=validator_class.FORMAT_CHECKER)
 
 
-@lru_cache(maxsize=None)
 def schema_validator(file_name: str, root: str | None = None):
     """The validator of schemas/<file_name> (checked to be a sound draft 2020-12 schema), resolving through the registry."""
+    return _schema_validator(file_name, root)
+
+
+# Keyed by both arguments always: lru_cache keys schema_validator(name) and schema_validator(name, None) apart, and
+# the workers inherit the one that worker_warmup builds (docs/scale.md).
+@lru_cache(maxsize=None)
+def _schema_validator(file_name: str, root: str | None):
     return _validator(load_schema(file_name, root), root)
 
 
@@ -103,10 +109,14 @@ def envelope_problems(envelope, root: str | None = None) -> list[str]:
     return problems
 
 
-@lru_cache(maxsize=None)
 def schemas_digest(root: str | None = None) -> str:
     """sha256 over every schemas/*.schema.json (name and bytes, in name order): which schemas a stored result was
     validated against (the envelope's schemas_sha256)."""
+    return _schemas_digest(root)
+
+
+@lru_cache(maxsize=None)
+def _schemas_digest(root: str | None) -> str:
     digest = hashlib.sha256()
     directory = schemas_dir(root)
     for file_name in sorted(os.listdir(directory)):

@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import schemas as schemas_module
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import store_result
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import (
     envelope_problems, schemas_digest, stored_envelope_problems)
@@ -112,7 +113,7 @@ def test_the_schemas_digest_changes_with_any_schema_file(tmp_path):
     for change in (lambda: None, lambda: (schemas / "b.schema.json").write_text("{}"),
                    lambda: (schemas / "b.schema.json").write_text("{ }"), lambda: (schemas / "notes.txt").write_text("")):
         change()
-        schemas_digest.cache_clear()
+        schemas_module._schemas_digest.cache_clear()  # pylint: disable=protected-access
         digests.append(schemas_digest(str(tmp_path)))
-    schemas_digest.cache_clear()
+    schemas_module._schemas_digest.cache_clear()  # pylint: disable=protected-access
     assert len(set(digests[:3])) == 3 and digests[3] == digests[2]
