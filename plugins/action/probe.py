@@ -44,7 +44,6 @@ display = Display()
 
 MODULE = "gpufleet.validation.probe"
 WAIT_MODULE = "gpufleet.validation.probe_wait"
-FIND_PYTHON_MODULE = "gpufleet.validation.find_python"
 FIND_PYTHON_TIMEOUT_S = 60
 JOB_MARGIN_S = 120  # past the probe's own limit (which its job enforces on the host) the action stops waiting
 DEFAULT_TIMEOUT_S = 300
@@ -69,8 +68,9 @@ class ActionModule(ActionBase):
 
         try:
             name = check_probe_name(args["name"])
-            if args["archive_data"] or args["job_dir"]:
-                raise ValueError("archive_data and job_dir are set by the action plugin itself; remove them from the task")
+            if args["archive_data"] or args["job_dir"] or args["first_wait"] is not None or args["discover"]:
+                raise ValueError("archive_data, job_dir, first_wait and discover are set by the action plugin itself; "
+                                 "remove them from the task")
             declared = declaration(name)
             if args["timeout"] is None:
                 args["timeout"] = declared.timeout_s if declared is not None else DEFAULT_TIMEOUT_S
@@ -136,17 +136,21 @@ class ActionModule(ActionBase):
         raw_output = None
         self._job_started = None
         try:
-            if args["python"] is None:
-                args["python"] = self._python_choice(python_found, host_fd, shown_dir, task_vars, args)["python"]
-            envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars)
+            discover = None
+            if args["python"] is None and python_found.choice is not None:
+                args["python"] = python_found.choice["python"]
+            elif args["python"] is None:
+                discover = self._discovery(python_found, args, task_vars)
+            envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars, discover,
+                                                     lambda job: self._record_choice(python_found, job, host_fd, shown_dir))
         except AnsibleConnectionFailure as exc:
             unreachable = True
             last_answer = _LAST_ANSWER.get(host)
             if self._job_started is None and self._starting and last_answer is not None:
                 # The start's answer was lost: the job may have started on the host just before the connection broke.
-                what = ("the connection to the host was lost while the probe was being started, %.0f s after the host's "
-                        "last answer; the probe may have started, and its result is lost"
-                        % (time.monotonic() - last_answer))
+                what = ("the connection to the host was lost while the probe was being started or waited for in its "
+                        "first %d s (one call does both), %.0f s after the host's last answer; the probe may have started, "
+                        "and its result is lost" % (FIRST_PROGRESS_AFTER_S, time.monotonic() - last_answer))
             elif self._job_started is None:
                 what = "the host could not be reached, so the probe did not run"
             else:
@@ -187,37 +191,40 @@ class ActionModule(ActionBase):
             result["warnings"] = ["probe %s on %s: %s: %s" % (name, host, envelope["status"], envelope["reason"])]
         return result
 
-    def _python_choice(self, python_found, host_fd, shown_dir, task_vars, args):
-        """The Python this playbook run found on the host: recorded by an earlier probe, else found now (one module
-        run, which need not import torch again where the host's previous run proved it in an unchanged environment)
-        and recorded in the host's inputs.json."""
-        if python_found.choice is None:
-            proven = previous_python_proof(args["results_dir"], args["run_id"], task_vars["inventory_hostname"])
-            found = self._execute_module(module_name=FIND_PYTHON_MODULE, task_vars=task_vars, wrap_async=False,
-                                         module_args={"candidates": python_found.candidates,
-                                                      "timeout": FIND_PYTHON_TIMEOUT_S, "proven": proven})
-            self._remove_tmp_path(self._connection._shell.tmpdir)
-            _LAST_ANSWER[task_vars["inventory_hostname"]] = time.monotonic()
-            python_found.found(found.get("choice"), _module_failure_text(found))
-            if python_found.inputs is not None:
-                record = dict(python_found.inputs, python_choice=python_found.choice,
-                              python=python_found.choice["python"] or python_found.inputs["python"])
-                write_host_inputs(host_fd, record, os.path.join(shown_dir, INPUTS_FILE))
-        return python_found.choice
+    def _discovery(self, python_found, args, task_vars):
+        """What the start of the host's first probe is asked to find the Python with: the candidates, and the previous
+        run's proof that torch imports there (reused while nothing it depends on changed, docs/python-discovery.md)."""
+        return {"candidates": python_found.candidates, "timeout": FIND_PYTHON_TIMEOUT_S,
+                "proven": previous_python_proof(args["results_dir"], args["run_id"], task_vars["inventory_hostname"])}
 
-    def _run_on_host(self, name, host, args, archive, task_vars):
+    def _record_choice(self, python_found, job, host_fd, shown_dir):
+        """The Python the start found, kept for the host's next probes and in its inputs.json."""
+        python_found.found(job.get("choice"), job.get("discovery_failure") or _module_failure_text(job))
+        if python_found.inputs is not None:
+            record = dict(python_found.inputs, python_choice=python_found.choice,
+                          python=python_found.choice["python"] or python_found.inputs["python"])
+            write_host_inputs(host_fd, record, os.path.join(shown_dir, INPUTS_FILE))
+
+    def _run_on_host(self, name, host, args, archive, task_vars, discover, record_choice):
+        """One module run finds the host's Python (discover, on its first probe), starts the job and waits for its
+        first seconds: a short probe is one round trip. Then waits as long as the job runs."""
         started = utc_now_iso()
         module_args = dict(args, archive_data=base64.b64encode(archive).decode("ascii"),
-                           job_dir=self._connection._shell.get_option("async_dir"))
+                           job_dir=self._connection._shell.get_option("async_dir"), first_wait=FIRST_PROGRESS_AFTER_S,
+                           discover=discover)
         self._starting = True
+        asked = time.monotonic()
         job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
         self._starting = False
         _LAST_ANSWER[host] = time.monotonic()
         self._remove_tmp_path(self._connection._shell.tmpdir)
-        if job.get("failed") or "job_id" not in job:
+        if discover is not None:
+            record_choice(job)
+        if "job_id" not in job:
             return failure_envelope(name, host, "error", "the probe module could not be started on the host: %s"
                                     % _module_failure_text(job), started=started), None
-        self._job_started = time.monotonic()
+        # The job started after the search: its time limit and progress lines count from there.
+        self._job_started = asked + float((job.get("choice") or {}).get("duration_s") or 0.0)
         finished = self._wait_for_job(name, host, job, args, task_vars)
         if finished is None:
             return failure_envelope(
@@ -232,22 +239,15 @@ class ActionModule(ActionBase):
         envelope["host"] = host
         return envelope, finished.get("raw_output")
 
-    def _wait_for_job(self, name, host, job, args, task_vars):
-        """Wait for the job on the host, one blocking module run until it ends or the next progress line is due, so
-        the person sees it is alive. The job's result, a failure to wait, or None past the probe's limit."""
+    def _wait_for_job(self, name, host, started, args, task_vars):
+        """Wait for the job on the host from the start's answer (which waited for its first seconds): one blocking
+        module run until it ends or the next progress line is due, so the person sees it is alive. The job's result, a
+        failure to wait, or None past the probe's limit."""
         begun = self._job_started
         deadline = begun + args["timeout"] + JOB_MARGIN_S
         next_progress = begun + FIRST_PROGRESS_AFTER_S
+        status = started
         while True:
-            now = time.monotonic()
-            if now >= deadline:
-                return None
-            wait_s = max(0.0, min(next_progress, deadline) - now)
-            status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
-                                          module_args={"job_id": job["job_id"], "job_dir": job["job_dir"],
-                                                       "wait": round(wait_s, 3)})
-            _LAST_ANSWER[host] = time.monotonic()
-            self._remove_tmp_path(self._connection._shell.tmpdir)
             if status.get("failed") or "finished" not in status:
                 return status
             if status["finished"]:
@@ -257,6 +257,14 @@ class ActionModule(ActionBase):
                 display.display("  %s: probe %s still running after %.0f s (limit %d s)"
                                 % (host, name, now - begun, args["timeout"]))
                 next_progress = now + max(1, args["progress_interval"])
+            if now >= deadline:
+                return None
+            wait_s = max(0.0, min(next_progress, deadline) - now)
+            status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
+                                          module_args={"job_id": started["job_id"], "job_dir": started["job_dir"],
+                                                       "wait": round(wait_s, 3)})
+            _LAST_ANSWER[host] = time.monotonic()
+            self._remove_tmp_path(self._connection._shell.tmpdir)
 
 
 def _paramiko_missing(connection):

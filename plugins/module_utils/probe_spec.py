@@ -13,9 +13,13 @@ PROBE_ARGUMENT_SPEC = dict(
     results_dir=dict(type="path", default="results"),
     run_id=dict(type="str", required=True),
     progress_interval=dict(type="int", default=15),
-    # Set by the action plugin, never by a task: the packed probe and where its detached job lives on the host.
+    # Set by the action plugin, never by a task: the packed probe, where its detached job lives on the host, how long
+    # the start waits for the job to end before it answers (a short probe comes back in that one round trip), and the
+    # Python discovery to run first ({candidates, timeout, proven}) on a host whose Python this playbook run has not found.
     archive_data=dict(type="str", no_log=True),
     job_dir=dict(type="path"),
+    first_wait=dict(type="float"),
+    discover=dict(type="dict"),
 )
 
 # Set by the probe role on the controller, never passed to the module: they belong to the run's store.

@@ -88,6 +88,18 @@ options:
       - Directory on the target for the probe's detached job (its pid, its result, its work directory), created with
         mode 0700. Set by the action plugin from the shell's C(async_dir); do not set it yourself.
     type: path
+  first_wait:
+    description:
+      - Seconds the module blocks after starting the job, waiting for it to end as M(gpufleet.validation.probe_wait)
+        does, so that a probe which ends by then comes back in one round trip. Set by the action plugin (the time of
+        its first progress line); do not set it yourself.
+    type: float
+  discover:
+    description:
+      - Python discovery to run before the job starts, as M(gpufleet.validation.find_python) runs it (C(candidates),
+        C(timeout), C(proven)); the probe then runs with the Python it chose, and the answer carries the choice. Set by
+        the action plugin for the first probe of a host when O(python) is not set; do not set it yourself.
+    type: dict
 notes:
   - Check mode runs nothing and says so.
   - The result is stored even when the probe fails, so a run never silently loses a host or a probe.
@@ -185,9 +197,10 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
     interpret,
     utc_now_iso,
 )
-from ansible_collections.gpufleet.validation.plugins.module_utils.probe_job import start_detached
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_job import start_detached, wait_for_job
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_text import carryable
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.module_utils.python_search import find
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import (
     file_size,
     read_bounded,
@@ -198,6 +211,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.secret_redacti
 
 
 STDOUT_KEPT_BYTES = 64 * 1024
+MAX_FIRST_WAIT_S = 60
 
 
 def extract_archive(archive, destination):
@@ -225,11 +239,35 @@ def run_module(module):
     job_id = uuid.uuid4().hex
     job_dir = module.params["job_dir"]  # type path: already expanded
     params = dict(module.params)
+    found = discovered(module.params["discover"])
+    if "choice" in found:
+        params["python"] = found["choice"]["python"]
     try:
         start_detached(job_dir, job_id, lambda work_dir: run_probe_job(params, archive, work_dir))
     except (OSError, ValueError, RuntimeError) as exc:
-        module.fail_json(msg="the probe %s could not be started in %s: %s" % (name, job_dir, exc))
-    module.exit_json(changed=False, started=True, job_id=job_id, job_dir=job_dir)
+        module.fail_json(msg="the probe %s could not be started in %s: %s" % (name, job_dir, exc), **found)
+    started = dict(found, changed=False, started=True, job_id=job_id, job_dir=job_dir)
+    wait_s = min(max(module.params["first_wait"] or 0.0, 0.0), MAX_FIRST_WAIT_S)
+    if wait_s <= 0:
+        module.exit_json(finished=False, **started)
+    try:
+        state, detail = wait_for_job(job_dir, job_id, wait_s)
+    except (OSError, ValueError) as exc:
+        module.fail_json(msg="could not read the probe's job: %s" % exc, finished=True, **started)
+    if state == "lost":
+        module.fail_json(msg=detail, finished=True, **started)
+    module.exit_json(finished=state == "finished", **(dict(started, result=detail) if state == "finished" else started))
+
+
+def discovered(discover):
+    """{} without discovery; {"choice": ...} with the Python found; {"discovery_failure": why} when the search itself
+    failed, and the probe then runs under this module's interpreter, as it would after a failed find_python."""
+    if not discover:
+        return {}
+    try:
+        return {"choice": find(discover.get("candidates") or [], int(discover.get("timeout") or 60), discover.get("proven"))}
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        return {"discovery_failure": "Python discovery failed on the host: %s: %s" % (type(exc).__name__, exc)}
 
 
 def run_probe_job(params, archive, workdir):

@@ -159,3 +159,55 @@ def test_a_huge_stdout_is_kept_as_its_tail_with_its_size_said(tmp_path):
             in envelope["reason"])
     assert len(answer["raw_output"]) == 64 * 1024 and answer["raw_output"].endswith('"tail": "the end"}')
     assert peak_kib < 150 * 1024, peak_kib
+
+
+def _packed(tmp_path, script):
+    archive = tmp_path / "gpufleet-probe-fake.zip"
+    with zipfile.ZipFile(str(archive), "w") as bundle:
+        bundle.write(os.path.join(FAKES, script), "fake.py")
+        bundle.write(os.path.join(FAKES, "_args.py"), "_args.py")
+    return base64.b64encode(archive.read_bytes()).decode("ascii")
+
+
+def test_a_probe_that_ends_within_the_first_wait_comes_back_with_its_start(tmp_path):
+    """One round trip for a short probe: the start waits (first_wait) and answers with the job's result."""
+    job_dir = tmp_path / "jobs"
+    args = {"name": "fake", "run_id": "r1", "archive_data": _packed(tmp_path, "noisy_but_good.py"),
+            "job_dir": str(job_dir), "params": {"n": 21}, "timeout": 60, "first_wait": 30}
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS, GPUFLEET_PROBES_DIR=PROBES_DIR)
+    started, unused_peak = _module_answer(tmp_path, "start", MODULE, args, env)
+    assert started["started"] is True and started["finished"] is True, started
+    assert started["result"]["envelope"]["status"] == "ok"
+    assert started["result"]["envelope"]["data"] == {"answer_units": 42}
+    assert sorted(os.listdir(str(job_dir))) == []  # returned once, then gone from the host
+
+
+def test_a_probe_still_running_after_the_first_wait_is_left_to_probe_wait(tmp_path):
+    job_dir = tmp_path / "jobs"
+    pidfile = tmp_path / "pids"
+    args = {"name": "fake", "run_id": "r1", "archive_data": _packed(tmp_path, "hang_with_child.py"),
+            "job_dir": str(job_dir), "params": {"pidfile": str(pidfile)}, "timeout": 3, "first_wait": 0.5}
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS, GPUFLEET_PROBES_DIR=PROBES_DIR)
+    started, unused_peak = _module_answer(tmp_path, "start", MODULE, args, env)
+    assert started["started"] is True and started["finished"] is False and "result" not in started, started
+    answer, unused_peak = _module_answer(tmp_path, "wait", WAIT_MODULE,
+                                         {"job_id": started["job_id"], "job_dir": str(job_dir), "wait": 60}, env)
+    assert answer["finished"] is True
+    assert answer["result"]["envelope"]["status"] == "timeout", answer["result"]["envelope"]
+
+
+def test_the_first_probe_of_a_host_finds_its_python_in_the_same_module_run(tmp_path):
+    """discover: the start runs Python discovery, starts the probe under the Python it chose, and answers with the
+    choice (what find_python would have answered) beside the probe's result: one module run for both."""
+    from test_python_discovery import fake_python  # pylint: disable=import-error,import-outside-toplevel
+    torch_python = fake_python(tmp_path / "env" / "bin", torch_cuda="12.8")
+    job_dir = tmp_path / "jobs"
+    args = {"name": "fake", "run_id": "r1", "archive_data": _packed(tmp_path, "noisy_but_good.py"),
+            "job_dir": str(job_dir), "params": {"n": 1}, "timeout": 60, "first_wait": 30,
+            "discover": {"candidates": [torch_python], "timeout": 30, "proven": None}}
+    env = dict(os.environ, PYTHONPATH=COLLECTIONS, GPUFLEET_PROBES_DIR=PROBES_DIR)
+    started, unused_peak = _module_answer(tmp_path, "start", MODULE, args, env)
+    assert started["finished"] is True, started
+    assert started["choice"]["python"] == torch_python and started["choice"]["found"] is True
+    assert started["result"]["envelope"]["command"][0] == torch_python  # the probe ran under the Python found
+    assert started["result"]["envelope"]["status"] == "ok"

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.module_utils import python_discovery as discovery
+from ansible_collections.gpufleet.validation.plugins.module_utils import python_search
 from ansible_collections.gpufleet.validation.plugins.modules import find_python
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_python import python_view
@@ -93,14 +94,14 @@ def test_among_equals_the_earliest_wins(tmp_path, no_common_locations):
 
 def test_none_suitable_falls_back_to_ansibles_python_and_lists_what_was_tried(
         tmp_path, no_common_locations, monkeypatch):
-    monkeypatch.setattr(find_python.shutil, "which", lambda name: None)
+    monkeypatch.setattr(python_search.shutil, "which", lambda name: None)
     bare = fake_python(tmp_path / "bare" / "bin", torch=False, nvml=False)
     broken = fake_python(tmp_path / "broken" / "bin", exit_code=3)
     missing = str(tmp_path / "nowhere" / "python3")
     not_executable = tmp_path / "plain" / "python3"
     not_executable.parent.mkdir()
     not_executable.write_text("")
-    monkeypatch.setattr(find_python.sys, "executable", bare)
+    monkeypatch.setattr(python_search.sys, "executable", bare)
     choice = find_python.find([broken, missing, str(not_executable)], 30)
     assert choice["found"] is False
     assert choice["python"] == bare
@@ -250,3 +251,20 @@ def test_the_proof_comes_from_the_hosts_newest_earlier_run_only(tmp_path):
     assert previous_python_proof(str(tmp_path), current, "gpu-2") is None
     inputs("20261202T000000Z-000002", None)  # the newest earlier run was given gpufleet_python: nothing to reuse
     assert previous_python_proof(str(tmp_path), current, "gpu-1") is None
+
+
+def test_a_search_that_fails_in_the_probes_start_leaves_the_probe_to_run_and_says_why(monkeypatch):
+    from ansible_collections.gpufleet.validation.plugins.modules import probe as probe_module  # pylint: disable=import-outside-toplevel
+
+    def broken(*unused):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(probe_module, "find", broken)
+    answer = probe_module.discovered({"candidates": [], "timeout": 60, "proven": None})
+    assert answer == {"discovery_failure": "Python discovery failed on the host: OSError: No space left on device"}
+    assert probe_module.discovered(None) == {}
+    found = PythonFound(None, None, [])
+    found.found(answer.get("choice"), answer["discovery_failure"])
+    assert found.choice["python"] is None and found.choice["found"] is False
+    assert found.choice["why"] == ("the Python on the host could not be looked for: Python discovery failed on the host: "
+                                   "OSError: No space left on device")
