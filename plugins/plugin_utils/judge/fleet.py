@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
@@ -95,12 +95,35 @@ def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], rules: L
 class _RuleTally:
     """Which rules matched something somewhere, to report the ones that matched nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
         self.matched: Dict[str, int] = {}
         self.probe_ran: Dict[str, int] = {}
         self.no_function: Dict[str, str] = {}
-        self.rules: Dict[str, Dict[str, Any]] = {}
+        self.rules: Dict[str, Dict[str, Any]] = dict(rules or {})
         self.empty_hosts: Dict[str, List[str]] = {}
+
+    def one_hosts(self) -> "_RuleTally":
+        """A tally for one host's rules, to be merged back (merge) in host order: what judging a host sends back."""
+        return _RuleTally(self.rules)
+
+    def added_since(self, base: "_RuleTally") -> "_RuleTally":
+        """This host tally without the rules ``base`` already had (they need not travel back from a worker)."""
+        added = _RuleTally()
+        added.matched, added.probe_ran, added.no_function = self.matched, self.probe_ran, self.no_function
+        added.empty_hosts = self.empty_hosts
+        added.rules = {rule_id: rule for rule_id, rule in self.rules.items() if rule_id not in base.rules}
+        return added
+
+    def merge(self, host: "_RuleTally") -> None:
+        for rule_id, count in host.matched.items():
+            self.matched[rule_id] = self.matched.get(rule_id, 0) + count
+        for rule_id, count in host.probe_ran.items():
+            self.probe_ran[rule_id] = self.probe_ran.get(rule_id, 0) + count
+        self.no_function.update(host.no_function)
+        for rule_id, rule in host.rules.items():
+            self.rules.setdefault(rule_id, rule)
+        for rule_id, names in host.empty_hosts.items():
+            self.empty_hosts.setdefault(rule_id, []).extend(names)
 
 
 def _run_rules(host: str, envelopes: Mapping[str, Any], rules: List[Dict[str, Any]], context: RuleContext,
@@ -430,6 +453,13 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
                           outcomes)
 
 
+RunEach = Callable[[int, Callable[[int], Any]], Mapping[int, Any]]
+
+
+def _one_after_another(count: int, job: Callable[[int], Any]) -> Dict[int, Any]:
+    return {index: job(index) for index in range(count)}
+
+
 def judging_error(name: str, exc: BaseException, groups: List[str]) -> HostVerdict:
     """The verdict of a host whose judging raised: error, with the exception's type and message."""
     return error_verdict(name, "host.judged", "judging this host raised %s: %s (a judge bug or a result no schema foresaw; "
@@ -440,7 +470,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                 previous: Optional[Mapping[str, Mapping[str, Any]]] = None, previous_run_id: Optional[str] = None,
                 settings: Optional[Mapping[str, Any]] = None,
                 previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None, *,
-                catalogue: ProbeCatalogue) -> FleetJudgement:
+                catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None) -> FleetJudgement:
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
@@ -449,6 +479,9 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     previous_problems: {name: {probe: sentence}}, earlier results that could not be read or break their schema; the
     drift checks that needed them are skipped with the sentence.
     settings: overrides of DEFAULT_SETTINGS. catalogue: what the probes check and measure (their declarations).
+    run_each: how the hosts' own checks are run, run_each(count, job) -> {index: job(index)}; default one after the
+    other here (the report passes report_parallel's, over the cores). Each host is judged on its own and its rule tally
+    merged in host order, so the judgement is the same however they are run.
     An exception while judging one host makes that host's verdict error with the exception; the others are judged.
     """
     options = dict(DEFAULT_SETTINGS)
@@ -463,23 +496,38 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     verdicts: Dict[str, HostVerdict] = {}
     reached: List[str] = []
     compare_with_earlier = previous is not None or previous_problems is not None
+    to_judge = []
     for name in sorted(hosts):
         entry = hosts[name]
-        groups = list(entry.get("groups") or [])
         if not entry.get("reached", True):
             reason = entry.get("reason") or "no reason given"
             verdicts[name] = HostVerdict(host=name, verdict="unreachable", reasons=["host.reachable: not reached: %s" % reason],
                                          checks=[_host_check("host.reachable", name, "", "error", "not reached: %s" % reason)],
-                                         sku=None, sku_reason="the host was not reached", groups=groups)
-            continue
+                                         sku=None, sku_reason="the host was not reached", groups=list(entry.get("groups") or []))
+        else:
+            to_judge.append(name)
+
+    def judge_one(index: int) -> Tuple[Any, _RuleTally]:
+        name = to_judge[index]
+        host_tally = tally.one_hosts()
         earlier = (((previous or {}).get(name) or {}), ((previous_problems or {}).get(name) or {})) if compare_with_earlier else None
         try:
-            judged[name] = _judge_host(name, entry, baselines, by_id, rules, earlier, previous_run_id, options, catalogue, tally)
+            found: Any = _judge_host(name, hosts[name], baselines, by_id, rules, earlier, previous_run_id, options, catalogue,
+                                     host_tally)
         except Exception as exc:  # pylint: disable=broad-exception-caught
-            verdicts[name] = judging_error(name, exc, groups)
+            found = judging_error(name, exc, list(hosts[name].get("groups") or []))
+        return found, host_tally.added_since(tally)
+
+    answers = (run_each or _one_after_another)(len(to_judge), judge_one)
+    for index, name in enumerate(to_judge):
+        found, host_tally = answers[index]
+        tally.merge(host_tally)
+        if isinstance(found, HostVerdict):
+            verdicts[name] = found
             continue
+        judged[name] = found
         reached.append(name)
-        samples.extend(judged[name].samples)
+        samples.extend(found.samples)
     fleet_checks, statistics = _fleet_checks(samples, options)
     minorities = fleet_minorities({name: (judged[name].group, judged[name].settings) for name in reached})
     for name, found in minority_checks(minorities).items():
