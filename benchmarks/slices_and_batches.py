@@ -144,18 +144,14 @@ def markdown(rows: list) -> str:
     return "\n".join(out)
 
 
-def int_list(text: str) -> list:
-    return [int(part) for part in text.split(",") if part]
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__)
     parser.add_argument("--drive", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--hosts", type=int, default=16)
     parser.add_argument("--rack-size", type=int, default=4)
-    parser.add_argument("--serial", type=int_list, default=None, help="serial batch sizes (default: the rack size)")
-    parser.add_argument("--slices", type=int_list, default=[2, 4])
+    parser.add_argument("--serial", type=measured.int_list, default=None, help="serial batch sizes (default: the rack size)")
+    parser.add_argument("--slices", type=measured.int_list, default=[2, 4])
     parser.add_argument("--out", default=None)
     parser.add_argument("--sample-s", type=float, default=0.2)
     parser.add_argument("--timeout-s", type=int, default=900)
