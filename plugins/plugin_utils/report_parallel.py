@@ -8,6 +8,7 @@ the items run here, one after the other, so the answer is the same either way.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -60,3 +61,15 @@ def run_indexed(count: int, job: Callable[[int], Any], workers: int) -> Dict[int
         if index not in done:
             done[index] = job(index)
     return done
+
+
+def run_over_the_cores(count: int, job: Callable[[int], Any], workers: Optional[int] = None) -> Dict[int, Any]:
+    """run_indexed over worker_count(count, workers) processes, with the heap frozen meanwhile. What the caller has
+    loaded (a run, its judgement) is most of the heap; frozen, the collector stops walking it again and again while
+    each job allocates its own short-lived objects, and forked workers stop touching (so copying) its pages: judging
+    1,000 hosts over two workers took as long as in one process without it (docs/scale.md)."""
+    gc.freeze()
+    try:
+        return run_indexed(count, job, worker_count(count, workers))
+    finally:
+        gc.unfreeze()

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import os
 import re
 import shlex
@@ -22,7 +21,7 @@ from .probes.declaration import ProbeSection
 from .probes.registry import profile_probes, sections
 from .report_health import fleet_columns
 from .report_interconnect import cross_host_runs
-from .report_parallel import run_indexed, worker_count
+from .report_parallel import run_over_the_cores
 from .report_python import python_view
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
@@ -632,13 +631,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
             return host.index_columns, None
         return stand_in.index_columns, (stand_in, judgement.hosts.get(host.name) if judgement is not None else None)
 
-    # The loaded run and its judgement are most of the heap; frozen, the collector stops walking them again and again
-    # while each dossier allocates its own short-lived objects (and forked workers stop touching their pages).
-    gc.freeze()
-    try:
-        outcomes = run_indexed(len(dossiers), one_host, worker_count(len(dossiers), workers))
-    finally:
-        gc.unfreeze()
+    outcomes = run_over_the_cores(len(dossiers), one_host, workers)
     for position in range(len(dossiers)):
         columns, failed = outcomes[position]
         dossiers[position][0].index_columns = columns  # set in the worker that rendered it, where forked

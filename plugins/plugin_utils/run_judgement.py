@@ -1,8 +1,7 @@
 """Judge a stored run: its results, the baselines, the rules with each host's overrides, each host's previous run."""
 from __future__ import annotations
 
-import gc
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from .judge.fleet import judge_fleet
 from .judge.model import Check, FleetJudgement, blocks_gate
@@ -10,7 +9,7 @@ from .judge.rules import CheckTexts
 from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules
 from .probes.registry import probe_catalogue
-from .report_parallel import run_indexed, worker_count
+from .report_parallel import run_over_the_cores
 from .store.previous import find_previous_results, most_common_run
 from .store.stored_run import RunModel, StoredEnvelopes
 from .store.schemas import stored_envelope_problems
@@ -29,16 +28,6 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[st
     }
 
 
-def _over_the_cores(count: int, job: Callable[[int], Any], workers: Optional[int]) -> Dict[int, Any]:
-    # Frozen, the collector stops walking the loaded run in every forked worker (each walk touched, and so copied, its
-    # pages): judging 1,000 hosts over two workers took as long as in one process without it.
-    gc.freeze()
-    try:
-        return run_indexed(count, job, worker_count(count, workers))
-    finally:
-        gc.unfreeze()
-
-
 def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapping],
               baselines_dir: Optional[str] = None, rules_path: Optional[str] = None,
               workers: Optional[int] = None) -> FleetJudgement:
@@ -51,7 +40,7 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=probe_catalogue(),
-                            run_each=lambda count, job: _over_the_cores(count, job, workers))
+                            run_each=lambda count, job: run_over_the_cores(count, job, workers))
     # The rules in use name their checks; the default file still names the judge's own (fleet.*, host.* ...).
     judgement.texts = CheckTexts(rules, load_rules()) if rules_path else CheckTexts(rules)
     judgement.unmatched_rules.extend(
