@@ -146,3 +146,16 @@ def wait_for_job(job_dir, job_id, wait_s):
         if state != "running" or time.monotonic() >= deadline:
             return state, detail
         time.sleep(WAIT_STEP_S)
+
+
+def wait_answer(job_dir, job_id, wait_s):
+    """What a module that waited for the job answers (probe_wait, and the probe module's first wait): {"finished":
+    False}, {"finished": True, "result": the job's result}, or {"failed": True, "finished": True, "msg": why} when the
+    job cannot be read or its runner is gone without a result."""
+    try:
+        state, detail = wait_for_job(job_dir, job_id, wait_s)
+    except (OSError, ValueError) as exc:
+        return {"failed": True, "finished": True, "msg": "could not read the probe's job: %s" % exc}
+    if state == "lost":
+        return {"failed": True, "finished": True, "msg": detail}
+    return {"finished": True, "result": detail} if state == "finished" else {"finished": False}

@@ -197,7 +197,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
     interpret,
     utc_now_iso,
 )
-from ansible_collections.gpufleet.validation.plugins.module_utils.probe_job import start_detached, wait_for_job
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_job import start_detached, wait_answer
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_text import carryable
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.module_utils.python_search import find
@@ -250,13 +250,10 @@ def run_module(module):
     wait_s = min(max(module.params["first_wait"] or 0.0, 0.0), MAX_FIRST_WAIT_S)
     if wait_s <= 0:
         module.exit_json(finished=False, **started)
-    try:
-        state, detail = wait_for_job(job_dir, job_id, wait_s)
-    except (OSError, ValueError) as exc:
-        module.fail_json(msg="could not read the probe's job: %s" % exc, finished=True, **started)
-    if state == "lost":
-        module.fail_json(msg=detail, finished=True, **started)
-    module.exit_json(finished=state == "finished", **(dict(started, result=detail) if state == "finished" else started))
+    answer = wait_answer(job_dir, job_id, wait_s)
+    if answer.pop("failed", False):
+        module.fail_json(**dict(started, **answer))
+    module.exit_json(**dict(started, **answer))
 
 
 def discovered(discover):

@@ -67,7 +67,7 @@ result:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.validation.plugins.module_utils.probe_job import wait_for_job
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_job import wait_answer
 
 MAX_WAIT_S = 600
 
@@ -79,13 +79,10 @@ def main():
         supports_check_mode=True,
     )
     wait_s = min(max(module.params["wait"], 0.0), MAX_WAIT_S)
-    try:
-        state, detail = wait_for_job(module.params["job_dir"], module.params["job_id"], wait_s)
-    except (OSError, ValueError) as exc:
-        module.fail_json(msg="could not read the probe's job: %s" % exc, finished=True)
-    if state == "lost":
-        module.fail_json(msg=detail, finished=True)
-    module.exit_json(changed=False, finished=state == "finished", **({"result": detail} if state == "finished" else {}))
+    answer = wait_answer(module.params["job_dir"], module.params["job_id"], wait_s)
+    if answer.pop("failed", False):
+        module.fail_json(**answer)
+    module.exit_json(changed=False, **answer)
 
 
 if __name__ == "__main__":
