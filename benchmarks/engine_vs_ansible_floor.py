@@ -158,12 +158,7 @@ def main(argv=None) -> int:
     parser.add_argument("--forks", type=int, default=None, help="--forks for every command (default: ansible.cfg's)")
     parser.add_argument("--also-checkout", default=None, help="another clone of this repository whose validate.yml runs too")
     parser.add_argument("--out", default=None)
-    parser.add_argument("--sample-s", type=float, default=0.2)
-    parser.add_argument("--timeout-s", type=int, default=900)
-    parser.add_argument("--max-busy", type=float, default=0.5)
-    parser.add_argument("--quiet-window-s", type=float, default=5.0)
-    parser.add_argument("--settle-s", type=float, default=120.0)
-    parser.add_argument("--max-others", type=float, default=0.15)
+    measured.add_measurement_arguments(parser, quiet_window_s=5.0, settle_s=120.0)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args(argv)
     checkouts = [("health", ROOT)]

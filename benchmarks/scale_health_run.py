@@ -590,6 +590,19 @@ def ansible_cfg_forks():
     return None
 
 
+def add_measurement_arguments(parser, quiet_window_s: float = 10.0, settle_s: float = 900.0) -> None:
+    """The options of measure_command (sampling, limits, the quiet machine it waits for), for every benchmark that
+    measures Ansible commands with it."""
+    parser.add_argument("--sample-s", type=float, default=0.2, help="seconds between /proc samples (default 0.2)")
+    parser.add_argument("--timeout-s", type=int, default=900, help="limit of one playbook run (default 900)")
+    parser.add_argument("--max-busy", type=float, default=0.5, help="cores busy before a run counts as quiet (default 0.5)")
+    parser.add_argument("--quiet-window-s", type=float, default=quiet_window_s,
+                        help="seconds the quiet check measures (default %g)" % quiet_window_s)
+    parser.add_argument("--settle-s", type=float, default=settle_s, help="longest wait for a quiet machine (default %g)" % settle_s)
+    parser.add_argument("--max-others", type=float, default=0.15,
+                        help="share of the machine others may use during a run before it counts as disturbed (default 0.15)")
+
+
 def int_list(text: str) -> list:
     return [int(value) for value in text.split(",") if value.strip()]
 
@@ -614,13 +627,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rack-size", type=int, default=8, help="hosts per rack group (default 8)")
     parser.add_argument("--prefix", default="gfsc", help="fleet name prefix; the host count is appended (default gfsc)")
     parser.add_argument("--out", default=None, help="write the measurements as JSON here")
-    parser.add_argument("--sample-s", type=float, default=0.2, help="seconds between /proc samples (default 0.2)")
-    parser.add_argument("--timeout-s", type=int, default=900, help="limit of one playbook run (default 900)")
-    parser.add_argument("--max-busy", type=float, default=0.5, help="cores busy before a run counts as quiet (default 0.5)")
-    parser.add_argument("--quiet-window-s", type=float, default=10.0, help="seconds the quiet check measures (default 10)")
-    parser.add_argument("--settle-s", type=float, default=900.0, help="longest wait for a quiet machine (default 900)")
-    parser.add_argument("--max-others", type=float, default=0.15,
-                        help="share of the machine others may use during a run before it counts as disturbed (default 0.15)")
+    add_measurement_arguments(parser)
     parser.add_argument("--retries", type=int, default=3, help="extra attempts of a disturbed or failed run (default 3)")
     parser.add_argument("--no-cuda-init", dest="cuda_init", action="store_false",
                         help="run the health probe with cuda_init false: it then does not start a fresh Python that imports torch, "

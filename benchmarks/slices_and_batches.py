@@ -153,12 +153,7 @@ def main(argv=None) -> int:
     parser.add_argument("--serial", type=measured.int_list, default=None, help="serial batch sizes (default: the rack size)")
     parser.add_argument("--slices", type=measured.int_list, default=[2, 4])
     parser.add_argument("--out", default=None)
-    parser.add_argument("--sample-s", type=float, default=0.2)
-    parser.add_argument("--timeout-s", type=int, default=900)
-    parser.add_argument("--max-busy", type=float, default=0.5)
-    parser.add_argument("--quiet-window-s", type=float, default=5.0)
-    parser.add_argument("--settle-s", type=float, default=120.0)
-    parser.add_argument("--max-others", type=float, default=0.15)
+    measured.add_measurement_arguments(parser, quiet_window_s=5.0, settle_s=120.0)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args(argv)
     if args.drive:
