@@ -100,8 +100,16 @@ def references_text(rows: Sequence[Mapping[str, Any]]) -> MarkdownText:
     return MarkdownText("%s | %s |" % (references, checks))
 
 
+class BuiltHtml(Markup):
+    """HTML built by this module from parts each already finalized and escaped (_html): finalize passes it as it is.
+
+    Scanning the tables of thousands of rows again for control characters was a tenth of a dossier's cost."""
+
+
 def _html_finalize(value: Any) -> Any:
     """None as nothing; control characters as \\xNN (autoescape leaves them, and a browser hides or mangles them)."""
+    if type(value) is BuiltHtml:  # pylint: disable=unidiomatic-typecheck  # a Markup from elsewhere is still scanned
+        return value
     if value is None:
         return ""
     if isinstance(value, str):
@@ -122,23 +130,25 @@ def _html_text(value: str) -> str:
     return str(escape(_html_finalize(value)))
 
 
-def measurement_rows_html(probe: Mapping[str, Any], rows: Sequence[Any], judged: bool) -> Markup:
+def measurement_rows_html(probe: Mapping[str, Any], rows: Sequence[Any], judged: bool) -> BuiltHtml:
     """The rows of one "Every measurement" table, as dossier.html.j2 wrote them with a loop (built here: a dossier of
     8 GPUs has thousands, and a Jinja loop over them was most of a dossier's cost; docs/scale.md)."""
     references_macro = HTML.get_template("_macros.html.j2").module.references  # type: ignore[attr-defined]
     no_references = str(references_macro([], judged))
     lines = []
+    html = _html_text  # a FlatRow's fields are plain str
+    references = probe["references"]
     for row in rows:
-        refs = probe["references"].get(row.path, [])
+        refs = references.get(row.path)
         cells = str(references_macro(refs, judged)) if refs else no_references
         if row.unavailable is not None:
             lines.append('<tr class="f-na"><td><code>%s</code></td><td colspan="2">unavailable: %s</td>%s</tr>\n'
-                         % (_html(row.path), _html(row.unavailable), cells))
+                         % (html(row.path), html(row.unavailable), cells))
         else:
             flagged = ' class="f-%s"' % _html(refs[0]["flag"]) if refs and refs[0]["flag"] in ("bad", "warn") else ""
             lines.append("<tr%s><td><code>%s</code></td><td>%s</td><td>%s</td>%s</tr>\n"
-                         % (flagged, _html(row.path), _html(row.value), _html(row.unit), cells))
-    return Markup("".join(lines))
+                         % (flagged, html(row.path), html(row.value), html(row.unit), cells))
+    return BuiltHtml("".join(lines))
 
 
 def _verdict_html(name: Any, flag: Any) -> str:
@@ -158,16 +168,16 @@ def _part(value: Any, name: str) -> Any:
     return value[name] if isinstance(value, Mapping) else getattr(value, name)
 
 
-def cell_html(c: Any) -> Markup:
+def cell_html(c: Any) -> BuiltHtml:
     """One table cell of a dossier section, as _macros.html.j2's cell macro wrote it (built here: the health section of
     8 GPUs has hundreds, and a macro call each was a tenth of a dossier's cost)."""
     flag, note = _part(c, "flag"), _part(c, "note")
-    return Markup("<td%s%s>%s%s</td>" % (' class="f-%s"' % _html(flag) if flag else "",
-                                         ' title="%s"' % _html(note) if note else "", _html(_part(c, "text")),
-                                         ' <span class="reason">(%s)</span>' % _html(note) if flag == "na" and note else ""))
+    return BuiltHtml("<td%s%s>%s%s</td>" % (' class="f-%s"' % _html(flag) if flag else "",
+                                            ' title="%s"' % _html(note) if note else "", _html(_part(c, "text")),
+                                            ' <span class="reason">(%s)</span>' % _html(note) if flag == "na" and note else ""))
 
 
-def check_rows_html(rows: Sequence[Mapping[str, Any]]) -> Markup:
+def check_rows_html(rows: Sequence[Mapping[str, Any]]) -> BuiltHtml:
     """The rows of the dossier's "Other checks" table, as _verdict.html.j2 wrote them with a loop (built here: a host
     of 8 GPUs has over a hundred checks, and the loop's macro calls were a fifth of a dossier's cost; docs/scale.md)."""
     lines = []
@@ -178,10 +188,10 @@ def check_rows_html(rows: Sequence[Mapping[str, Any]]) -> Markup:
                      % (flagged, _verdict_html(c["status"], c["flag"]), _html(c["title"]), _html(c["id"]), _html(c["gpu"]),
                         _long_html(c["value"], c["long"]), _long_html(c["reference"], c["reference_long"]),
                         _html(c["reference_source"]), _html(c["threshold"]), _html(c["reason"])))
-    return Markup("".join(lines))
+    return BuiltHtml("".join(lines))
 
 
-def change_rows_html(rows: Sequence[Mapping[str, Any]]) -> Markup:
+def change_rows_html(rows: Sequence[Mapping[str, Any]]) -> BuiltHtml:
     """The rows of the dossier's before-and-after table (a nightly run's drift: one per metric and setting), as
     _verdict.html.j2 wrote them with a loop."""
     lines = []
@@ -194,7 +204,7 @@ def change_rows_html(rows: Sequence[Mapping[str, Any]]) -> Markup:
         lines.append('<tr%s><td>%s<span class="note"><code>%s</code></span></td><td>%s</td>\n%s<td>%s</td><td>%s</td></tr>\n'
                      % (flagged, _html(c["title"]), _html(c["what"]), _html(c["gpu"]), values,
                         _verdict_html(c["status"], c["flag"]), _html(c["reason"])))
-    return Markup("".join(lines))
+    return BuiltHtml("".join(lines))
 
 
 def change_rows_markdown(rows: Sequence[Mapping[str, Any]]) -> MarkdownText:
@@ -219,18 +229,26 @@ def check_rows_markdown(rows: Sequence[Mapping[str, Any]]) -> MarkdownText:
 def measurement_rows_markdown(probe: Mapping[str, Any], rows: Sequence[Any], judged: bool) -> MarkdownText:
     """The Markdown twin of measurement_rows_html: the table rows dossier.md.j2 wrote with a loop."""
     lines = []
+    escaped = _markdown_escaped  # a FlatRow's fields are plain str
+    references = probe["references"]
+    no_references = " %s" % references_text([])
     for row in rows:
-        tail = " %s" % references_text(probe["references"].get(row.path, [])) if judged else ""
-        if row.unavailable is not None:
-            lines.append("| %s | unavailable: %s | |%s\n" % (markdown_escape(row.path), markdown_escape(row.unavailable), tail))
+        if judged:
+            refs = references.get(row.path)
+            tail = " %s" % references_text(refs) if refs else no_references
         else:
-            lines.append("| %s | %s | %s |%s\n" % (markdown_escape(row.path), markdown_escape(row.value),
-                                                   markdown_escape(row.unit), tail))
+            tail = ""
+        if row.unavailable is not None:
+            lines.append("| %s | unavailable: %s | |%s\n" % (escaped(row.path), escaped(row.unavailable), tail))
+        else:
+            lines.append("| %s | %s | %s |%s\n" % (escaped(row.path), escaped(row.value), escaped(row.unit), tail))
     return MarkdownText("".join(lines))
 
 
 def _environment(markdown: bool) -> Environment:
-    common = dict(loader=FileSystemLoader(TEMPLATE_DIR), undefined=StrictUndefined,
+    # auto_reload off: the templates are the collection's own and do not change while a report renders (a stat of each
+    # template at every get_template was 3 % of a dossier's cost)
+    common = dict(loader=FileSystemLoader(TEMPLATE_DIR), undefined=StrictUndefined, auto_reload=False,
                   trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     if markdown:
         environment = Environment(autoescape=False, finalize=markdown_escape, **common)
@@ -538,12 +556,12 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judg
 
 def _host_outputs(host: HostModel, run: RunModel, judgement: Optional[FleetJudgement],
                   metrics: List[Dict[str, str]]) -> List[Tuple[str, str]]:
-    """(file name, text) of the host's dossiers, after building its fleet-index rows, which must render too."""
-    for markdown in (False, True):
-        if judgement is not None:
-            _judged_row(host, judgement, metrics, markdown)
-        else:
-            host_summary(host, markdown)
+    """(file name, text) of the host's dossiers, after building its fleet-index row, which must render too (the
+    Markdown row: it is built from the same calls as the HTML one, and more)."""
+    if judgement is not None:
+        _judged_row(host, judgement, metrics, markdown=True)
+    else:
+        host_summary(host, markdown=True)
     return [("dossier.html", render_host_dossier_html(host, run, judgement)),
             ("dossier.md", render_host_dossier_markdown(host, run, judgement))]
 

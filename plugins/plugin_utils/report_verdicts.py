@@ -4,6 +4,7 @@ Pure Python (the judge's model and the report's value formatting); no Jinja, no 
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -191,6 +192,7 @@ def before_after_rows(verdict: HostVerdict, texts: Optional[CheckTexts] = None) 
 _TRAILING_INDEXES = re.compile(r"(\[\d+\])+$")
 
 
+@functools.lru_cache(maxsize=65536)  # every host of a fleet has the same paths
 def _leaf_key(path: str) -> str:
     return _TRAILING_INDEXES.sub("", path).rsplit(".", 1)[-1]
 
@@ -205,13 +207,14 @@ def measurement_references(checks: Sequence[Check], probe: str, paths: Sequence[
     paired: Dict[str, List[Dict[str, Any]]] = {}
     known = set(paths)
     paths_by_leaf: Dict[str, List[str]] = {}
-    for candidate in paths:
-        paths_by_leaf.setdefault(_leaf_key(candidate), []).append(candidate)
     for check in sorted(checks, key=check_sort_key):
         if check.probe != probe or check.id.startswith((FLEET_PREFIX, DRIFT_PREFIX)):
             continue
         path = getattr(check, "path", None)
         if not (isinstance(path, str) and path in known):
+            if not paths_by_leaf:  # built at the first check that names no path of its own
+                for candidate in paths:
+                    paths_by_leaf.setdefault(_leaf_key(candidate), []).append(candidate)
             leaf = check.id.rsplit(".", 1)[-1]
             prefix = "gpus[%d]" % check.gpu_index if check.gpu_index is not None else ""
             candidates = [candidate for candidate in paths_by_leaf.get(leaf, ()) if candidate.startswith(prefix)]

@@ -10,7 +10,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import escape_control, terminal_text
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import markdown_code_block, render_run
+from markupsafe import Markup
+
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import HTML, markdown_code_block, render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, verdict_lines
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
@@ -65,3 +67,26 @@ def test_no_written_file_holds_a_raw_control_character_and_the_exports_still_par
 
 def test_a_code_block_shows_control_characters_as_text():
     assert markdown_code_block("ls \x1b[31m") == "```\nls \\x1b[31m\n```"
+
+
+def test_the_tables_built_in_python_show_control_characters_in_a_measurement_as_text(fleet):
+    # The measurement, check and change rows are built as HTML in Python (report_render.BuiltHtml) and are not scanned
+    # again as a whole: each part must have been escaped on its own.
+    data = {"link\x1b[2J": {"state\x07": "up \x9b down", "rate_gbps": 3.5}}
+    fleet.write(HOST, "membw", fleet.envelope(HOST, probe="membw", data=data))
+    check = Check(id="membw.state\x07", host=HOST, probe="membw", status="warn", reason="odd \x1b[31m state", value="up")
+    judgement = FleetJudgement("r1", {HOST: HostVerdict(HOST, "warn", ["membw.state: odd"], [check], groups=[])})
+    written = Written()
+    render_run(str(fleet.run_dir), [HOST], {}, written.__setitem__, judgement=judgement)
+    shown = {"dossier.html": ["<tr class=\"f-warn\"><td><code>link\\x1b[2J.state\\x07</code></td><td>up \\x9b down</td>",
+                              "odd \\x1b[31m state"],
+             "dossier.md": ["| link\\\\x1b\\[2J.state\\\\x07 | up \\\\x9b down |", "odd \\\\x1b\\[31m state"]}
+    for name, parts in shown.items():
+        dossier = [text for path, text in written.items() if path.endswith(name) and "evil" in path]
+        assert dossier and not RAW_CONTROL.search(dossier[0]), RAW_CONTROL.findall(dossier[0])
+        assert all(part in dossier[0] for part in parts), name
+
+
+def test_markup_not_built_by_the_report_is_still_scanned_for_control_characters():
+    assert HTML.from_string("{{ plot | safe }}|{{ text }}").render(plot="<b>\x1b</b>", text=Markup("<i>\x07</i>")) == \
+        "<b>\\x1b</b>|<i>\\x07</i>"
