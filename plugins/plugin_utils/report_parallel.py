@@ -43,12 +43,13 @@ def _run_chunk(indices: Sequence[int]) -> Dict[int, Any]:
     return {index: job(index) for index in indices}
 
 
-def run_indexed(count: int, job: Callable[[int], Any], workers: int) -> Dict[int, Any]:
-    """{index: job(index)} for index in range(count), over ``workers`` forked processes when workers > 1."""
+def run_indexed(count: int, job: Callable[[int], Any], workers: int, chunk_items: int = CHUNK_ITEMS) -> Dict[int, Any]:
+    """{index: job(index)} for index in range(count), over ``workers`` forked processes when workers > 1, chunk_items
+    jobs sent to a worker at a time."""
     done: Dict[int, Any] = {}
     if workers > 1:
         _JOB[0] = job
-        chunks = [list(range(start, min(count, start + CHUNK_ITEMS))) for start in range(0, count, CHUNK_ITEMS)]
+        chunks = [list(range(start, min(count, start + chunk_items))) for start in range(0, count, chunk_items)]
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
                 for answer in pool.map(_run_chunk, chunks):
@@ -68,8 +69,16 @@ def run_over_the_cores(count: int, job: Callable[[int], Any], workers: Optional[
     loaded (a run, its judgement) is most of the heap; frozen, the collector stops walking it again and again while
     each job allocates its own short-lived objects, and forked workers stop touching (so copying) its pages: judging
     1,000 hosts over two workers took as long as in one process without it (docs/scale.md)."""
+    return run_large_jobs_over_the_cores(count, job, worker_count(count, workers), CHUNK_ITEMS)
+
+
+def run_large_jobs_over_the_cores(count: int, job: Callable[[int], Any], processes: int,
+                                  chunk_items: int = 1) -> Dict[int, Any]:
+    """run_indexed over ``processes`` (the caller decided that forking is worth it: worker_count of what makes each job
+    large), one job at a time, with the heap frozen as in run_over_the_cores. For a few jobs that each take seconds
+    (the fleet outputs of a large run)."""
     gc.freeze()
     try:
-        return run_indexed(count, job, worker_count(count, workers))
+        return run_indexed(count, job, min(processes, count), chunk_items)
     finally:
         gc.unfreeze()

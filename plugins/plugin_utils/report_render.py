@@ -21,7 +21,7 @@ from .probes.declaration import ProbeSection
 from .probes.registry import profile_probes, sections
 from .report_health import fleet_columns
 from .report_interconnect import cross_host_runs
-from .report_parallel import run_over_the_cores
+from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .report_python import python_view
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
@@ -527,12 +527,15 @@ EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
 
 
 def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
-                         previous_run_id: Optional[str] = None) -> None:
+                         previous_run_id: Optional[str] = None, processes: int = 1) -> None:
     """The fleet-level files: index.html and index.md; with a judgement fleet.json, junit.xml and gpufleet.prom.
 
     Each is rendered and written on its own, so that one that fails does not keep the others from being written;
     raises ValueError naming every one that failed, after writing the rest. The exports are handed to write as chunks
     (a host at a time): the checks of 10,000 hosts as one text, or one element tree, would take gigabytes.
+
+    processes: forked processes that render them side by side (report_parallel), for a run large enough that each
+    takes seconds; write must then work from a forked process (write a file, not fill the caller's memory).
     """
     outputs: List[Tuple[str, Callable[[], Text]]] = [
         ("index.html", lambda: render_fleet_index_html(run, judgement, previous_run_id)),
@@ -544,12 +547,17 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judg
             ("junit.xml", lambda: junit_chunks(judgement)),
             ("gpufleet.prom", lambda: prometheus_chunks(judgement, run, run_timestamp(run))),
         ]
-    failed = []
-    for name, render in outputs:
+
+    def one_output(position: int) -> Optional[str]:
+        name, render = outputs[position]
         try:
             write(os.path.join(run.run_dir, name), render())
+            return None
         except Exception as exc:  # pylint: disable=broad-exception-caught
-            failed.append("%s: %s: %s" % (name, type(exc).__name__, exc))
+            return "%s: %s: %s" % (name, type(exc).__name__, exc)
+
+    outcomes = run_large_jobs_over_the_cores(len(outputs), one_output, processes)
+    failed = [outcomes[position] for position in range(len(outputs)) if outcomes[position] is not None]
     if failed:
         raise ValueError("could not write %s" % "; ".join(failed))
 
@@ -661,5 +669,6 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
         dossiers[position] = (stand_in, host_path)
         if judgement is not None and verdict is not None:
             judgement.hosts[host.name] = verdict  # set in the worker that rendered it, where forked
-    render_fleet_outputs(run, write, judgement, previous_run_id)
+    # The fleet outputs side by side where the dossiers were rendered so (a large run): each then takes seconds.
+    render_fleet_outputs(run, write, judgement, previous_run_id, processes=worker_count(len(dossiers), workers))
     return run

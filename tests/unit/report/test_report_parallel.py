@@ -93,3 +93,30 @@ def test_no_fork_while_another_thread_runs():
     finally:
         release.set()
         other.join()
+
+
+def test_the_fleet_outputs_of_a_large_run_are_rendered_side_by_side_and_one_that_fails_is_named(tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    real_prometheus = report_render.prometheus_chunks
+
+    def prometheus(*args):
+        (pids / ("prom-%d" % os.getpid())).touch()
+        return real_prometheus(*args)
+
+    def junit(unused_judgement):
+        (pids / ("junit-%d" % os.getpid())).touch()
+        raise MemoryError("no room for the test suites")
+    monkeypatch.setattr(report_render, "prometheus_chunks", prometheus)
+    monkeypatch.setattr(report_render, "junit_chunks", junit)
+    try:
+        _render(tmp_path / "forked", 2)
+    except ValueError as exc:
+        assert str(exc) == "could not write junit.xml: MemoryError: no room for the test suites"
+    else:
+        raise AssertionError("render_run did not say that junit.xml could not be written")
+    assert {name.split("-")[0] for name in os.listdir(pids)} == {"prom", "junit"}
+    assert str(os.getpid()) not in {name.split("-")[1] for name in os.listdir(pids)}
+    run_path = tmp_path / "forked" / RUN_ID
+    assert sorted(path.name for path in run_path.iterdir() if path.is_file()) == [
+        "fleet.json", "gpufleet.prom", "index.html", "index.md"]
