@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_render  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_parallel import usable_cores  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (  # noqa: E402
     render_fleet_outputs,
@@ -142,11 +143,12 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
         groups = {name: [rack_of(name)] for name in names}
         run_path = os.path.join(results, RUN_ID)
         marks = {}
+        render_fleet_outputs_itself = report_render.render_fleet_outputs
 
-        def write(path: str, text: str) -> None:
-            if os.path.dirname(path) == run_path:
-                marks.setdefault("fleet_started", time.perf_counter())
-            write_text_atomically(path, text)
+        def render_fleet_outputs_timed(*args, **kwargs):
+            # render_run's last step; the fleet outputs may be written by forked workers, so it is timed here
+            marks["fleet_started"] = time.perf_counter()
+            return render_fleet_outputs_itself(*args, **kwargs)
 
         with TreeMemory() as memory:
             started = time.perf_counter()
@@ -154,7 +156,12 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
             loaded = time.perf_counter()
             judgement = judge_run(run, results, {})
             judged = time.perf_counter()
-            render_run(run_path, names, groups, write, judgement=judgement, loaded=run, workers=workers or None)
+            report_render.render_fleet_outputs = render_fleet_outputs_timed
+            try:
+                render_run(run_path, names, groups, write_text_atomically, judgement=judgement, loaded=run,
+                           workers=workers or None)
+            finally:
+                report_render.render_fleet_outputs = render_fleet_outputs_itself
             ended = time.perf_counter()
         dossiers = sum(os.path.exists(os.path.join(run_path, host.dir_name, "dossier.html")) for host in run.hosts)
         return {"hosts": hosts, "gpus": hosts * gpus, "workers": workers or usable_cores(), "load_s": loaded - started,
