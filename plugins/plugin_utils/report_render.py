@@ -523,6 +523,10 @@ def _inside(root: str, path: str) -> bool:
 
 
 DOSSIER_FILES = ("dossier.html", "dossier.md")
+# Measured on 2 cores (docs/scale.md, "Issue 18, fourth part"): the fleet outputs side by side took 2.5-3.4 s instead of
+# 4.2-5.5 s at 1,000 hosts, for about 30 MiB more; at 10,000 hosts 35 s instead of 40, for 160 MiB more (2,034 MiB at
+# the peak, against the 2 GiB bound). Between the two the seconds saved shrink as the memory grows.
+FLEET_OUTPUTS_FORKED_UP_TO_HOSTS = 4000
 EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
 
 
@@ -669,6 +673,9 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
         dossiers[position] = (stand_in, host_path)
         if judgement is not None and verdict is not None:
             judgement.hosts[host.name] = verdict  # set in the worker that rendered it, where forked
-    # The fleet outputs side by side where the dossiers were rendered so (a large run): each then takes seconds.
-    render_fleet_outputs(run, write, judgement, previous_run_id, processes=worker_count(len(dossiers), workers))
+    # The fleet outputs side by side where the dossiers were rendered so (a large run): each then takes seconds. Not
+    # past FLEET_OUTPUTS_FORKED_UP_TO_HOSTS, where each forked process's copy of the pages it touches costs more memory
+    # than the seconds are worth.
+    processes = worker_count(len(dossiers), workers) if len(dossiers) <= FLEET_OUTPUTS_FORKED_UP_TO_HOSTS else 1
+    render_fleet_outputs(run, write, judgement, previous_run_id, processes=processes)
     return run

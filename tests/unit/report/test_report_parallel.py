@@ -120,3 +120,17 @@ def test_the_fleet_outputs_of_a_large_run_are_rendered_side_by_side_and_one_that
     run_path = tmp_path / "forked" / RUN_ID
     assert sorted(path.name for path in run_path.iterdir() if path.is_file()) == [
         "fleet.json", "gpufleet.prom", "index.html", "index.md"]
+
+
+def test_the_fleet_outputs_of_a_run_past_the_bound_are_rendered_here(tmp_path, monkeypatch):
+    seen = []
+    real_prometheus = report_render.prometheus_chunks
+
+    def prometheus(*args):
+        seen.append(os.getpid())  # only what runs in this process is kept in this list
+        return real_prometheus(*args)
+    monkeypatch.setattr(report_render, "prometheus_chunks", prometheus)
+    monkeypatch.setattr(report_render, "FLEET_OUTPUTS_FORKED_UP_TO_HOSTS", HOSTS - 1)
+    unused_names, unused_judgement, files = _render(tmp_path / "forked", 2)
+    assert seen == [os.getpid()]
+    assert 'verdict="pass"' in files["gpufleet.prom"]
