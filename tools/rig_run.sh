@@ -3,7 +3,9 @@
 # connection local, then the given independent scripts and GPU-marked tests, and pack the results into $OUT.
 #   bash tools/rig_run.sh PROFILE[,PROFILE...] [pytest test paths ...]   (profiles run in order, into one results folder)
 # Environment: GPUS (expected GPU count for the rig's health.gpu_count override, default: as nvidia-smi lists),
-# INDEPENDENT (space-separated benchmark scripts run after the playbook, default none), EXTRA_VARS (one more -e, JSON).
+# INDEPENDENT (space-separated benchmark scripts run after the playbook, default none), EXTRA_VARS (one more -e, JSON),
+# PEER_TOOLS=1 (build nccl-tests and nvbandwidth from .peer_src/, carried with the call, and run them beside the last
+# run's probes: tools/build_peer_tools.sh, benchmarks/peer_tools.py; results in $OUT/peer_tools).
 set -uo pipefail
 profile=${1:?profile}
 shift
@@ -28,6 +30,18 @@ for script in ${INDEPENDENT:-}; do
   echo "$script rc=$?" | tee -a "$out/summary.txt"
   cat "$out/$name.txt"
 done
+if [ "${PEER_TOOLS:-0}" = 1 ]; then
+  started=$(date +%s)
+  bash tools/build_peer_tools.sh /tmp/peer_tools
+  mkdir -p "$out/peer_tools"
+  cp /tmp/peer_tools/*.txt /tmp/peer_tools/*.log "$out/peer_tools/" 2>/dev/null
+  last_run=$(find /tmp/results -mindepth 1 -maxdepth 1 -type d -name '2*' | sort | tail -n 1)
+  python3 benchmarks/peer_tools.py --build /tmp/peer_tools --host-dir "$last_run/localhost" --out "$out/peer_tools" \
+    >"$out/peer_tools/stdout.txt" 2>&1
+  echo "peer tools rc=$? in $(( $(date +%s) - started )) s" | tee -a "$out/summary.txt"
+  tail -n 40 "$out/peer_tools/stdout.txt"
+  tar -C "$out" -czf "$out/peer_tools.tgz" peer_tools && rm -rf "$out/peer_tools"  # few files come back from a call
+fi
 if [ $# -gt 0 ]; then
   python3 -m pytest -q -p no:cacheprovider -m gpu "$@" >"$out/pytest_gpu.txt" 2>&1
   echo "pytest -m gpu rc=$?" | tee -a "$out/summary.txt"
