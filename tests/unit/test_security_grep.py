@@ -3,8 +3,9 @@ import os
 import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# .peer_src: the peer tools' public sources, exported there (git-ignored) to be built on the GPU machine, not ours
 SKIPPED_DIRS = {".git", ".venv", ".venv-sanity", ".ansible", "collections", "results", "node_modules", "__pycache__", ".whl", ".rig",
-                "examples", "output"}
+                "examples", "output", ".peer_src"}
 SCANNED_SUFFIXES = (".py", ".yml", ".yaml", ".sh", ".j2", ".cfg")
 SCANNED_SCRIPTS = ("scripts", ".ci")
 THIS_FILE = os.path.abspath(__file__)
