@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer_tool_output import (all_reduce_beside, format_table, matrix_cell, parse_all_reduce_perf,  # noqa: E402
@@ -64,6 +64,23 @@ def run_tool(command: List[str], env: Dict[str, str], raw_path: str) -> Dict[str
     return {"rc": done.returncode, "text": done.stdout}
 
 
+def run_and_parse(command: List[str], env: Dict[str, str], raw_path: str,
+                  parse: Callable[[str], Dict[str, Any]]) -> Dict[str, Any]:
+    """{"command", "rc", and what parse(stdout) returns} for one run of a tool, or {"command", "error"} when it could
+    not run or its output could not be read."""
+    record: Dict[str, Any] = {"command": command}
+    answer = run_tool(command, env, raw_path)
+    if "error" in answer:
+        record["error"] = answer["error"]
+        return record
+    record["rc"] = answer["rc"]
+    try:
+        record.update(parse(answer["text"]))
+    except ValueError as exc:
+        record["error"] = str(exc)
+    return record
+
+
 def tool_env(extra: Dict[str, str], library_path: Optional[str] = None) -> Dict[str, str]:
     env = dict(os.environ, NCCL_NVLS_ENABLE="0", **extra)
     if library_path:
@@ -75,17 +92,9 @@ def run_nccl_tests(entry: Dict[str, str], gpus: int, out: str) -> Dict[str, Any]
     results: Dict[str, Any] = {}
     for name, extra in (("default", {}), ("p2p_disabled", {"NCCL_P2P_DISABLE": "1"})):
         command = [os.path.join(entry["dir"], "all_reduce_perf"), *ALL_REDUCE_ARGS, "-g", str(gpus)]
-        answer = run_tool(command, tool_env(extra, entry.get("library_path")), os.path.join(out, "all_reduce_perf-%s.txt" % name))
-        record: Dict[str, Any] = {"command": command, "env": extra}
-        if "error" in answer:
-            record["error"] = answer["error"]
-        else:
-            record["rc"] = answer["rc"]
-            try:
-                record.update(parse_all_reduce_perf(answer["text"]))
-            except ValueError as exc:
-                record["error"] = str(exc)
-        results[name] = record
+        results[name] = dict(run_and_parse(command, tool_env(extra, entry.get("library_path")),
+                                           os.path.join(out, "all_reduce_perf-%s.txt" % name), parse_all_reduce_perf),
+                             env=extra)
     return results
 
 
@@ -93,17 +102,8 @@ def run_nvbandwidth(entry: Dict[str, str], out: str) -> Dict[str, Any]:
     results: Dict[str, Any] = {}
     for size_mib in BUFFER_SIZES_MIB:
         command = [os.path.join(entry["dir"], "nvbandwidth"), "--json", "-b", str(size_mib), "-t", *NVBANDWIDTH_TESTS]
-        answer = run_tool(command, tool_env({}), os.path.join(out, "nvbandwidth-%dMiB.json" % size_mib))
-        record: Dict[str, Any] = {"command": command}
-        if "error" in answer:
-            record["error"] = answer["error"]
-        else:
-            record["rc"] = answer["rc"]
-            try:
-                record["testcases"] = parse_nvbandwidth_json(answer["text"])
-            except ValueError as exc:
-                record["error"] = str(exc)
-        results[str(size_mib)] = record
+        results[str(size_mib)] = run_and_parse(command, tool_env({}), os.path.join(out, "nvbandwidth-%dMiB.json" % size_mib),
+                                               lambda text: {"testcases": parse_nvbandwidth_json(text)})
     return results
 
 
@@ -176,6 +176,10 @@ def hostbw_rows(hostbw: Optional[Dict[str, Any]], nvbandwidth: Dict[str, Any]) -
     return rows
 
 
+def _table_or(rows: List[Dict[str, Any]], why_none: str) -> str:
+    return format_table(rows, list(rows[0])) if rows else "not compared: %s" % why_none
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="/tmp/peer_tools", help="what tools/build_peer_tools.sh built")
@@ -205,11 +209,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             lines += all_reduce_tables(_probe_data(args.host_dir, "collective"), summary["nccl-tests"])
         if "not_run" not in summary["nvbandwidth"]:
             lines.append("\n### P2P: probe beside nvbandwidth (GB/s; two-way: this direction while the other runs)\n")
-            rows = p2p_rows(_probe_data(args.host_dir, "p2p"), summary["nvbandwidth"])
-            lines.append(format_table(rows, list(rows[0])) if rows else "not compared: the run has no p2p pairs")
+            lines.append(_table_or(p2p_rows(_probe_data(args.host_dir, "p2p"), summary["nvbandwidth"]),
+                                   "the run has no p2p pairs"))
             lines.append("\n### Host <-> GPU: the hostbw probe's pinned copies beside nvbandwidth (GB/s)\n")
-            rows = hostbw_rows(_probe_data(args.host_dir, "hostbw"), summary["nvbandwidth"])
-            lines.append(format_table(rows, list(rows[0])) if rows else "not compared: the run has no hostbw results")
+            lines.append(_table_or(hostbw_rows(_probe_data(args.host_dir, "hostbw"), summary["nvbandwidth"]),
+                                   "the run has no hostbw results"))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "peer_tools.md"), "w", encoding="utf-8") as handle:
         handle.write(text)

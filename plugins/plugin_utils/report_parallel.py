@@ -65,18 +65,19 @@ def run_indexed(count: int, job: Callable[[int], Any], workers: int, chunk_items
 
 
 def run_over_the_cores(count: int, job: Callable[[int], Any], workers: Optional[int] = None) -> Dict[int, Any]:
-    """run_indexed over worker_count(count, workers) processes, with the heap frozen meanwhile. What the caller has
-    loaded (a run, its judgement) is most of the heap; frozen, the collector stops walking it again and again while
-    each job allocates its own short-lived objects, and forked workers stop touching (so copying) its pages: judging
-    1,000 hosts over two workers took as long as in one process without it (docs/scale.md)."""
+    """run_large_jobs_over_the_cores over worker_count(count, workers) processes, CHUNK_ITEMS jobs at a time: many
+    small jobs (a dossier, a host's judging)."""
     return run_large_jobs_over_the_cores(count, job, worker_count(count, workers), CHUNK_ITEMS)
 
 
 def run_large_jobs_over_the_cores(count: int, job: Callable[[int], Any], processes: int,
                                   chunk_items: int = 1) -> Dict[int, Any]:
-    """run_indexed over ``processes`` (the caller decided that forking is worth it: worker_count of what makes each job
-    large), one job at a time, with the heap frozen as in run_over_the_cores. For a few jobs that each take seconds
-    (the fleet outputs of a large run)."""
+    """run_indexed over ``processes`` (the caller decided that forking is worth it), chunk_items jobs at a time
+    (default one: a few jobs that each take seconds, the fleet outputs of a large run), with the heap frozen meanwhile.
+
+    What the caller has loaded (a run, its judgement) is most of the heap; frozen, the collector stops walking it again
+    and again while each job allocates its own short-lived objects, and forked workers stop touching (so copying) its
+    pages: judging 1,000 hosts over two workers took as long as in one process without it (docs/scale.md)."""
     gc.freeze()
     try:
         return run_indexed(count, job, min(processes, count), chunk_items)
