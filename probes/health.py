@@ -12,6 +12,7 @@ from probelib.health.context import HealthContext, SystemRoots
 from probelib.health.cuda_init import collect_cuda_init
 from probelib.health.device_nodes import collect_device_nodes, read_after_init, read_device_nodes
 from probelib.health.kernel_log import collect_kernel_log
+from probelib.health.machine import collect_machine
 from probelib.health.nvml_access import NvmlSession
 from probelib.health.nvml_devices import collect_gpus, nvml_bus_ids
 from probelib.health.nvml_topology import collect_topology
@@ -22,8 +23,10 @@ from probelib.runner import ProbeResult, main
 DESCRIPTION = (
     "Read the health of this host's GPU stack through NVML (nvidia-ml-py) and the kernel: driver and CUDA "
     "versions, every GPU's identity, clocks, power, ECC, row remapping, PCIe and NVLink state, GPU-pair topology, "
-    "/dev/nvidia* majors against /proc/devices, the device cgroup, CUDA initialisation in a fresh process, and "
-    "XID events in the kernel log. Works without a GPU: then it says why, and still reports the platform."
+    "/dev/nvidia* majors against /proc/devices, the device cgroup, CUDA initialisation in a fresh process, "
+    "XID events in the kernel log, and the machine's own shape (every NVIDIA GPU on the PCI bus with its driver and "
+    "whether NVML lists it, the CPU's hypervisor flag, DMI). Works without a GPU: then it says why, and still reports "
+    "the platform."
 )
 DEFAULTS: Dict[str, Any] = {
     "cuda_init": True,
@@ -53,6 +56,7 @@ REGISTRY: List[Tuple[str, Section]] = [
     ("software", collect_software),
     ("gpus", collect_gpus),
     ("topology", collect_topology),
+    ("machine", collect_machine),
     ("device_nodes", device_nodes_with_nvml),
     ("cgroup_devices", cgroup_devices_as_found),
     ("cuda_init", collect_cuda_init),

@@ -9,7 +9,7 @@ import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
-from .judge.rules import ACTION_RANK, CheckTexts
+from .judge.rules import ACTION_RANK, ACTION_WORDS, CheckTexts
 from .number_format import format_quantity
 from .report_values import format_number, format_value
 
@@ -79,9 +79,11 @@ def check_row(check: Check, texts: Optional[CheckTexts] = None) -> Dict[str, Any
         reference = "unchanged"
         reason = reason.replace(format_value(None, check.value) if not is_number(check.value) else value, "(the value shown)")
     failing = check.status in ("fail", "error", "warn")
+    action = ACTION_WORDS.get(check.action, "") if check.action else text.action_words
     return {
         "status": check.status, "flag": STATUS_FLAG.get(check.status, "bad"), "id": check.id, "probe": check.probe,
-        "title": text.title, "remedy": text.remedy if failing else "", "action": text.action_words if failing else "",
+        "title": text.title, "remedy": (check.remedy or text.remedy) if failing else "", "action": action if failing else "",
+        "because": check.because, "because_title": (texts or _DEFAULT_TEXTS).of(check.because).title if check.because else "",
         "gpu": gpu_text(check), "value": value, "long": len(value) > LONG_VALUE,
         "reference": reference, "reference_long": len(reference) > LONG_VALUE, "reference_source": check.reference_source or "—",
         "threshold": check.threshold or "—", "reason": reason,
@@ -137,10 +139,29 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, te
     return {
         "verdict": verdict.verdict, "flag": VERDICT_FLAG.get(verdict.verdict, "bad"), "reasons": list(verdict.reasons),
         "sku": verdict.sku or "unknown", "sku_reason": verdict.sku_reason or ("" if verdict.sku else "no reason given"),
-        "checks": rows, "failing": [row for row in rows if row["status"] in ("fail", "error", "warn")], "others": others,
+        "checks": rows, "failing": failing_with_consequences(rows), "others": others,
         "peers": peers, "total": len(rows), "status_counts": status_counts(checks),
         "changes": before_after_rows(verdict),
     }
+
+
+def failing_with_consequences(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The rows that did not pass, root causes only, each with the rows that follow from it under "consequences"
+    (one cause, one row: judge/causes.py). A consequence whose root is not among the rows stays a row of its own."""
+    failing = [row for row in rows if row["status"] in ("fail", "error", "warn")]
+    following: Dict[str, List[Dict[str, Any]]] = {}
+    root_ids = {row["id"] for row in failing if not row["because"]}
+    for row in failing:
+        if row["because"] in root_ids:
+            following.setdefault(row["because"], []).append(row)
+    shown, given = [], set()
+    for row in failing:
+        if row["because"] in root_ids:
+            continue
+        consequences = following.get(row["id"], []) if row["id"] not in given and not row["because"] else []
+        given.add(row["id"])
+        shown.append(dict(row, consequences=consequences))
+    return shown
 
 
 def host_action(verdict: Optional[HostVerdict], texts: Optional[CheckTexts] = None) -> Dict[str, str]:
@@ -149,14 +170,19 @@ def host_action(verdict: Optional[HostVerdict], texts: Optional[CheckTexts] = No
         return {"action": "re-run", "remedy": "judge the run again (playbooks/report.yml)", "check": "", "title": "", "reason": "",
                 "rank": 4}
     texts = texts or _DEFAULT_TEXTS
-    failing = [check for check in verdict.checks if check.status in ("fail", "error", "warn")]
+    failing = [check for check in verdict.checks if check.status in ("fail", "error", "warn") and not check.because]
     if verdict.verdict == "pass" or not failing:
         return {"action": "none" if verdict.verdict == "pass" else "", "remedy": "", "check": "", "title": "", "reason": "", "rank": 9}
-    worst = min(failing, key=lambda check: (STATUS_ORDER.get(check.status, 1), ACTION_RANK.get(texts.of(check.id).action, 6),
+
+    def action_of(check: Check) -> str:
+        return check.action or texts.of(check.id).action
+
+    worst = min(failing, key=lambda check: (STATUS_ORDER.get(check.status, 1), ACTION_RANK.get(action_of(check), 6),
                                             check_sort_key(check)))
     text = texts.of(worst.id)
-    return {"action": text.action_words or "look", "remedy": text.remedy, "check": worst.id, "title": text.title,
-            "reason": worst.reason, "rank": ACTION_RANK.get(text.action, 6)}
+    action = action_of(worst)
+    return {"action": ACTION_WORDS.get(action, "") or "look", "remedy": worst.remedy or text.remedy, "check": worst.id,
+            "title": text.title, "reason": worst.reason, "rank": ACTION_RANK.get(action, 6)}
 
 
 def headline(counts: Sequence[Tuple[str, int]]) -> str:

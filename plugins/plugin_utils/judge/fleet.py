@@ -11,7 +11,9 @@ from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
 from ..number_format import format_number, format_quantity
 from ..result_fields import dig
-from .check_helpers import gpu_label
+from .causes import Causes, consequences_of, fold_consequences, root_causes
+from .check_helpers import gpu_label, param_source
+from .machine_shape import MachineShape, machine_shape
 from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
@@ -44,17 +46,16 @@ def _host_check(check_id: str, host: str, probe: str, status: str, reason: str, 
     return Check(id=check_id, host=host, probe=probe, status=status, reason=reason, **fields)
 
 
-def _expected_gpus(rules: List[Dict[str, Any]], baseline: Optional[Dict[str, Any]]) -> Tuple[Optional[int], str]:
+def expected_gpus_override(rules: List[Dict[str, Any]]) -> Optional[Tuple[int, str]]:
+    """(count, source) where the host's rules set the gpu_count rule's params.expected (an inventory override)."""
     for rule in rules:
         if rule["check"] == "gpu_count" and rule["enabled"] and rule["params"].get("expected") is not None:
-            return rule["params"]["expected"], "rule %s param expected" % rule["id"]
-    if baseline and baseline.get("gpus_per_node"):
-        return baseline["gpus_per_node"], "baselines/%s.yaml gpus_per_node" % baseline["id"]
-    return None, ""
+            return rule["params"]["expected"], param_source(rule, "expected")
+    return None
 
 
-def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], rules: List[Dict[str, Any]],
-                    baseline: Optional[Dict[str, Any]], health_data: Optional[Dict[str, Any]], catalogue: ProbeCatalogue) -> List[Check]:
+def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], shape: MachineShape,
+                    health_data: Optional[Dict[str, Any]], catalogue: ProbeCatalogue) -> List[Check]:
     """One check for a probe whose envelope is not ok: error/timeout/unreachable -> error; unavailable -> fail/warn/skip."""
     status = envelope.get("status")
     reason = envelope.get("reason") or "no reason given"
@@ -67,29 +68,50 @@ def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], rules: L
         return [_host_check(check_id, host, probe, "warn", "the %s probe is partial: %s%s" % (
             probe, reason, "; sections that failed: %s" % sections if sections else ""), value=status)]
     if status == "unavailable":
-        expected, source = _expected_gpus(rules, baseline)
-        nodes = dig(envelope.get("data") or {}, "device_nodes", "gpu_node_count")
-        needed = catalogue.min_gpus.get(probe, 1)
-        if expected and expected < needed:
-            return [_host_check(check_id, host, probe, "skip", "the %s probe needs at least %d GPUs and this host should have %d (%s): %s"
-                                % (probe, needed, expected, source, reason), value=status, reference=expected, reference_source=source)]
-        if probe in catalogue.judges_nothing:
-            return [_host_check(check_id, host, probe, "warn", "the %s probe could not run: %s (it judges nothing, so the GPUs "
-                                "are not failed for it)" % (probe, reason), value=status)]
-        if expected:
-            return [_host_check(check_id, host, probe, "fail", "the %s probe could not run although this host should have %d GPUs (%s): %s"
-                                % (probe, expected, source, reason), value=status, reference=expected, reference_source=source)]
-        if isinstance(nodes, int) and nodes > 0:
-            return [_host_check(check_id, host, probe, "warn", "the %s probe could not run although the host has %d /dev/nvidiaN "
-                                "device nodes: %s" % (probe, nodes, reason), value=status)]
-        return [_host_check(check_id, host, probe, "skip", "the %s probe could not run here (no GPU expected): %s" % (probe, reason),
-                            value=status)]
+        return [_unavailable_check(host, probe, reason, shape, envelope, catalogue)]
     if status != "ok":
         return [_host_check(check_id, host, probe, "error", "the %s probe returned an unknown status %r: %s" % (probe, status, reason),
                             value=status)]
     if health_data is None and probe == "health":
         return [_host_check(check_id, host, probe, "error", "the health envelope has no data", value=status)]
     return []
+
+
+MISSING_PART_REMEDY = "Provide what the reason names (the NVIDIA driver, nvidia-ml-py or torch for the probes' Python, a file or " \
+    "parameter the probe needs), then re-run."
+
+
+def _unavailable_check(host: str, probe: str, reason: str, shape: MachineShape, envelope: Mapping[str, Any],
+                       catalogue: ProbeCatalogue) -> Check:
+    """A probe that could not run because what it measures is absent: skip where the host should not have it (too few
+    GPUs, none at all), warn for a probe that judges nothing, fail where the host should have the GPUs it needs."""
+    check_id = "%s.probe_status" % probe
+    expected, source = shape.expected_gpus, shape.expected_source
+    nodes = dig(envelope.get("data") or {}, "device_nodes", "gpu_node_count")
+    needed = catalogue.min_gpus.get(probe, 1)
+    fields: Dict[str, Any] = {"value": "unavailable"}
+    if expected is not None:
+        fields.update(reference=expected, reference_source=source)
+    if expected is not None and expected < needed:
+        if expected == 0:
+            words = "the %s probe could not run here, and none is expected: %s: %s" % (probe, source, reason)
+        else:
+            words = "the %s probe needs at least %d GPUs and this host should have %d (%s): %s" % (probe, needed, expected, source, reason)
+        return _host_check(check_id, host, probe, "skip", words, **fields)
+    if probe in catalogue.judges_nothing:
+        check = _host_check(check_id, host, probe, "warn", "the %s probe could not run: %s (it judges nothing, so the GPUs are not "
+                            "failed for it)" % (probe, reason), **fields)
+    elif expected:
+        check = _host_check(check_id, host, probe, "fail", "the %s probe could not run although this host should have %d GPUs (%s): %s"
+                            % (probe, expected, source, reason), **fields)
+    elif isinstance(nodes, int) and nodes > 0:
+        check = _host_check(check_id, host, probe, "warn", "the %s probe could not run although the host has %d /dev/nvidiaN "
+                            "device nodes: %s" % (probe, nodes, reason), **fields)
+    else:
+        return _host_check(check_id, host, probe, "skip", "the %s probe could not run here, and nothing says this host should have "
+                           "a GPU: %s" % (probe, reason), **fields)
+    check.action, check.remedy = "fix_config", MISSING_PART_REMEDY
+    return check
 
 
 class _RuleTally:
@@ -357,6 +379,10 @@ def _why_no_gpu(envelopes: Mapping[str, Any]) -> str:
     return "; ".join(reasons[:2]) if reasons else "no probe measured a GPU (every GPU check was skipped)"
 
 
+NO_GPU_REMEDY = ("Nothing to repair on this host: point the collection at GPU hosts. If it should have a GPU, seat it (bare "
+                 "metal) or pass it through to this virtual machine.")
+
+
 def gpu_measured_check(host: str, checks: List[Check], envelopes: Mapping[str, Any], expected: Optional[int],
                        expected_source: str) -> Optional[Check]:
     """None when some check judged a GPU, or when a failing or undecided check already keeps the host out; else why no
@@ -371,16 +397,31 @@ def gpu_measured_check(host: str, checks: List[Check], envelopes: Mapping[str, A
         return _host_check("host.gpu_measured", host, "", "fail", "no GPU was measured although this host should have %d (%s): %s"
                            % (expected, expected_source, why), value=0, unit="GPUs", reference=expected,
                            reference_source=expected_source, threshold=">= 1 GPU measured")
-    return _host_check("host.gpu_measured", host, "", "warn", "no GPU was measured on this host, so it was not validated as a "
-                       "GPU host: %s" % why, value=0, unit="GPUs", threshold=">= 1 GPU measured")
+    if expected == 0:
+        check = _host_check("host.gpu_measured", host, "", "warn", "%s, so nothing here was validated as a GPU host" % expected_source,
+                            value=0, unit="GPUs", reference=0, reference_source=expected_source, threshold=">= 1 GPU measured")
+        check.remedy = NO_GPU_REMEDY
+        return check
+    return _host_check("host.gpu_measured", host, "", "warn", "no GPU was measured on this host and nothing says it should have one, "
+                       "so it was not validated as a GPU host: %s" % why, value=0, unit="GPUs", threshold=">= 1 GPU measured")
 
 
-def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str, groups: List[str]) -> HostVerdict:
+def reason_line(check: Check, checks: List[Check]) -> str:
+    """A root cause's line in the verdict's reasons, naming the checks that follow from it."""
+    following = sorted(set(found.id for found in consequences_of(check, checks)))
+    return "%s: %s%s" % (check.id, check.reason, " (+%d check%s that follow from it: %s)" % (
+        len(following), "" if len(following) == 1 else "s", ", ".join(following)) if following else "")
+
+
+def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str, groups: List[str],
+             causes: Optional[Causes] = None) -> HostVerdict:
     statuses = [check.status for check in checks]
     verdict = worst_verdict(statuses)
-    bad = [check for check in checks if check.status in STATUS_ORDER]
+    if causes is not None:
+        fold_consequences(checks, causes)
+    bad = [check for check in root_causes(checks) if check.status in STATUS_ORDER]
     bad.sort(key=lambda check: STATUS_ORDER[check.status])
-    reasons = ["%s: %s" % (check.id, check.reason) for check in bad]
+    reasons = [reason_line(check, checks) for check in bad]
     if not any(status in ("pass", "warn", "fail", "error") for status in statuses):
         # Nothing was held against anything: that is not a pass.
         verdict = "warn"
@@ -424,16 +465,17 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
                       "the health probe gave no data (%s: %s)" % (health.get("status"), health.get("reason")))
     baseline = by_id.get(sku) if sku else None
     host_rules, problems = effective_rules(rules, entry.get("rule_overrides"))
-    expected_gpus, expected_gpus_source = _expected_gpus(host_rules, baseline)
+    shape = machine_shape(health_data, baseline, expected_gpus_override(host_rules))
+    expected_gpus, expected_gpus_source = shape.expected_gpus, shape.expected_source
     host_data = {probe: data for probe, data in ((probe, _data(envelope)) for probe, envelope in envelopes.items()) if data is not None}
     context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,
-                          expected_gpus_source=expected_gpus_source, host_data=host_data)
+                          expected_gpus_source=expected_gpus_source, host_data=host_data, machine=shape)
     checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
     if not envelopes:
         checks.append(_host_check("host.results", name, "", "error", entry.get("reason")
                                   or "the host was reached but no probe result came back"))
     for probe in sorted(envelopes):
-        checks.extend(envelope_checks(name, probe, envelopes[probe], host_rules, baseline, health_data, catalogue))
+        checks.extend(envelope_checks(name, probe, envelopes[probe], shape, health_data, catalogue))
     checks.extend(_run_rules(name, envelopes, host_rules, context, catalogue, tally))
     gpu_groups = _gpu_groups(health_data, per_gpu)
     host_group = _host_group(sku, gpu_groups)
@@ -470,7 +512,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                 previous: Optional[Mapping[str, Mapping[str, Any]]] = None, previous_run_id: Optional[str] = None,
                 settings: Optional[Mapping[str, Any]] = None,
                 previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None, *,
-                catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None) -> FleetJudgement:
+                catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None, causes: Optional[Causes] = None) -> FleetJudgement:
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
@@ -482,10 +524,12 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     run_each: how the hosts' own checks are run, run_each(count, job) -> {index: job(index)}; default one after the
     other here (the report passes report_parallel's, over the cores). Each host is judged on its own and its rule tally
     merged in host order, so the judgement is the same however they are run.
+    causes: which checks follow from which (judge/causes.py); default: what the rules document declares.
     An exception while judging one host makes that host's verdict error with the exception; the others are judged.
     """
     options = dict(DEFAULT_SETTINGS)
     options.update(settings or {})
+    causes = causes if causes is not None else Causes(rules)
     by_id = {baseline["id"]: baseline for baseline in baselines}
     tally = _RuleTally()
     for rule in rule_list(rules):
@@ -541,7 +585,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
             unmeasured = gpu_measured_check(name, checks, host.outcomes, host.expected_gpus, host.expected_gpus_source)
             if unmeasured is not None:
                 checks = [unmeasured] + checks
-            verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups)
+            verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups, causes)
         except Exception as exc:  # pylint: disable=broad-exception-caught
             verdicts[name] = judging_error(name, exc, groups)
     return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,

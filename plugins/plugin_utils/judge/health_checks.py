@@ -17,6 +17,7 @@ from .catalogue import CheckFunction
 from ..number_format import format_quantity
 from ..result_fields import MISSING, dig, is_unavailable
 from .check_helpers import gpu_label, make_check, param_source, unavailable_check
+from .machine_checks import MACHINE_CHECKS
 from .model import Check
 
 # REFERENCE.md: the XIDs node health checks (aznhc, gcm, NHC) treat as hardware faults.
@@ -57,36 +58,6 @@ def per_gpu(host: str, data: Dict[str, Any], rule: Dict[str, Any], what: str,
 
 
 # ---------------------------------------------------------------------------------------------- host-level
-
-
-def gpu_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    gpus = data.get("gpus", MISSING)
-    if gpus is MISSING:
-        return []
-    expected = rule["params"].get("expected")
-    source = param_source(rule, "expected")
-    baseline = getattr(context, "baseline", None)
-    if expected is None and baseline and baseline.get("gpus_per_node") is not None:
-        expected = baseline["gpus_per_node"]
-        source = context.baseline_source("gpus_per_node")
-    if is_unavailable(gpus):
-        return [unavailable_check(rule, host, "the GPU count", gpus, status="error")]
-    count = len(gpus)
-    if expected is None:
-        return [make_check(rule, host, "skip", "%d GPU(s) seen; no expected count to hold them against (set the rule param "
-                           "expected in the inventory's rule overrides, or gpus_per_node in the SKU's baseline)" % count,
-                           value=count, unit="GPUs")]
-    fields = {"value": count, "unit": "GPUs", "reference": expected, "reference_source": source, "threshold": "== %d" % expected}
-    if count == expected:
-        return [make_check(rule, host, "pass", "%d of %d expected GPUs visible to NVML" % (count, expected), **fields)]
-    if count < expected:
-        hint = ""
-        if "gpus_per_node" in source:
-            hint = ("; if this host is meant to have %d (a VM or container slice), set params.expected: %d for %s in its "
-                    "rule overrides" % (count, count, rule["id"]))
-        return [make_check(rule, host, rule["severity"], "%d of %d expected GPUs visible to NVML (%s)%s"
-                           % (count, expected, source, hint), **fields)]
-    return [make_check(rule, host, "warn", "%d GPUs visible, more than the %d expected (%s)" % (count, expected, source), **fields)]
 
 
 def device_majors(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -428,6 +399,14 @@ def _nvlink_words(nvlink: Dict[str, Any]) -> str:
     return "NVML reports %d supported NVLinks" % supported
 
 
+def _none_supported(nvlink: Any) -> bool:
+    """NVML answered Not Supported for every link index it was asked."""
+    if is_unavailable(nvlink):
+        return "not supported" in nvlink["unavailable"].lower()
+    queried, unsupported = nvlink.get("links_queried"), nvlink.get("not_supported_count")
+    return isinstance(queried, int) and queried > 0 and unsupported == queried and not nvlink.get("supported_count")
+
+
 def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """Active NVLinks per GPU, where the host is expected to have GPU peers to link to.
 
@@ -445,10 +424,17 @@ def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
     if host_gpus is None and isinstance(gpus, list):
         host_gpus, host_gpus_source = len(gpus), "the GPUs NVML lists (no expected count is set)"
 
+    shape = getattr(context, "machine", None)
+    in_vm = getattr(shape, "platform", None) == "vm"
+
     def judge(gpu: Dict[str, Any]) -> Optional[Check]:
         nvlink = gpu.get("nvlink", MISSING)
         if nvlink is MISSING:
             return None
+        if in_vm and _none_supported(nvlink):
+            return make_check(rule, host, "skip", "%s: %s, in a virtual machine (%s): the hypervisor does not expose NVLink to "
+                              "this guest, so the links are not judged here" % (gpu_label(gpu), _nvlink_words(nvlink),
+                                                                                 shape.platform_evidence), gpu, unit="links")
         if is_unavailable(nvlink) and expected == 0:
             return make_check(rule, host, "pass", "%s: no NVLink, as expected (%s: 0)" % (gpu_label(gpu), source), gpu,
                               value=0, unit="links", reference=0, reference_source=source, threshold="== 0")
@@ -607,7 +593,7 @@ def field_equals(host: str, data: Dict[str, Any], rule: Dict[str, Any], context:
 
 
 HEALTH_CHECKS: Dict[str, CheckFunction] = {
-    "gpu_count": gpu_count,
+    **MACHINE_CHECKS,
     "ecc_enabled": ecc_enabled,
     "ecc_volatile_uncorrected": ecc_volatile_uncorrected,
     "retired_pages": retired_pages,

@@ -170,6 +170,36 @@ def pair_vs_host_median(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
     return checks
 
 
+def _short_of_host(what: str, gpus: int, rule: Dict[str, Any], host: str, context: Any) -> Optional[Check]:
+    """A fail when the probe ran over fewer GPUs than the host should have: its pass would speak for GPUs it never saw."""
+    expected = getattr(context, "expected_gpus", None)
+    if not gpus or not isinstance(expected, int) or isinstance(expected, bool) or gpus >= expected:
+        return None
+    source = getattr(context, "expected_gpus_source", "") or "the host's expected GPU count"
+    return make_check(rule, host, "fail", "%s %d of the %d GPUs this host should have (%s): the GPUs missing from it were "
+                      "never measured" % (what, gpus, expected, source), value=gpus, unit="GPUs", reference=expected,
+                      reference_source=source, threshold=">= %d GPUs" % expected)
+
+
+def _covered(what: str, gpus: int, rule: Dict[str, Any], host: str, context: Any) -> Check:
+    expected = getattr(context, "expected_gpus", None)
+    if not isinstance(expected, int) or isinstance(expected, bool):
+        return make_check(rule, host, "skip", "%s %d GPUs; how many this host should have is not known" % (what, gpus),
+                          value=gpus, unit="GPUs")
+    return make_check(rule, host, "pass", "%s %d GPUs, every one this host should have (%s)" % (
+        what, gpus, getattr(context, "expected_gpus_source", "")), value=gpus, unit="GPUs", reference=expected,
+        reference_source=getattr(context, "expected_gpus_source", ""), threshold=">= %d GPUs" % expected)
+
+
+def p2p_gpus_covered(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """The pairs were measured over every GPU this host should have."""
+    devices = data.get("devices") if isinstance(data.get("devices"), list) else []
+    if not devices:
+        return []
+    return [_short_of_host("the pairs were measured over", len(devices), rule, host, context) or _covered(
+        "the pairs were measured over", len(devices), rule, host, context)]
+
+
 def pairs_measured(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """Every ordered pair of the visible GPUs was measured with peer access and its copies verified."""
     devices = data.get("devices") if isinstance(data.get("devices"), list) else []
@@ -202,6 +232,7 @@ def pairs_measured(host: str, data: Dict[str, Any], rule: Dict[str, Any], contex
 
 P2P_CHECKS: Dict[str, Callable[..., List[Check]]] = {
     "pairs_measured": pairs_measured,
+    "gpus_covered": p2p_gpus_covered,
     "unidirectional_vs_link_class": _against_link_class("unidirectional", "unidirectional copy"),
     "bidirectional_vs_link_class": _against_link_class("bidirectional", "bidirectional copy (both directions summed)"),
     "pair_vs_host_median": pair_vs_host_median,
@@ -245,6 +276,16 @@ def collective_verified(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
                                      % (name, len(sweep), sweep[0].get("size_bytes"), sweep[-1].get("size_bytes")),
                                      value=0, reference=0, threshold="every size verified"))
     return checks
+
+
+def collective_gpus_covered(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """The all-reduce ran over every GPU this host should have (not judged on the CPU path)."""
+    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+    ranks = _ranks(data)
+    if plan.get("kind") == "cpu" or not ranks:
+        return []
+    return [_short_of_host("the all-reduce ran over", ranks, rule, host, context) or _covered(
+        "the all-reduce ran over", ranks, rule, host, context)]
 
 
 def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -308,6 +349,7 @@ def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
 
 COLLECTIVE_CHECKS: Dict[str, Callable[..., List[Check]]] = {
     "verified": collective_verified,
+    "gpus_covered": collective_gpus_covered,
     "busbw_largest": collective_busbw,
     "p2p_gain": collective_p2p_gain,
 }

@@ -34,6 +34,9 @@ class Check:
     reference: Any = None        # what the value was held against
     reference_source: str = ""   # where the reference came from: baseline file + source, fleet median, previous run
     threshold: str = ""          # the rule's threshold in words, e.g. "== 0", ">= 85 % of reference"
+    because: str = ""            # the id of this host's failing check that this one follows from ("" for a root cause)
+    action: str = ""             # what to do where it differs from the rule's action for this cause (rules.ACTIONS)
+    remedy: str = ""             # how, where it differs from the rule's remedy
 
     def to_dict(self) -> Dict[str, Any]:
         # Shallow on purpose: asdict() deep-copies every value, which dominates exporting 100,000 checks.
@@ -47,7 +50,7 @@ CHECK_FIELDS = tuple(check_field.name for check_field in fields(Check))
 class HostVerdict:
     host: str
     verdict: str                          # one of VERDICTS
-    reasons: List[str]                    # one sentence per check that is not pass/skip (worst first)
+    reasons: List[str]                    # one sentence per root cause that is not pass/skip (worst first)
     checks: List[Check]
     sku: Optional[str] = None             # baseline id, e.g. "h200-sxm"; None when unknown
     sku_reason: str = ""                  # how the SKU was identified, or why it is unknown

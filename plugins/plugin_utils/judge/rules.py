@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 SEVERITIES = ("fail", "warn")
-RULE_KEYS = ("id", "probe", "check", "severity", "title", "action", "remedy", "params", "description", "enabled")
+RULE_KEYS = ("id", "probe", "check", "severity", "title", "action", "remedy", "params", "description", "enabled", "follows")
 # What an operator does about a check that does not pass (a rule's "action"), and how the reports say it.
 ACTIONS = ("drain", "reboot", "reseat_rma", "fix_config", "rerun", "none")
 ACTION_WORDS = {"drain": "drain", "reboot": "reboot", "reseat_rma": "reseat or RMA", "fix_config": "fix config",
@@ -41,6 +41,7 @@ class RuleContext:
     expected_gpus_source: str = ""                 # where expected_gpus came from, in words
     # {probe: data} of the host's other results, for a check whose words need them (p2p reads tuning's PCIe path).
     host_data: Dict[str, Any] = field(default_factory=dict)
+    machine: Any = None                            # judge/machine_shape.MachineShape: the host's own evidence
 
     def baseline_source(self, key: str) -> str:
         if not self.baseline:
@@ -91,6 +92,9 @@ def rules_problems(document: Any, registries: Optional[Mapping[str, Mapping[str,
             problems.append("%s: enabled must be true or false" % where)
         if rule.get("action") is not None and rule.get("action") not in ACTIONS:
             problems.append("%s: action %r is not one of %s" % (where, rule.get("action"), ", ".join(ACTIONS)))
+        follows = rule.get("follows")
+        if follows is not None and (not isinstance(follows, list) or not all(isinstance(item, str) and item for item in follows)):
+            problems.append("%s: follows must be a list of check ids" % where)
         for key in ("title", "remedy"):
             if rule.get(key) is not None and (not isinstance(rule[key], str) or not rule[key].strip()):
                 problems.append("%s: %s must be a non-empty string" % (where, key))

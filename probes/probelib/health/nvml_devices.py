@@ -21,6 +21,12 @@ ECC_CORRECTED, ECC_UNCORRECTED = 0, 1
 ECC_VOLATILE, ECC_AGGREGATE = 0, 1
 RETIRED_MULTIPLE_SINGLE_BIT, RETIRED_DOUBLE_BIT = 0, 1
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
+# nvmlGpuVirtualizationMode_t
+VIRTUALIZATION_MODES = {0: "none", 1: "pass_through", 2: "vgpu", 3: "host_vgpu", 4: "host_vsga"}
+
+
+def virtualization_mode_name(value: int) -> str:
+    return VIRTUALIZATION_MODES.get(int(value), "unknown(%d)" % int(value))
 
 
 def enabled_name(value: int) -> str:
@@ -78,6 +84,8 @@ def describe_gpu(context: HealthContext, index: int, handle: Any) -> Dict[str, A
         "board_part_number": reader.value("nvmlDeviceGetBoardPartNumber", handle),
         "vbios_version": reader.value("nvmlDeviceGetVbiosVersion", handle),
         "inforom_image_version": reader.value("nvmlDeviceGetInforomImageVersion", handle),
+        "gsp_firmware_version": reader.value("nvmlDeviceGetGspFirmwareVersion", handle),
+        "virtualization_mode": reader.value("nvmlDeviceGetVirtualizationMode", handle, convert=virtualization_mode_name),
         "pci": {
             "bus_id": identity["bus_id"],
             "device_id": pci if is_unavailable(pci) else "0x%08x" % pci.pciDeviceId,

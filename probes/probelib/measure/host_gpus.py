@@ -58,11 +58,12 @@ def pci_count(sys_root: str = "/sys") -> Tuple[Optional[int], str]:
         addresses = sorted(os.listdir(devices))
     except OSError as exc:
         return None, "%s: not readable (%s)" % (devices, exc.strerror or exc)
-    gpus: List[str] = [address for address in addresses if _is_nvidia_gpu(os.path.join(devices, address))]
+    gpus: List[str] = [address for address in addresses if is_nvidia_gpu(os.path.join(devices, address))]
     return len(gpus), "PCI: %d NVIDIA GPU(s)%s" % (len(gpus), " (%s)" % ", ".join(gpus) if gpus else "")
 
 
-def _is_nvidia_gpu(device: str) -> bool:
+def is_nvidia_gpu(device: str) -> bool:
+    """Whether the sysfs PCI device directory is an NVIDIA VGA or 3D controller (an NVSwitch is not)."""
     try:
         with open(os.path.join(device, "vendor"), encoding="ascii") as handle:
             vendor = handle.read().strip().lower()

@@ -31,7 +31,8 @@ def test_real_h200_all_pass():
 def test_without_override_the_baseline_expects_eight_gpus():
     check = one(judge_one(health_ok(), overrides={}), "health.gpu_count")
     assert (check.status, check.value, check.reference) == ("fail", 2, 8)
-    assert check.reference_source == "baselines/h200-sxm.yaml gpus_per_node"
+    # a result written before the probe recorded the PCI bus: the SKU's board, and the hint for a slice
+    assert check.reference_source == "baselines/h200-sxm.yaml gpus_per_node (this result does not record the PCI bus)"
     assert "set params.expected: 2 for health.gpu_count" in check.reason
 
 
@@ -213,13 +214,13 @@ def test_unavailable_envelope_is_one_check():
     # rules of a probe that gave no data anywhere are reported, as skips
     unmatched = verdict.judgement.unmatched_rules
     assert {rule.status for rule in unmatched} == {"skip"}
-    assert len([rule for rule in unmatched if rule.probe == "health"]) == 19
+    assert len([rule for rule in unmatched if rule.probe == "health"]) == 20
 
 
 def test_unavailable_envelope_fails_when_gpus_are_expected():
     verdict = judge_one(health_unavailable())
     assert verdict.checks[0].status == "fail" and verdict.verdict == "fail"
-    assert "should have 2 GPUs (rule health.gpu_count param expected)" in verdict.checks[0].reason
+    assert "should have 2 GPUs (rule health.gpu_count param expected (inventory override))" in verdict.checks[0].reason
 
 
 def test_error_envelope_is_one_error_check():

@@ -31,7 +31,7 @@ def test_cuda_seeing_none_of_the_expected_gpu_fails_although_the_contract_passed
     check = judge(passed, {"health.gpu_count": {"params": {"expected": 1}}})
     assert check.status == "fail"
     assert check.reason.startswith("CUDA sees 0 of the 1 GPU(s) this host should have (rule health.gpu_count param "
-                                   "expected) — CUDA_VISIBLE_DEVICES=''")
+                                   "expected (inventory override)) — CUDA_VISIBLE_DEVICES=''")
     assert (check.value, check.reference) == (0, 1)
 
 

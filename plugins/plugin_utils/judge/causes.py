@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One cause, one row: which checks follow from which, declared as data, and the folding of a host's checks.
+
+A rule (or a judge_checks entry) may say ``follows: [check id, ...]``: when one of those checks fails (fail or error)
+on the same host, this check's own failure is a consequence of it, not a second finding. The judge then marks it
+(Check.because = the root cause's id): the verdict's reasons and the gate name the root cause once, and the reports show
+the consequences folded under it. A consequence never changes a verdict: the root cause already fails the host.
+
+Patterns as in judge_checks: an id ending in ".*" covers every check under that prefix, one beginning with "*." the
+same check of every probe; an exact id wins. Pure Python.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from .model import Check
+from .rules import rule_list
+
+ROOT_STATUSES = ("fail", "error")
+CONSEQUENCE_STATUSES = ("fail", "error", "warn")
+# A probe that ended so (value of its probe_status check) may follow from a broken GPU stack; a timeout stays its own.
+FOLDED_PROBE_OUTCOMES = ("unavailable", "error", "partial")
+PROBE_STATUS_SUFFIX = ".probe_status"
+
+
+class Causes:
+    """What each check id follows from, read from rules documents (the first document that names an id wins)."""
+
+    def __init__(self, *documents: Any) -> None:
+        self.exact: Dict[str, Tuple[str, ...]] = {}
+        self.prefixes: List[Tuple[str, Tuple[str, ...]]] = []
+        self.suffixes: List[Tuple[str, Tuple[str, ...]]] = []
+        for document in documents:
+            entries: List[Any] = list(rule_list(document))
+            judge_checks = document.get("judge_checks") if isinstance(document, Mapping) else None
+            entries.extend(judge_checks if isinstance(judge_checks, list) else [])
+            for entry in entries:
+                if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
+                    continue
+                follows = tuple(item for item in entry.get("follows") or () if isinstance(item, str) and item)
+                identifier = entry["id"]
+                if identifier.endswith(".*"):
+                    self.prefixes.append((identifier[:-1], follows))
+                elif identifier.startswith("*."):
+                    self.suffixes.append((identifier[1:], follows))
+                else:
+                    self.exact.setdefault(identifier, follows)
+
+    def of(self, check_id: str) -> Tuple[str, ...]:
+        """The check ids a check follows from, in the order declared (the first failing one is named)."""
+        if check_id in self.exact:
+            return self.exact[check_id]
+        for prefix, follows in sorted(self.prefixes, key=lambda item: -len(item[0])):
+            if check_id.startswith(prefix) and len(check_id) > len(prefix):
+                return follows
+        for suffix, follows in self.suffixes:
+            if check_id.endswith(suffix) and len(check_id) > len(suffix):
+                return follows
+        return ()
+
+
+def _same_subject(root: Check, check: Check) -> bool:
+    """A root cause about one GPU explains only that GPU's consequences (and the host's); a host-level one explains all."""
+    return not root.gpu_uuid or not check.gpu_uuid or root.gpu_uuid == check.gpu_uuid
+
+
+def _may_follow(check: Check) -> bool:
+    if check.status not in CONSEQUENCE_STATUSES:
+        return False
+    return not check.id.endswith(PROBE_STATUS_SUFFIX) or check.value in FOLDED_PROBE_OUTCOMES
+
+
+def fold_consequences(checks: Sequence[Check], causes: Causes) -> None:
+    """Mark every check of one host that follows from a failing check of that host (check.because = the root's id,
+    the root of a chain when the cause itself follows from another)."""
+    failing: Dict[str, List[Check]] = {}
+    for check in checks:
+        if check.status in ROOT_STATUSES:
+            failing.setdefault(check.id, []).append(check)
+
+    def cause_of(check: Check) -> Optional[Check]:
+        for cause_id in causes.of(check.id):
+            if cause_id == check.id:
+                continue
+            for root in failing.get(cause_id, ()):
+                if _same_subject(root, check):
+                    return root
+        return None
+
+    for check in checks:
+        if not _may_follow(check):
+            continue
+        root, seen = cause_of(check), {id(check)}
+        while root is not None and id(root) not in seen:
+            seen.add(id(root))
+            further = cause_of(root) if _may_follow(root) else None
+            if further is None:
+                break
+            root = further
+        if root is not None and root is not check:
+            check.because = root.id
+
+
+def root_causes(checks: Iterable[Check]) -> List[Check]:
+    """The checks that are not consequences of another."""
+    return [check for check in checks if not check.because]
+
+
+def consequences_of(root: Check, checks: Iterable[Check]) -> List[Check]:
+    return [check for check in checks if check.because == root.id and check is not root]

@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The health checks of the machine's shape: every GPU on the PCI bus is seen by NVML and CUDA (gpus_on_bus), and NVML
+lists the GPUs the host should have (gpu_count), both against judge/machine_shape.py's evidence (context.machine)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ..result_fields import MISSING, dig, is_unavailable
+from .check_helpers import make_check, unavailable_check
+from .machine_shape import MachineShape, machine_shape
+from .model import Check
+
+NVIDIA_DRIVER = "nvidia"
+SLICE_REMEDY = ("Nothing to fix when the slice is as it was bought; if this host should have more GPUs, ask for them to be "
+                "passed through (or set params.expected in the inventory's rule overrides).")
+
+
+def _shape(data: Dict[str, Any], context: Any) -> MachineShape:
+    shape = getattr(context, "machine", None)
+    return shape if isinstance(shape, MachineShape) else machine_shape(data, getattr(context, "baseline", None))
+
+
+def _cuda_uuids(data: Dict[str, Any]) -> Optional[List[str]]:
+    """The UUIDs CUDA listed in the health probe's fresh process, when it initialised and CUDA_VISIBLE_DEVICES hid
+    nothing; None when that cannot be told."""
+    init = data.get("cuda_init")
+    if not isinstance(init, dict) or not init.get("ok") or not isinstance(init.get("devices"), list):
+        return None
+    environment = dig(data, "platform", "relevant_environment")
+    if isinstance(environment, dict) and "CUDA_VISIBLE_DEVICES" in environment:
+        return None
+    return [device.get("uuid") for device in init["devices"] if isinstance(device, dict)]
+
+
+def _gpu_words(gpu: Dict[str, Any]) -> str:
+    device = gpu.get("device_id")
+    return "%s%s" % (gpu["address"], " (device %s)" % device if isinstance(device, str) else "")
+
+
+def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """Each NVIDIA GPU on the PCI bus that is this host's is listed by NVML and initialised by CUDA, on any platform."""
+    if dig(data, "machine", "pci_gpus") is MISSING:
+        return [make_check(rule, host, "skip", "this health result does not record the PCI bus (written by a health probe "
+                           "older than the machine section), so the GPUs on the bus were not compared with NVML's")]
+    shape = _shape(data, context)
+    bus = shape.bus_gpus
+    if bus is None:
+        return [unavailable_check(rule, host, "the NVIDIA GPUs on the PCI bus", dig(data, "machine", "pci_gpus")
+                                  if is_unavailable(dig(data, "machine", "pci_gpus")) else {"unavailable": "not recorded"},
+                                  status="error")]
+    nvml_gpus = data.get("gpus")
+    nvml_usable = isinstance(nvml_gpus, list)
+    by_index = {gpu.get("index"): gpu for gpu in nvml_gpus if isinstance(gpu, dict)} if nvml_usable else {}
+    cuda = _cuda_uuids(data)
+    checks: List[Check] = []
+    fields = {"unit": "GPUs", "threshold": "every GPU on the bus listed by NVML and CUDA"}
+    for gpu in bus:
+        words = _gpu_words(gpu)
+        driver = gpu.get("driver")
+        if driver is not None and driver != NVIDIA_DRIVER:
+            check = make_check(rule, host, rule["severity"], "%s is on the PCI bus but bound to the %s driver, not nvidia: "
+                               "blacklist %s (or unbind it) so that the NVIDIA driver takes it" % (words, driver, driver),
+                               value=gpu["address"], **fields)
+            check.action, check.remedy = "fix_config", "Bind the GPU to the nvidia driver (blacklist the other driver), then reboot."
+            checks.append(check)
+        elif gpu.get("in_nvml") is False:
+            bound = ("bound to the nvidia driver, but NVML does not list it: the GPU failed to initialise or fell off the bus "
+                     "(look for XID 79 in the kernel log)" if driver == NVIDIA_DRIVER else
+                     "no driver is bound to it: the driver failed to attach or the GPU fell off the bus")
+            checks.append(make_check(rule, host, rule["severity"], "%s is on the bus but NVML does not list it; %s; reset, "
+                                     "reseat, or RMA" % (words, bound), value=gpu["address"], **fields))
+        elif gpu.get("in_nvml") is True and cuda is not None:
+            listed = by_index.get(gpu.get("nvml_index")) or {}
+            uuid = listed.get("uuid")
+            if isinstance(uuid, str) and uuid not in cuda:
+                checks.append(make_check(rule, host, rule["severity"], "%s is listed by NVML as GPU %s but CUDA does not "
+                                         "see it (%d of %d CUDA devices listed): reset the GPU or reboot" % (
+                                             words, gpu.get("nvml_index"), len(cuda), len(bus)), listed, value=gpu["address"],
+                                         **fields))
+    if checks:
+        return checks
+    seen = "listed by NVML" + (" and initialised by CUDA" if cuda is not None else "") if nvml_usable else "on the bus"
+    extra = []
+    if shape.passed_on:
+        extra.append("%d more bound to %s (handed to virtual machines, not judged here)" % (
+            len(shape.passed_on), ", ".join(sorted(set(str(gpu.get("driver")) for gpu in shape.passed_on)))))
+    if shape.not_given:
+        extra.append("%d more on the bus that this container was not given" % len(shape.not_given))
+    if not bus:
+        return [make_check(rule, host, "pass", "no NVIDIA GPU on this host's PCI bus%s" % (
+            "; " + "; ".join(extra) if extra else ""), value=0, **fields)]
+    if not nvml_usable:
+        return [make_check(rule, host, "skip", "%d NVIDIA GPU(s) on the PCI bus (%s); whether NVML lists them is unknown: %s"
+                           % (len(bus), ", ".join(gpu["address"] for gpu in bus), dig(data, "gpus", "unavailable")),
+                           value=len(bus), **fields)]
+    return [make_check(rule, host, "pass", "every one of the %d NVIDIA GPU(s) on the PCI bus is %s (%s)%s" % (
+        len(bus), seen, ", ".join(gpu["address"] for gpu in bus), "; " + "; ".join(extra) if extra else ""),
+        value=len(bus), **fields)]
+
+
+def gpu_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """NVML lists as many GPUs as the host should have (judge/machine_shape.py says how many, and why)."""
+    gpus = data.get("gpus", MISSING)
+    if gpus is MISSING:
+        return []
+    shape = _shape(data, context)
+    expected, source = shape.expected_gpus, shape.expected_source
+    bus = shape.bus_gpus
+    if is_unavailable(gpus):
+        if expected == 0:
+            return [make_check(rule, host, "pass", "no GPU listed and none expected: %s" % source, value=0, unit="GPUs", reference=0,
+                               reference_source=source, threshold="== 0")]
+        return [unavailable_check(rule, host, "the GPU count", gpus, status="error")]
+    count = len(gpus)
+    if expected is None:
+        return [make_check(rule, host, "skip", "%d GPU(s) seen; no expected count to hold them against (the PCI bus was not "
+                           "read and the SKU sets no gpus_per_node; set params.expected in the inventory's rule overrides)" % count,
+                           value=count, unit="GPUs")]
+    fields = {"value": count, "unit": "GPUs", "reference": expected, "reference_source": source, "threshold": "== %d" % expected}
+    note = "; %s" % shape.note if shape.note else ""
+    if count == expected:
+        return [make_check(rule, host, "pass", "%d of %d expected GPUs visible to NVML (%s)%s" % (count, expected, source, note),
+                           **fields)]
+    if count > expected:
+        return [make_check(rule, host, "warn", "%d GPUs visible, more than the %d expected (%s)" % (count, expected, source), **fields)]
+    missing_from_bus = expected - len(bus) if bus is not None else None
+    if missing_from_bus and missing_from_bus > 0 and not shape.is_slice:
+        words = ("%d of %d expected GPUs visible to NVML (%s); only %d on the PCI bus: %d GPU(s) missing from the bus of this "
+                 "board: reseat, or RMA" % (count, expected, source, len(bus), missing_from_bus))
+        return [make_check(rule, host, rule["severity"], words, **fields)]
+    if bus is None and shape.platform != "vm" and "gpus_per_node" in source:
+        note += ("; if this host is meant to have %d (a VM or container slice), set params.expected: %d for %s in its rule "
+                 "overrides" % (count, count, rule["id"]))
+    check = make_check(rule, host, rule["severity"], "%d of %d expected GPUs visible to NVML (%s)%s" % (count, expected, source, note),
+                       **fields)
+    if shape.is_slice and bus is not None and len(bus) == count:
+        check.action, check.remedy = "fix_config", SLICE_REMEDY
+    return [check]
+
+
+MACHINE_CHECKS = {"gpus_on_bus": gpus_on_bus, "gpu_count": gpu_count}

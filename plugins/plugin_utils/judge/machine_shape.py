@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a host should have, from the machine's own evidence before the SKU's defaults.
+
+The health probe records every NVIDIA GPU on the PCI bus with its driver and whether NVML lists it, the CPU's
+hypervisor flag, DMI, each GPU's NVML virtualization mode, and container hints (data.machine, data.gpus,
+data.platform). From these, in order:
+
+1. the inventory's override of the health.gpu_count rule (params.expected);
+2. a virtual machine (NVML pass-through or vGPU, or the CPU's hypervisor flag): the GPUs on its own PCI bus, since a
+   VM is given a slice of a board and its bus shows exactly that slice;
+3. a container on a host that is not a VM: the GPUs it was given (those on the bus whose /dev/nvidiaN node it has);
+4. bare metal: the SKU's gpus_per_node where the baseline sets one, else the GPUs on the bus.
+
+A result written before the probe recorded the machine falls back to the SKU's gpus_per_node. Pure Python.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from ..result_fields import MISSING, dig, is_unavailable
+
+VM_MODES = ("pass_through", "vgpu")
+# A GPU bound to one of these drivers is deliberately not the host's own: it is handed to virtual machines.
+PASSED_ON_DRIVERS = ("vfio-pci", "pci-stub")
+
+
+@dataclass(frozen=True)
+class MachineShape:
+    """platform: bare_metal | vm | container | unknown, with the evidence in words; bus_gpus: the NVIDIA GPUs on the
+    PCI bus that are this host's to validate (None when the bus was not read); expected_gpus and its source in words;
+    note: why a VM or container slice is judged against fewer GPUs than its SKU's board has ("" otherwise)."""
+
+    platform: str
+    platform_evidence: str
+    bus_gpus: Optional[List[Dict[str, Any]]]
+    expected_gpus: Optional[int]
+    expected_source: str
+    note: str = ""
+    passed_on: List[Dict[str, Any]] = field(default_factory=list)
+    not_given: List[Dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def is_slice(self) -> bool:
+        return self.platform in ("vm", "container")
+
+
+def _virtualization_modes(gpus: Any) -> List[str]:
+    if not isinstance(gpus, list):
+        return []
+    return [gpu["virtualization_mode"] for gpu in gpus if isinstance(gpu, dict) and isinstance(gpu.get("virtualization_mode"), str)]
+
+
+def platform_of(health: Mapping[str, Any]) -> Tuple[str, str]:
+    """(platform, the evidence in words) from the health data."""
+    modes = _virtualization_modes(health.get("gpus"))
+    vm_modes = sorted(set(mode for mode in modes if mode in VM_MODES))
+    hypervisor = dig(health, "machine", "cpu_hypervisor_flag")
+    in_container = dig(health, "platform", "container", "in_container")
+    words = []
+    if vm_modes:
+        words.append("NVML virtualization mode %s" % ", ".join(mode.replace("_", "-") for mode in vm_modes))
+    if hypervisor is True:
+        words.append("the CPU's hypervisor flag is set")
+    product = _dmi_words(health)
+    if vm_modes or hypervisor is True:
+        return "vm", "a virtual machine: %s%s" % ("; ".join(words), product)
+    if in_container is True:
+        return "container", "a container (%s), not in a virtual machine" % ", ".join(dig(health, "platform", "container", "hints") or [])
+    if hypervisor is False:
+        return "bare_metal", "bare metal: the CPU's hypervisor flag is not set%s%s" % (
+            ", NVML virtualization mode %s" % ", ".join(sorted(set(modes))).replace("_", "-") if modes else "", product)
+    return "unknown", "not known whether this is a virtual machine (the CPU's hypervisor flag was not recorded)"
+
+
+def _dmi_words(health: Mapping[str, Any]) -> str:
+    dmi = dig(health, "machine", "dmi")
+    if not isinstance(dmi, dict) or is_unavailable(dmi):
+        return ""
+    parts = [dmi.get(key) for key in ("sys_vendor", "product_name") if isinstance(dmi.get(key), str) and dmi.get(key).strip()]
+    return " (DMI: %s)" % " ".join(parts) if parts else ""
+
+
+def _bus(health: Mapping[str, Any]) -> Optional[List[Dict[str, Any]]]:
+    gpus = dig(health, "machine", "pci_gpus")
+    if gpus is MISSING or not isinstance(gpus, list):
+        return None
+    return [gpu for gpu in gpus if isinstance(gpu, dict) and isinstance(gpu.get("address"), str)]
+
+
+def _given_to_container(health: Mapping[str, Any], bus: List[Dict[str, Any]]) -> Optional[List[Dict[str, Any]]]:
+    """The bus GPUs whose /dev/nvidiaN node the container has; None when the minors are not known."""
+    minors = dig(health, "device_nodes", "gpu_node_minors")
+    if not isinstance(minors, list):
+        return None
+    known = [gpu for gpu in bus if isinstance(gpu.get("device_minor"), int)]
+    if len(known) != len([gpu for gpu in bus if gpu.get("driver") == "nvidia"]):
+        return None
+    return [gpu for gpu in bus if gpu.get("device_minor") in minors or gpu.get("in_nvml") is True]
+
+
+def _plural(count: int) -> str:
+    return "%d GPU%s" % (count, "" if count == 1 else "s")
+
+
+def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mapping[str, Any]],
+                  override: Optional[Tuple[int, str]] = None) -> MachineShape:
+    """The host's shape. health: the health probe's data (None when there is none); baseline: its SKU's baseline;
+    override: (expected count, its source in words) from the inventory's rule override."""
+    health = health or {}
+    platform, evidence = platform_of(health)
+    bus = _bus(health)
+    passed_on = [gpu for gpu in bus or [] if gpu.get("driver") in PASSED_ON_DRIVERS]
+    own = [gpu for gpu in bus or [] if gpu.get("driver") not in PASSED_ON_DRIVERS] if bus is not None else None
+    not_given: List[Dict[str, Any]] = []
+    if platform == "container" and own is not None:
+        given = _given_to_container(health, own)
+        if given is not None:
+            not_given = [gpu for gpu in own if gpu not in given]
+            own = given
+    per_node = (baseline or {}).get("gpus_per_node")
+    sku_source = "baselines/%s.yaml gpus_per_node" % (baseline or {}).get("id") if per_node is not None else ""
+    shape = dict(platform=platform, platform_evidence=evidence, bus_gpus=own, passed_on=passed_on, not_given=not_given)
+    if override is not None:
+        return MachineShape(expected_gpus=override[0], expected_source=override[1], **shape)
+    if own is None:
+        if per_node is not None:
+            return MachineShape(expected_gpus=per_node, expected_source="%s (this result does not record the PCI bus)" % sku_source,
+                                **shape)
+        return MachineShape(expected_gpus=None, expected_source="", **shape)
+    on_bus = len(own)
+    where = "virtual machine" if platform == "vm" else "host"
+    bus_words = "the %s on this %s's PCI bus" % (_plural(on_bus), where) if on_bus else "no NVIDIA GPU on this %s's PCI bus" % where
+    if platform == "vm":
+        note = ""
+        if per_node is not None and on_bus != per_node:
+            note = ("judged against %s, not the %d of the SKU's board (%s): %s, and a virtual machine is given a slice of the "
+                    "board; its bus shows that slice" % (bus_words, per_node, sku_source, evidence))
+        return MachineShape(expected_gpus=on_bus, expected_source=bus_words + " (%s)" % evidence, note=note, **shape)
+    if platform == "container":
+        words = "the %s this container was given (its /dev/nvidiaN nodes)" % _plural(on_bus)
+        note = ""
+        if per_node is not None and on_bus != per_node:
+            note = "judged against %s, not the %d of the SKU's board (%s): %s" % (words, per_node, sku_source, evidence)
+        return MachineShape(expected_gpus=on_bus, expected_source=words, note=note, **shape)
+    if per_node is not None:
+        return MachineShape(expected_gpus=per_node, expected_source="%s (%s)" % (sku_source, evidence), **shape)
+    if not on_bus:
+        return MachineShape(expected_gpus=0, expected_source=bus_words, **shape)
+    return MachineShape(expected_gpus=on_bus, expected_source="%s (the SKU sets no gpus_per_node)" % bus_words, **shape)
