@@ -42,6 +42,14 @@ def _data(envelope: Any) -> Optional[Dict[str, Any]]:
     return None
 
 
+def _unmeasured_data(envelope: Any) -> Optional[Dict[str, Any]]:
+    """The data of a probe that ran but found its subject absent (status unavailable): the health probe's machine
+    section still says what the machine has, without a driver."""
+    if isinstance(envelope, Mapping) and envelope.get("status") == "unavailable" and isinstance(envelope.get("data"), dict):
+        return envelope["data"]
+    return None
+
+
 def _host_check(check_id: str, host: str, probe: str, status: str, reason: str, **fields: Any) -> Check:
     return Check(id=check_id, host=host, probe=probe, status=status, reason=reason, **fields)
 
@@ -465,7 +473,8 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
                       "the health probe gave no data (%s: %s)" % (health.get("status"), health.get("reason")))
     baseline = by_id.get(sku) if sku else None
     host_rules, problems = effective_rules(rules, entry.get("rule_overrides"))
-    shape = machine_shape(health_data, baseline, expected_gpus_override(host_rules))
+    shape = machine_shape(health_data if health_data is not None else _unmeasured_data(health), baseline,
+                          expected_gpus_override(host_rules))
     expected_gpus, expected_gpus_source = shape.expected_gpus, shape.expected_source
     host_data = {probe: data for probe, data in ((probe, _data(envelope)) for probe, envelope in envelopes.items()) if data is not None}
     context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,

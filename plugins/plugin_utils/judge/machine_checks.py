@@ -17,6 +17,10 @@ SLICE_REMEDY = ("Nothing to fix when the slice is as it was bought; if this host
                 "passed through (or set params.expected in the inventory's rule overrides).")
 
 
+VM_GPU_REMEDY = ("Restart the virtual machine (the hypervisor resets a passed-through GPU); if the GPU stays unseen, ask the "
+                 "provider to check it on its host: a guest cannot reseat a GPU.")
+
+
 def _shape(data: Dict[str, Any], context: Any) -> MachineShape:
     shape = getattr(context, "machine", None)
     return shape if isinstance(shape, MachineShape) else machine_shape(data, getattr(context, "baseline", None))
@@ -69,8 +73,12 @@ def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
             bound = ("bound to the nvidia driver, but NVML does not list it: the GPU failed to initialise or fell off the bus "
                      "(look for XID 79 in the kernel log)" if driver == NVIDIA_DRIVER else
                      "no driver is bound to it: the driver failed to attach or the GPU fell off the bus")
-            checks.append(make_check(rule, host, rule["severity"], "%s is on the bus but NVML does not list it; %s; reset, "
-                                     "reseat, or RMA" % (words, bound), value=gpu["address"], **fields))
+            check = make_check(rule, host, rule["severity"], "%s is on the bus but NVML does not list it; %s; %s" % (
+                words, bound, "restart the virtual machine" if shape.platform == "vm" else "reset, reseat, or RMA"),
+                value=gpu["address"], **fields)
+            if shape.platform == "vm":
+                check.action, check.remedy = "reboot", VM_GPU_REMEDY
+            checks.append(check)
         elif gpu.get("in_nvml") is True and cuda is not None:
             listed = by_index.get(gpu.get("nvml_index")) or {}
             uuid = listed.get("uuid")

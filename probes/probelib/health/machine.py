@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from probelib.fields import read_field, unavailable
-from probelib.health.context import HealthContext
+from probelib.fields import is_unavailable, read_field, unavailable
+from probelib.health.context import HealthContext, SystemRoots
 from probelib.health.nvml_devices import nvml_bus_ids
 from probelib.health.sysfs import normalize_bus_id, read_stripped, read_text
 from probelib.measure.host_gpus import NVIDIA_VENDOR, is_nvidia_gpu
@@ -21,9 +21,13 @@ DMI_FIELDS = ("sys_vendor", "product_name", "board_vendor", "board_name")
 
 
 def collect_machine(context: HealthContext) -> Dict[str, Any]:
-    roots = context.roots
+    return machine_evidence(context.roots, nvml_listing(context))
+
+
+def machine_evidence(roots: SystemRoots, nvml: Any) -> Dict[str, Any]:
+    """The machine section; nvml: {bus id: NVML index} of the GPUs NVML lists, or an unavailable field."""
     return {
-        "pci_gpus": read_field(lambda: read_pci_gpus(roots.sys, roots.proc, nvml_listing(context)), "the PCI bus in /sys"),
+        "pci_gpus": read_field(lambda: read_pci_gpus(roots.sys, roots.proc, nvml), "the PCI bus in /sys"),
         "pci_nvswitch_count": read_field(lambda: count_nvswitches(roots.sys), "the PCI bus in /sys"),
         "cpu_hypervisor_flag": read_field(lambda: read_hypervisor_flag(roots.proc), "/proc/cpuinfo flags"),
         "dmi": read_field(lambda: read_dmi(roots.sys), "/sys/class/dmi/id"),
@@ -57,12 +61,10 @@ def read_pci_gpus(sys_root: str, proc_root: str, nvml: Any) -> List[Dict[str, An
             "driver": driver,
             "device_minor": device_minor(proc_root, address) if driver == "nvidia" else None,
         }
-        if isinstance(nvml, dict):
-            gpu["nvml_index"] = nvml.get(address)
-            gpu["in_nvml"] = address in nvml
+        if is_unavailable(nvml):
+            gpu["nvml_index"], gpu["in_nvml"] = None, nvml
         else:
-            gpu["nvml_index"] = None
-            gpu["in_nvml"] = nvml
+            gpu["nvml_index"], gpu["in_nvml"] = nvml.get(address), address in nvml
         gpus.append(gpu)
     return gpus
 
