@@ -8,12 +8,10 @@ set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
 export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH LC_ALL=C.UTF-8 LANG=C.UTF-8 NCCL_NVLS_ENABLE=0 ANSIBLE_CONFIG=$PWD/ansible.cfg
-gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
-overrides="{\"gpufleet_rule_overrides\": {\"health.gpu_count\": {\"params\": {\"expected\": $gpus}}}}"
 python=$(command -v python3)
 
 CUDA_VISIBLE_DEVICES='' ansible-playbook validate.yml -e gpufleet_profile=acceptance -e gpufleet_results_dir=/tmp/faults/hidden \
-  -e "$overrides" >"$out/playbook-hidden.log" 2>&1
+  >"$out/playbook-hidden.log" 2>&1
 echo "hidden GPU (CUDA_VISIBLE_DEVICES=) acceptance rc=$?" | tee -a "$out/summary.txt"
 
 node=/dev/nvidia-uvm
@@ -22,7 +20,7 @@ plant() { rm -f "$node" && mknod -m "$mode" "$node" c 504 "$((16#$minor_hex))"; 
 restore() { rm -f "$node" && mknod -m "$mode" "$node" c "$((16#$major_hex))" "$((16#$minor_hex))"; }
 trap restore EXIT
 plant
-ansible-playbook validate.yml -e gpufleet_profile=health -e gpufleet_results_dir=/tmp/faults/stale-root -e "$overrides" \
+ansible-playbook validate.yml -e gpufleet_profile=health -e gpufleet_results_dir=/tmp/faults/stale-root \
   >"$out/playbook-stale-root.log" 2>&1
 echo "stale $node as root: rc=$? (node after the run: $(stat -c '%t:%T' "$node"))" | tee -a "$out/summary.txt"
 plant
@@ -31,7 +29,7 @@ setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp/faults/nobody P
   LC_ALL=C.UTF-8 ANSIBLE_CONFIG="$PWD/ansible.cfg" ANSIBLE_LOCAL_TEMP=/tmp/faults/nobody/.ansible/tmp \
   ANSIBLE_REMOTE_TMP=/tmp/faults/nobody/.ansible/tmp \
   ansible-playbook validate.yml -e gpufleet_profile=health -e gpufleet_results_dir=/tmp/faults/nobody/results \
-  -e gpufleet_python="$python" -e "$overrides" >"$out/playbook-stale-nobody.log" 2>&1
+  -e gpufleet_python="$python" >"$out/playbook-stale-nobody.log" 2>&1
 echo "stale $node as nobody: rc=$? (node after the run: $(stat -c '%t:%T' "$node"))" | tee -a "$out/summary.txt"
 restore
 trap - EXIT

@@ -2,8 +2,8 @@
 # One call on the GPU rig (the device machine): install the controller wheels brought in .whl/, run the playbook with
 # connection local, then the given independent scripts and GPU-marked tests, and pack the results into $OUT.
 #   bash tools/rig_run.sh PROFILE[,PROFILE...] [pytest test paths ...]   (profiles run in order, into one results folder)
-# Environment: GPUS (expected GPU count for the rig's health.gpu_count override, default: as nvidia-smi lists),
-# INDEPENDENT (space-separated benchmark scripts run after the playbook, default none), EXTRA_VARS (one more -e, JSON),
+# No rule override: the rig is judged as a new user's machine is, by its own evidence (issue 31).
+# Environment: INDEPENDENT (space-separated benchmark scripts run after the playbook, default none), EXTRA_VARS (one more -e, JSON),
 # PEER_TOOLS=1 (build nccl-tests and nvbandwidth from .peer_src/, carried with the call, and run them beside the last
 # run's probes: tools/build_peer_tools.sh, benchmarks/peer_tools.py; results in $OUT/peer_tools).
 set -uo pipefail
@@ -14,12 +14,10 @@ mkdir -p "$out"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 export LC_ALL=C.UTF-8 LANG=C.UTF-8 NCCL_NVLS_ENABLE=0 ANSIBLE_CONFIG=$PWD/ansible.cfg
-gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
-overrides="{\"gpufleet_rule_overrides\": {\"health.gpu_count\": {\"params\": {\"expected\": $gpus}}}}"
 nvidia-smi topo -m >"$out/topo.txt" 2>&1
 for one in ${profile//,/ }; do
   started=$(date +%s)
-  ansible-playbook validate.yml -e gpufleet_profile="$one" -e gpufleet_results_dir=/tmp/results -e "$overrides" \
+  ansible-playbook validate.yml -e gpufleet_profile="$one" -e gpufleet_results_dir=/tmp/results \
     -e "${EXTRA_VARS:-{\}}" >"$out/playbook-$one.log" 2>&1
   echo "playbook $one rc=$? in $(( $(date +%s) - started )) s" | tee -a "$out/summary.txt"
   grep -E "WARNING|still running|msg|fleet index" "$out/playbook-$one.log" | tail -n 25
