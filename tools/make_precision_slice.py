@@ -27,7 +27,6 @@ import array
 import hashlib
 import importlib.metadata
 import importlib.util
-import json
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
