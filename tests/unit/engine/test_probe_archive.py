@@ -1,8 +1,13 @@
 """The packed probe: byte-for-byte reproducible, and packed once per run (cached_probe_archive)."""
 import io
+import json
 import os
 import shutil
+import subprocess
+import sys
 import zipfile
+
+import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils import probe_archive
 
@@ -44,3 +49,46 @@ def test_a_cache_entry_that_is_a_symlink_is_not_read(tmp_path):
     payload, unused_sha = probe_archive.cached_probe_archive("health", str(tmp_path), ROOT)
     assert payload == fresh  # packed again, not read through the link
     assert (tmp_path / "planted").read_bytes() == b"not the probe" and not os.path.islink(str(tmp_path / entry))
+
+
+def test_only_the_precision_probe_carries_its_shipped_data():
+    shipped = ["probelib/precision/data/" + name for name in sorted(os.listdir(os.path.join(ROOT, "probes", "probelib", "precision", "data")))]
+    assert "probelib/precision/data/minilm_l6_v2_slice.safetensors" in shipped and "probelib/precision/data/LICENSE" in shipped
+    for name in probe_archive.available_probes(ROOT):
+        payload, unused_sha = probe_archive.build_probe_archive(name, ROOT)
+        members = zipfile.ZipFile(io.BytesIO(payload)).namelist()
+        data = [member for member in members if "/data/" in member]
+        if name == "precision":
+            assert data == shipped
+            assert len(payload) < 6 << 20  # base64 in the module's arguments: a few MB for this one probe
+        else:
+            assert data == [] and len(payload) < 1 << 20, name
+
+
+def test_the_unpacked_precision_probe_reads_the_slice_it_carries(tmp_path):
+    from ansible_collections.gpufleet.validation.plugins.modules.probe import extract_archive  # pylint: disable=import-outside-toplevel
+    payload, unused_sha = probe_archive.build_probe_archive("precision", ROOT)
+    archive, work = tmp_path / "probe.zip", tmp_path / "work"
+    archive.write_bytes(payload)
+    extract_archive(str(archive), str(work))  # as the module does on the host
+    (tmp_path / "params.json").write_text(json.dumps({"device": "cpu"}))
+    completed = subprocess.run([sys.executable, str(work / "precision.py"), "--params", str(tmp_path / "params.json"),
+                                "--out", str(tmp_path / "out.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               cwd=str(work), timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr.decode()
+    envelope = json.loads((tmp_path / "out.json").read_text())
+    assert envelope["status"] == "ok", envelope["reason"]
+    checkpoint = envelope["data"]["checkpoint"]
+    assert checkpoint["source"] == "shipped"
+    assert checkpoint["path"] == str(work / "probelib" / "precision" / "data" / "minilm_l6_v2_slice.safetensors")
+    assert len(envelope["data"]["tensors"]) == 3
+
+
+def test_a_link_among_a_probes_data_files_is_refused(tmp_path):
+    root = tmp_path / "collection"
+    shutil.copytree(os.path.join(ROOT, "probes"), str(root / "probes"))
+    data = root / "probes" / "probelib" / "precision" / "data"
+    (tmp_path / "secret").write_text("not for the host")
+    os.symlink(str(tmp_path / "secret"), str(data / "extra"))
+    with pytest.raises(ValueError, match="is a link"):
+        probe_archive.build_probe_archive("precision", str(root))

