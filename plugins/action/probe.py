@@ -17,6 +17,7 @@ from ansible.utils.display import Display
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import failure_envelope, utc_now_iso
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import LINE_BREAKS, LINE_JOINER, terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import cached_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, profile_params, with_derived_params
@@ -186,9 +187,12 @@ class ActionModule(ActionBase):
 
         result.update(changed=False, envelope=envelope, status=envelope["status"], result_path=result_path)
         if unreachable:
-            result.update(unreachable=True, msg=envelope["reason"])
+            # Skipped, not Ansible's "unreachable": that would print the whole result twice (item and loop) as JSON.
+            # This one line says it; the host's last play fails it (playbooks/validate.yml, docs/reports.md).
+            result.update(skipped=True, skip_reason="not reached", msg=envelope["reason"],
+                          warnings=[terminal_text("%s: not reached (probe %s): %s" % (host, name, envelope["reason"]))])
         elif envelope["status"] != "ok":
-            result["warnings"] = ["probe %s on %s: %s: %s" % (name, host, envelope["status"], envelope["reason"])]
+            result["warnings"] = [terminal_text("probe %s on %s: %s: %s" % (name, host, envelope["status"], envelope["reason"]))]
         return result
 
     def _discovery(self, python_found, args, task_vars):
@@ -289,5 +293,6 @@ def _module_failure_text(result):
     for key in ("module_stderr", "module_stdout", "stderr"):
         text = str(result.get(key) or "").strip()
         if text:
-            parts.append("%s: %s" % (key, text[-800:]))
+            # A reason is one line of text wherever it is shown: the output's lines joined with " / ".
+            parts.append("%s: %s" % (key, LINE_JOINER.join(line.strip() for line in LINE_BREAKS.split(text[-800:]) if line.strip())))
     return "; ".join(part for part in parts if part) or "no message"

@@ -12,6 +12,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
@@ -37,7 +38,7 @@ class ActionModule(ActionBase):
             return result
         if self._task.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no report was rendered for run %s" % args["run_id"],
-                          summary_lines=["check mode: nothing rendered"], gate_lines=[], unreachable_hosts=[])
+                          summary_lines=["check mode: nothing rendered"], gate_lines=[], gate_hosts=[], unreachable_hosts=[])
             return result
         if not os.path.isdir(path):
             result.update(failed=True, msg="run %s has no results in %s" % (args["run_id"], path))
@@ -62,21 +63,22 @@ class ActionModule(ActionBase):
 
         dir_names = {host.name: host.dir_name for host in run.hosts}
         hosts = {}
-        for verdict in judgement.hosts_worst_first():
+        # A host's verdict is said once, in its summary line (the role prints summary_lines), never again as a warning.
+        lines = verdict_lines(judgement)
+        for verdict, line in zip(judgement.hosts_worst_first(), lines):
             host_path = os.path.join(path, dir_names[verdict.host])
             hosts[verdict.host] = {"verdict": verdict.verdict, "reasons": verdict.reasons, "sku": verdict.sku,
+                                   "line": line, "gate": blocks_gate(verdict),
                                    "dossier_html": os.path.join(host_path, "dossier.html"),
                                    "dossier_md": os.path.join(host_path, "dossier.md")}
         warnings.extend("%s in run %s: %s" % (entry["dir"], args["run_id"], entry["why"]) for entry in run.stray)
-        lines = verdict_lines(judgement)
-        warnings.extend("%s: %s" % (verdict.host, verdict.verdict) + (" - " + verdict.reasons[0] if verdict.reasons else "")
-                        for verdict in judgement.hosts_worst_first() if verdict.verdict not in ("pass", "unreachable"))
         files = {name: os.path.join(path, name) for name in ("index.html", "index.md", "fleet.json", "junit.xml", "gpufleet.prom")}
         lines.append("fleet index: %s" % files["index.html"])
         if warnings:
             result["warnings"] = [terminal_text(warning) for warning in warnings]
         unreachable = sorted(terminal_text(name) for name, host in hosts.items() if host["verdict"] == "unreachable")
-        result.update(changed=True, hosts=hosts, summary_lines=lines, gate_lines=gate_lines(judgement),
+        gated = [terminal_text(name) for name, host in hosts.items() if host["gate"]]
+        result.update(changed=True, hosts=hosts, summary_lines=lines, gate_lines=gate_lines(judgement), gate_hosts=gated,
                       unreachable_hosts=unreachable,
                       previous_run_id=judgement.previous_run_id, index_html=files["index.html"], files=files)
         return result

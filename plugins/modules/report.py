@@ -95,11 +95,18 @@ files:
   returned: success
   type: dict
 hosts:
-  description: Per host, its verdict (pass, warn, fail, error, unreachable), its reasons, its SKU and the paths of its dossier.
+  description:
+    - Per host, its verdict (pass, warn, fail, error, unreachable), its reasons, its SKU and the paths of its dossier.
+    - C(line) is the host's one line of RV(summary_lines); C(gate) is true when the acceptance gate refuses the host.
   returned: success
   type: dict
 gate_lines:
-  description: One line per host whose verdict is fail, error or unreachable, with its reasons.
+  description: One line per host that the acceptance gate refuses (fail, error, unreachable, or no GPU measured), with its reasons.
+  returned: success
+  type: list
+  elements: str
+gate_hosts:
+  description: The hosts that the acceptance gate refuses, worst first.
   returned: success
   type: list
   elements: str
@@ -113,7 +120,10 @@ previous_run_id:
   returned: success
   type: str
 summary_lines:
-  description: One line per host (verdict and reasons) followed by where the reports are; for the person at the terminal.
+  description:
+    - One line per host, worst first (its verdict and first reasons), followed by where the reports are; for the person at
+      the terminal. A verdict is said here only, not again as a warning.
+    - A line holds no control character; a reason's line breaks are written C( / ) (docs/security.md).
   returned: success
   type: list
   elements: str

@@ -5,9 +5,15 @@
 move a terminal's cursor, ring its bell or hide text in a report. Pure: stdlib only."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..module_utils.probe_output_text import CONTROL_CHARACTERS
+
+# What ends a line of a message (a module's stderr, a traceback): CRLF, LF or a lone CR. On a terminal line each
+# becomes LINE_JOINER, never a raw line break, so that no text can start a line that looks like Ansible's own.
+LINE_BREAKS = re.compile("\r\n|\n|\r")
+LINE_JOINER = " / "
 
 
 def escape_control(text: str, keep: str = "\t\n") -> str:
@@ -19,5 +25,9 @@ def escape_control(text: str, keep: str = "\t\n") -> str:
 
 
 def terminal_text(value: Any) -> str:
-    """One line for the terminal (a warning, a summary or gate line): no control character at all, not even a newline."""
-    return escape_control("" if value is None else str(value), keep="\t")
+    """One line for the terminal (a warning, a summary or gate line): its lines joined with " / " (blank ones
+    dropped) and every other control character written as \\xNN, so no raw control character is left."""
+    text = "" if value is None else str(value)
+    if "\n" in text or "\r" in text:
+        text = LINE_JOINER.join(line.strip(" \t") for line in LINE_BREAKS.split(text) if line.strip(" \t"))
+    return escape_control(text, keep="\t")

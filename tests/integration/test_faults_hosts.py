@@ -15,6 +15,7 @@ if FAULTS_DIR not in sys.path:
     sys.path.insert(0, FAULTS_DIR)
 
 from faults import runs  # noqa: E402  pylint: disable=wrong-import-position
+from test_validate_playbook import assert_console_names_the_unreachable_host_once  # noqa: E402  pylint: disable=import-error
 
 QUICK = runs.QUICK
 
@@ -30,6 +31,7 @@ def test_a_host_unreachable_from_the_start_is_reported_and_the_others_are_valida
     code, output = runs.run_validate(fleet, results, *QUICK)
     assert code == 2, output
     assert _not_reached_line(ghost) in output
+    assert_console_names_the_unreachable_host_once(output, ghost, good_hosts, "could not be reached")
     run_dir = runs.only_run_dir(results)
     runs.assert_every_file_complete(run_dir)
     for name in good_hosts:
@@ -58,6 +60,7 @@ def test_a_host_whose_sshd_dies_mid_run_is_reported_and_the_others_are_validated
         run.kill()
     assert code == 2, output
     assert _not_reached_line(victim) in output
+    assert_console_names_the_unreachable_host_once(output, victim, [survivor], "the connection to the host was lost")
     run_dir = str(results / "sshd-dies")
     runs.assert_every_file_complete(run_dir)
     runs.assert_validated(run_dir, survivor)

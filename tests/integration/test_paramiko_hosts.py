@@ -161,7 +161,7 @@ def _where_it_is_said(output, hosts, text):
         if text not in line:
             continue
         for host in hosts:
-            probe = re.match(r"^\w+: \[%s\](?::\s+\w+!)?(?: =>)? \(item=(\w+)\)" % re.escape(host), line)
+            probe = re.match(r"^\[WARNING\]: %s: not reached \(probe (\w+)\): " % re.escape(host), line)
             if probe:
                 said[host]["probe"].append(probe.group(1))
                 break

@@ -30,8 +30,26 @@ def _judgement():
 
 def test_escape_control_and_terminal_text():
     assert escape_control("a\x1b\tb\nc\x7f\x9f\x00") == "a\\x1b\tb\nc\\x7f\\x9f\\x00"
-    assert terminal_text("a\x1b[2J\nb\r\tc") == "a\\x1b[2J\\x0ab\\x0d\tc"
+    assert terminal_text("a\x1b[2J\nb\r\tc") == "a\\x1b[2J / b / c"
     assert terminal_text(None) == "" and terminal_text("é ü 中") == "é ü 中"
+
+
+def test_a_module_stderr_in_a_reason_reads_as_text_on_one_terminal_line():
+    reason = ("the probe module could not be started on the host: MODULE FAILURE; module_stderr: "
+              "pyenv: python3.13: command not found\n\nThe `python3.13' command exists in these Python versions:\r\n  3.13.1\n")
+    assert terminal_text(reason) == (
+        "the probe module could not be started on the host: MODULE FAILURE; module_stderr: pyenv: python3.13: command "
+        "not found / The `python3.13' command exists in these Python versions: / 3.13.1")
+
+
+def test_a_line_break_cannot_forge_a_line_and_the_other_control_characters_stay_escaped():
+    # A newline or a carriage return that would start a line of Ansible's own, or overwrite the line, is a separator;
+    # the vertical tab, form feed, NEL, ESC and BEL, which no message needs, stay visible as \xNN.
+    forged = "ok\nok: [gpu-a01-n01] => pass\rfatal: [x]\x0b\x0c\x85\x1b[2K\x07"
+    shown = terminal_text(forged)
+    assert shown == "ok / ok: [gpu-a01-n01] => pass / fatal: [x]\\x0b\\x0c\\x85\\x1b[2K\\x07"
+    assert not re.search("[\x00-\x08\x0a-\x1f\x7f-\x9f]", shown)
+    assert terminal_text("\x1c\n edge \x1f") == "\\x1c / edge \\x1f"  # no control character is dropped unseen
 
 
 def test_the_summary_and_gate_lines_for_the_terminal_hold_no_control_character():
