@@ -57,3 +57,20 @@ def test_topology_covers_every_pair(health):
 def test_the_result_is_schema_valid(health):
     pytest.importorskip("jsonschema")
     schema_validator("health.schema.json").validate(health["data"])
+
+
+def test_every_nvml_gpu_is_on_the_pci_bus_read_without_the_driver(health):
+    """The machine section (issue 31): the GPUs on the bus from sysfs, each matched to NVML by its bus id."""
+    machine = health["data"]["machine"]
+    gpus = health["data"]["gpus"]
+    bus = {gpu["address"]: gpu for gpu in machine["pci_gpus"]}
+    for gpu in gpus:
+        on_bus = bus[gpu["pci"]["bus_id"]]
+        assert (on_bus["in_nvml"], on_bus["nvml_index"], on_bus["driver"]) == (True, gpu["index"], "nvidia")
+        assert on_bus["device_minor"] == gpu["minor_number"]
+        # NVML's pciDeviceId is device << 16 | vendor: 0x233510de is device 0x2335 of vendor 0x10de
+        assert on_bus["device_id"] == gpu["pci"]["device_id"][:6]
+        assert gpu["virtualization_mode"] in ("none", "pass_through", "vgpu", "host_vgpu", "host_vsga")
+        assert isinstance(gpu["gsp_firmware_version"], (str, dict))
+    assert isinstance(machine["cpu_hypervisor_flag"], bool)
+    schema_validator("health.schema.json").validate(health["data"])
