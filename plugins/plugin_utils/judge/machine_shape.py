@@ -66,7 +66,7 @@ def platform_of(health: Mapping[str, Any]) -> Tuple[str, str]:
         words.append("the CPU's hypervisor flag is set")
     product = _dmi_words(health)
     if vm_modes or hypervisor is True:
-        return "vm", "a virtual machine: %s%s" % ("; ".join(words), product)
+        return "vm", "%s%s" % ("; ".join(words), product)
     if in_container is True:
         return "container", "a container (%s), not in a virtual machine" % ", ".join(dig(health, "platform", "container", "hints") or [])
     if hypervisor is False:
@@ -136,14 +136,14 @@ def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mappin
     if platform == "vm":
         note = ""
         if per_node is not None and on_bus != per_node:
-            note = ("judged against %s, not the %d of the SKU's board (%s): %s, and a virtual machine is given a slice of the "
-                    "board; its bus shows that slice" % (bus_words, per_node, sku_source, evidence))
-        return MachineShape(expected_gpus=on_bus, expected_source=bus_words + " (%s)" % evidence, note=note, **shape)
+            note = ("not the %d of the SKU's board (%s): this is a virtual machine (%s), given a slice of the board, and its "
+                    "bus shows that slice" % (per_node, sku_source, evidence))
+        return MachineShape(expected_gpus=on_bus, expected_source=bus_words, note=note, **shape)
     if platform == "container":
         words = "the %s this container was given (its /dev/nvidiaN nodes)" % _plural(on_bus)
         note = ""
         if per_node is not None and on_bus != per_node:
-            note = "judged against %s, not the %d of the SKU's board (%s): %s" % (words, per_node, sku_source, evidence)
+            note = "not the %d of the SKU's board (%s): %s" % (per_node, sku_source, evidence)
         return MachineShape(expected_gpus=on_bus, expected_source=words, note=note, **shape)
     if per_node is not None:
         return MachineShape(expected_gpus=per_node, expected_source="%s (%s)" % (sku_source, evidence), **shape)
