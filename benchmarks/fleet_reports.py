@@ -2,6 +2,11 @@
 
     .venv/bin/python benchmarks/fleet_reports.py [--hosts 1 100 1000] [--gpus 8]
     .venv/bin/python benchmarks/fleet_reports.py --whole-run [--hosts 1000 10000] [--workers 1 0] [--previous]
+    .venv/bin/python benchmarks/fleet_reports.py --acceptance-host [--gpus 8]
+
+--acceptance-host renders one synthetic host of --gpus H200s that ran every probe of the acceptance profile
+(benchmarks/synthetic_acceptance_host.py) as the report action does, and prints the size of each page it writes (the
+dossier in KiB per GPU: issue 31 bounds it at 300) and the CPU time of rendering them (best of 3).
 
 --whole-run does what the report action does for every host (render_run: every dossier, then the fleet outputs),
 with --workers processes for the dossiers (0: one per usable core, the action's default), and prints the time split
@@ -42,6 +47,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render 
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run  # noqa: E402
 from synthetic_fleet import rack_of, write_synthetic_run  # noqa: E402
+from synthetic_acceptance_host import write_acceptance_host  # noqa: E402
 
 RUN_ID = "20261130T000000Z-000001"
 PREVIOUS_RUN_ID = "20261129T000000Z-000001"
@@ -172,6 +178,31 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
         shutil.rmtree(results, ignore_errors=True)
 
 
+def main_acceptance_host(gpus: int) -> int:
+    results = tempfile.mkdtemp(prefix="gpufleet-bench-")
+    try:
+        host = "gpu-r00-n000"
+        host_path = write_acceptance_host(results, RUN_ID, host, gpus)
+        run_path = os.path.join(results, RUN_ID)
+        run = load_run(run_path, [host], {})
+        judgement = judge_run(run, results, {})
+        seconds = []
+        for unused_round in range(3):
+            started = time.process_time()
+            render_run(run_path, [host], {}, write_text_atomically, judgement=judgement, loaded=run, workers=1)
+            seconds.append(time.process_time() - started)
+        print("| file | KiB | KiB per GPU |")
+        print("| --- | ---: | ---: |")
+        for name in sorted(os.listdir(host_path)):
+            size = os.path.getsize(os.path.join(host_path, name)) / 1024
+            print("| %s | %.0f | %.0f |" % (name, size, size / gpus))
+        print("\n%d GPUs, %d probes, %d checks, verdict %s; the report of this host (every page): %.2f CPU-s (best of 3)" % (
+            gpus, len(run.hosts[0].probes), len(judgement.hosts[host].checks), judgement.hosts[host].verdict, min(seconds)))
+    finally:
+        shutil.rmtree(results, ignore_errors=True)
+    return 0
+
+
 def main_whole_run(args) -> int:
     print("| hosts | GPUs | previous run | dossier processes | load s | judge s | dossiers s | fleet outputs s | total s | dossiers written "
           "| peak PSS MiB (this process and its workers) | peak RSS MiB (this process) | peak RSS MiB (largest worker) |")
@@ -197,7 +228,11 @@ def main() -> int:
                         help="with --whole-run: the fleet has a previous run too, so drift is judged (a nightly run)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 0],
                         help="with --whole-run: dossier processes to try (0: one per usable core; default 1 0)")
+    parser.add_argument("--acceptance-host", action="store_true",
+                        help="the pages of one synthetic host of --gpus GPUs after the acceptance profile: sizes and time")
     args = parser.parse_args()
+    if args.acceptance_host:
+        return main_acceptance_host(args.gpus)
     if args.whole_run:
         return main_whole_run(args)
     print("| hosts | GPUs | checks | load s | judge s | fleet outputs s | load + judge + fleet s | fleet files MiB "

@@ -23,6 +23,8 @@ from .report_health import fleet_columns
 from .report_interconnect import cross_host_runs
 from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .report_python import python_view
+from .report_index_columns import fold_reasons, shown_metric_positions, split_metrics
+from . import report_notes
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
@@ -34,6 +36,11 @@ from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatc
 TODO_HOSTS = 10
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_templates")
 FAILED_STATES = ("unreachable", "error", "timeout")
+DOSSIER_FILES = ("dossier.html", "dossier.md")
+# Every value of the host's results, beside its dossier (which links each probe's part): a host of 8 GPUs has tens of
+# thousands, too many for the page a person reads first.
+MEASUREMENTS_FILES = ("measurements.html", "measurements.md")
+HOST_FILES = DOSSIER_FILES + MEASUREMENTS_FILES
 
 
 # {probe: its own summary}, from the probes' declarations; a probe without one renders through the generic table alone.
@@ -76,10 +83,21 @@ def markdown_link(text: str, target: str) -> MarkdownText:
     return MarkdownText("[%s](%s)" % (markdown_escape(text), target))
 
 
+def reason_markdown(reason: str) -> MarkdownText:
+    """Why a field could not be read, for Markdown: a reference to the page's note ("[3]"), or the reason itself on a
+    page without notes (report_notes)."""
+    notes = report_notes.current()
+    if notes is None:
+        return MarkdownText(markdown_escape(reason))
+    return MarkdownText("\\[%d\\]" % notes.number(reason))
+
+
 def cell_text(cell: Any) -> MarkdownText:
     """A summary cell for Markdown, which has no tooltips or colours: the note goes inline, a bad value in bold."""
     text = markdown_escape(cell.text)
-    if cell.note and cell.flag in ("na", "warn", "bad"):
+    if cell.note and cell.flag == "na" and report_notes.current() is not None:
+        text += " " + reason_markdown(cell.note)
+    elif cell.note and cell.flag in ("na", "warn", "bad"):
         text += " (%s)" % markdown_escape(cell.note)
     return MarkdownText("**%s**" % text if cell.flag == "bad" else text)
 
@@ -130,6 +148,20 @@ def _html_text(value: str) -> str:
     return str(escape(_html_finalize(value)))
 
 
+@functools.lru_cache(maxsize=1024)
+def _note_link_html(number: int) -> str:
+    return '<a class="ref" href="#%s">[%d]</a>' % (report_notes.note_id(number), number)
+
+
+def reason_html(reason: str) -> BuiltHtml:
+    """Why a field could not be read, for HTML: a link to the page's note ("[3]"), or the reason itself on a page
+    without notes (report_notes)."""
+    notes = report_notes.current()
+    if notes is None:
+        return BuiltHtml(_html(reason))
+    return BuiltHtml(_note_link_html(notes.number(reason)))
+
+
 def measurement_rows_html(probe: Mapping[str, Any], rows: Sequence[Any], judged: bool) -> BuiltHtml:
     """The rows of one "Every measurement" table, as dossier.html.j2 wrote them with a loop (built here: a dossier of
     8 GPUs has thousands, and a Jinja loop over them was most of a dossier's cost; docs/scale.md)."""
@@ -142,8 +174,8 @@ def measurement_rows_html(probe: Mapping[str, Any], rows: Sequence[Any], judged:
         refs = references.get(row.path)
         cells = str(references_macro(refs, judged)) if refs else no_references
         if row.unavailable is not None:
-            lines.append('<tr class="f-na"><td><code>%s</code></td><td colspan="2">unavailable: %s</td>%s</tr>\n'
-                         % (html(row.path), html(row.unavailable), cells))
+            lines.append('<tr class="f-na"><td><code>%s</code></td><td colspan="2">unavailable %s</td>%s</tr>\n'
+                         % (html(row.path), reason_html(row.unavailable), cells))
         else:
             flagged = ' class="f-%s"' % _html(refs[0]["flag"]) if refs and refs[0]["flag"] in ("bad", "warn") else ""
             lines.append("<tr%s><td><code>%s</code></td><td>%s</td><td>%s</td>%s</tr>\n"
@@ -172,6 +204,8 @@ def cell_html(c: Any) -> BuiltHtml:
     """One table cell of a dossier section, as _macros.html.j2's cell macro wrote it (built here: the health section of
     8 GPUs has hundreds, and a macro call each was a tenth of a dossier's cost)."""
     flag, note = _part(c, "flag"), _part(c, "note")
+    if flag == "na" and note and report_notes.current() is not None:
+        return BuiltHtml('<td class="f-na">%s %s</td>' % (_html(_part(c, "text")), reason_html(note)))
     return BuiltHtml("<td%s%s>%s%s</td>" % (' class="f-%s"' % _html(flag) if flag else "",
                                             ' title="%s"' % _html(note) if note else "", _html(_part(c, "text")),
                                             ' <span class="reason">(%s)</span>' % _html(note) if flag == "na" and note else ""))
@@ -239,7 +273,7 @@ def measurement_rows_markdown(probe: Mapping[str, Any], rows: Sequence[Any], jud
         else:
             tail = ""
         if row.unavailable is not None:
-            lines.append("| %s | unavailable: %s | |%s\n" % (escaped(row.path), escaped(row.unavailable), tail))
+            lines.append("| %s | unavailable %s | |%s\n" % (escaped(row.path), reason_markdown(row.unavailable), tail))
         else:
             lines.append("| %s | %s | %s |%s\n" % (escaped(row.path), escaped(row.value), escaped(row.unit), tail))
     return MarkdownText("".join(lines))
@@ -254,11 +288,11 @@ def _environment(markdown: bool) -> Environment:
         environment = Environment(autoescape=False, finalize=markdown_escape, **common)
         environment.globals.update(cell_text=cell_text, flagged=status_markdown, references_text=references_text,
                                    measurement_rows=measurement_rows_markdown, check_rows=check_rows_markdown,
-                                   change_rows=change_rows_markdown)
+                                   change_rows=change_rows_markdown, reason=reason_markdown)
         return environment
     environment = Environment(autoescape=select_autoescape(["html", "j2"]), finalize=_html_finalize, **common)
     environment.globals.update(measurement_rows=measurement_rows_html, check_rows=check_rows_html, cell_html=cell_html,
-                               change_rows=change_rows_html)
+                               change_rows=change_rows_html, reason=reason_html)
     return environment
 
 
@@ -281,7 +315,9 @@ def _command_text(command: Any) -> str:
 # (and its index rows) read the same data one after the other. Each entry keeps its inputs alive, so an id is never
 # reused while the entry is kept.
 _BY_IDENTITY: "OrderedDict[tuple, Tuple[tuple, Any]]" = OrderedDict()
-_BY_IDENTITY_KEPT = 32
+# A host of every probe has about 50 entries (each probe's rows, environment, section view and references); the four
+# pages of a host must find them all.
+_BY_IDENTITY_KEPT = 160
 
 
 def _once_per_input(function: Callable[..., Any], *inputs: Any) -> Any:
@@ -305,6 +341,24 @@ def _grouped_rows(data: Any) -> List[Tuple[str, list]]:
     for row in _flattened(data):
         groups.setdefault(row.section, []).append(row)
     return list(groups.items())
+
+
+def unavailable_by_reason(unavailable: Sequence[Tuple[str, str]]) -> List[Tuple[str, List[str]]]:
+    """(reason, the fields it holds for) of a probe's unavailable fields, in the order the reasons first occur: a
+    reason that holds for the same field of every GPU is one row."""
+    fields: Dict[str, List[str]] = {}
+    for path, reason in unavailable:
+        fields.setdefault(reason, []).append(path)
+    return list(fields.items())
+
+
+def _measurements_href(entry: ProbeEntry, markdown: bool) -> str:
+    """The probe's part of the measurements page: its heading's id in HTML, the anchor a Markdown viewer gives the
+    heading "Probe <name>: <status>" (GitHub's: lower case, spaces as hyphens, punctuation dropped)."""
+    if markdown:
+        slug = re.sub(r"[^\w\- ]", "", "probe %s: %s" % (entry.probe, entry.status)).lower().replace(" ", "-")
+        return href(MEASUREMENTS_FILES[1]) + "#" + quote(slug, safe="")
+    return href(MEASUREMENTS_FILES[0]) + "#probe-" + quote(entry.probe, safe="")
 
 
 def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
@@ -331,7 +385,9 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
         "raw_href": href(entry.raw_file) if entry.raw_file else "",
         "raw_file": entry.raw_file or "",
         "unavailable": entry.unavailable,
-        "measurements": _grouped_rows(entry.data),
+        "unavailable_by_reason": unavailable_by_reason(entry.unavailable),
+        "measurement_count": len(_flattened(entry.data)),
+        "measurements_href": _measurements_href(entry, markdown),
         "measurements_of": entry.data,
         "environment": _flattened(envelope.get("environment", {})),
         "reproducibility": reproducibility,
@@ -352,14 +408,32 @@ def _references_of(verdict: HostVerdict, probe_name: str, data: Any) -> Dict[str
     return measurement_references(verdict.checks, probe_name, paths)
 
 
-def _host_context(host: HostModel, run: RunModel, markdown: bool,
-                  judgement: Optional[FleetJudgement] = None) -> Dict[str, Any]:
+def _probe_views(host: HostModel, markdown: bool) -> List[Dict[str, Any]]:
     probes = [probe_view(entry, markdown) for entry in host.probes.values()]
     probes.sort(key=lambda probe: (probe["name"] != "health", probe["name"]))
+    return probes
+
+
+def _measurements_context(host: HostModel, run: RunModel, markdown: bool,
+                          judgement: Optional[FleetJudgement] = None) -> Dict[str, Any]:
+    """The measurements page: every value of every probe result, with what the judge held it against."""
+    probes = _probe_views(host, markdown)
     verdict = judgement.hosts.get(host.name) if judgement is not None else None
     for probe in probes:
+        probe["measurements"] = _grouped_rows(probe["measurements_of"])
         probe["references"] = _probe_references(probe, verdict)
+    return {"host": host, "run": run, "probes": probes, "judged": judgement is not None,
+            "verdict": verdict.verdict if verdict is not None else None,
+            "dossier_href": DOSSIER_FILES[1] if markdown else DOSSIER_FILES[0],
+            "index_href": "../index.md" if markdown else "../index.html"}
+
+
+def _host_context(host: HostModel, run: RunModel, markdown: bool,
+                  judgement: Optional[FleetJudgement] = None) -> Dict[str, Any]:
+    probes = _probe_views(host, markdown)
+    verdict = judgement.hosts.get(host.name) if judgement is not None else None
     return {"host": host, "run": run, "probes": probes, "markdown": markdown,
+            "measurements_href": MEASUREMENTS_FILES[1] if markdown else MEASUREMENTS_FILES[0],
             "index_href": "../index.md" if markdown else "../index.html",
             "unavailable_total": sum(len(probe["unavailable"]) for probe in probes),
             "judged": judgement is not None,
@@ -391,19 +465,48 @@ def run_profile(run: RunModel) -> Tuple[str, Optional[List[str]]]:
     return ", ".join(names), sorted(set(probes))
 
 
+def _render_with_notes(environment: Environment, template: str, context: Dict[str, Any]) -> str:
+    """A page that states each reason a field could not be read once, in its list of notes (report_notes)."""
+    notes = report_notes.PageNotes()
+    with report_notes.collecting(notes):
+        return environment.get_template(template).render(page_notes=notes, **context)
+
+
+def _markdown_links(context: Dict[str, Any]) -> Dict[str, Any]:
+    context["index_link"] = markdown_link("fleet index", context["index_href"])
+    if "measurements_href" in context:
+        context["measurements_link"] = markdown_link(context["measurements_href"], context["measurements_href"])
+    for probe in context["probes"]:
+        probe["json_link"] = markdown_link(probe["json_file"], probe["json_href"])
+        probe["raw_link"] = markdown_link(probe["raw_file"], probe["raw_href"]) if probe["raw_file"] else ""
+        probe["measurements_link"] = markdown_link("measurements.md: every value of %s" % probe["name"],
+                                                   probe["measurements_href"])
+    return context
+
+
 def render_host_dossier_html(host_model: HostModel, run_model: RunModel, judgement: Optional[FleetJudgement] = None) -> str:
     context = _host_context(host_model, run_model, markdown=False, judgement=judgement)
-    return HTML.get_template("dossier.html.j2").render(**context)
+    return _render_with_notes(HTML, "dossier.html.j2", context)
 
 
 def render_host_dossier_markdown(host_model: HostModel, run_model: RunModel,
                                  judgement: Optional[FleetJudgement] = None) -> str:
-    context = _host_context(host_model, run_model, markdown=True, judgement=judgement)
-    context["index_link"] = markdown_link("fleet index", context["index_href"])
-    for probe in context["probes"]:
-        probe["json_link"] = markdown_link(probe["json_file"], probe["json_href"])
-        probe["raw_link"] = markdown_link(probe["raw_file"], probe["raw_href"]) if probe["raw_file"] else ""
-    return MARKDOWN.get_template("dossier.md.j2").render(**context)
+    context = _markdown_links(_host_context(host_model, run_model, markdown=True, judgement=judgement))
+    return _render_with_notes(MARKDOWN, "dossier.md.j2", context)
+
+
+def render_host_measurements_html(host_model: HostModel, run_model: RunModel,
+                                  judgement: Optional[FleetJudgement] = None) -> str:
+    """measurements.html beside the dossier: every value of every probe result (the dossier links each probe's part)."""
+    context = _measurements_context(host_model, run_model, markdown=False, judgement=judgement)
+    return _render_with_notes(HTML, "measurements.html.j2", context)
+
+
+def render_host_measurements_markdown(host_model: HostModel, run_model: RunModel,
+                                      judgement: Optional[FleetJudgement] = None) -> str:
+    context = _markdown_links(_measurements_context(host_model, run_model, markdown=True, judgement=judgement))
+    context["dossier_link"] = markdown_link("dossier", context["dossier_href"])
+    return _render_with_notes(MARKDOWN, "measurements.md.j2", context)
 
 
 def index_columns(host: HostModel) -> Dict[str, Any]:
@@ -418,7 +521,7 @@ def index_columns(host: HostModel) -> Dict[str, Any]:
 def host_summary(host: HostModel, markdown: bool) -> Dict[str, Any]:
     columns = index_columns(host)
     dossier = href(host.dir_name, "dossier.md" if markdown else "dossier.html")
-    summary = dict(columns, host=host, dossier_href=dossier)
+    summary = dict(columns, host=host, dossier_href=dossier, folded_state_reasons=fold_reasons(host.reasons))
     if markdown:
         summary["dossier_link"] = markdown_link(host.name, dossier)
     return summary
@@ -442,6 +545,7 @@ def _judged_row(host: HostModel, judgement: FleetJudgement, metrics: List[Dict[s
     action = host_action(verdict, judgement.texts)
     row = dict(host_summary(host, markdown), verdict=view["verdict"], flag=view["flag"], sku=view["sku"], action=action,
                sku_reason=view["sku_reason"], reasons=reasons, more_reasons=more, all_reasons=view["reasons"],
+               folded_reasons=fold_reasons(view["reasons"]),
                groups=_groups_of(host, verdict), drift=drift_notes(verdict),
                metrics=[metric_cell(judgement, verdict, column["metric"], column["unit"]) if verdict is not None
                         else {"text": "—", "note": "", "flag": "", "title": ""} for column in metrics])
@@ -465,6 +569,12 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
     metrics = metric_columns(judgement)
     rows = [_judged_row(host, judgement, metrics, markdown) for host in run.hosts]
     rows.sort(key=lambda row: (-verdict_rank(row["verdict"]), row["host"].name))
+    shown = shown_metric_positions(metrics, [[cell["flag"] for cell in row["metrics"]] for row in rows])
+    for row in rows:
+        cells = row["metric_cells"] if markdown else row["metrics"]
+        row["shown_metrics"], row["other_metrics"] = split_metrics(cells, metrics, shown)
+        row["other_flagged"] = sum(1 for position, cell in enumerate(row["metrics"])
+                                   if position not in shown and cell["flag"] in ("bad", "warn"))
     groups: Dict[str, List[Dict[str, Any]]] = {}
     for row in rows:
         for group in row["groups"] or ["(no group)"]:
@@ -478,7 +588,8 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
     counts = verdict_counts(row["verdict"] for row in rows)
     todo = sorted((row for row in rows if row["verdict"] != "pass"),
                   key=lambda row: (-verdict_rank(row["verdict"]), row["action"]["rank"], row["host"].name))
-    return {"run": run, "judgement": judgement, "rows": rows, "metrics": metrics, "groups": group_rows,
+    return {"run": run, "judgement": judgement, "rows": rows, "metrics": [metrics[position] for position in shown],
+            "other_metrics": len(metrics) - len(shown), "groups": group_rows,
             "counts": counts, "headline": headline(counts), "verdict_flag": VERDICT_FLAG,
             "todo": todo[:TODO_HOSTS], "todo_more": max(0, len(todo) - TODO_HOSTS), "not_run": not_run, "profile": profile,
             "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
@@ -522,7 +633,6 @@ def _inside(root: str, path: str) -> bool:
     return os.path.commonpath([root_real, path_real]) == root_real and path_real != root_real
 
 
-DOSSIER_FILES = ("dossier.html", "dossier.md")
 # Measured on 2 cores (docs/scale.md, "Issue 18, fourth part"): the fleet outputs side by side took 2.5-3.4 s instead of
 # 4.2-5.5 s at 1,000 hosts, for about 30 MiB more; at 10,000 hosts 35 s instead of 40, for 160 MiB more (2,034 MiB at
 # the peak, against the 2 GiB bound). Between the two the seconds saved shrink as the memory grows.
@@ -574,8 +684,11 @@ def _host_outputs(host: HostModel, run: RunModel, judgement: Optional[FleetJudge
         _judged_row(host, judgement, metrics, markdown=True)
     else:
         host_summary(host, markdown=True)
+    # One format after the other: the second page of a format finds the rows and views the first computed.
     return [("dossier.html", render_host_dossier_html(host, run, judgement)),
-            ("dossier.md", render_host_dossier_markdown(host, run, judgement))]
+            ("measurements.html", render_host_measurements_html(host, run, judgement)),
+            ("dossier.md", render_host_dossier_markdown(host, run, judgement)),
+            ("measurements.md", render_host_measurements_markdown(host, run, judgement))]
 
 
 def _without_results(host: HostModel, reason: str) -> HostModel:
@@ -617,9 +730,9 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     loaded: the run as the caller already read it (load_run with the same hosts, every judged host among them),
     so that the results are not read from disk a second time.
 
-    Paths: <run_dir>/<host.dir_name>/dossier.html and .md for every host of the returned run, <run_dir>/index.html and .md;
-    with a judgement also <run_dir>/fleet.json, junit.xml and gpufleet.prom. A judged host that has no results on disk
-    is rendered too (as a host without results); previous_run_id, when given, overrides judgement.previous_run_id.
+    Paths: <run_dir>/<host.dir_name>/dossier.html and .md, and measurements.html and .md (every value of its results),
+    for every host of the returned run; <run_dir>/index.html and .md; with a judgement also <run_dir>/fleet.json,
+    junit.xml and gpufleet.prom. A judged host that has no results on disk is rendered too (as a host without results); previous_run_id, when given, overrides judgement.previous_run_id.
 
     A host whose dossier or index row raises while rendered or written is shown in error with the exception (its
     entry in run.hosts and in judgement.hosts is replaced, so the caller sees it too) and every other host and the
@@ -644,7 +757,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     fleet_paths = [os.path.join(run.run_dir, name) for name in ("index.html", "index.md")]
     if judgement is not None:
         fleet_paths += [os.path.join(run.run_dir, name) for name in EXPORT_FILES]
-    for path in [os.path.join(host_path, name) for unused_host, host_path in dossiers for name in DOSSIER_FILES] + fleet_paths:
+    for path in [os.path.join(host_path, name) for unused_host, host_path in dossiers for name in HOST_FILES] + fleet_paths:
         if not _inside(run.run_dir, path):
             raise ValueError("refusing to write %s: it resolves outside the run directory %s" % (path, run.run_dir))
     # Rendered and written one host at a time (over the controller's cores), so that a fleet of thousands never holds

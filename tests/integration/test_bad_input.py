@@ -307,7 +307,7 @@ def test_host_names_with_path_separators_shell_or_html_stay_inside_the_run_and_a
     assert len(host_dirs) == len(names), host_dirs
     seen = []
     for entry in host_dirs:
-        stored = ["dossier.html", "dossier.md", "health.json", "inputs.json", "writer.json"]
+        stored = ["dossier.html", "dossier.md", "health.json", "inputs.json", "measurements.html", "measurements.md", "writer.json"]
         assert sorted(os.listdir(os.path.join(run_dir, entry))) == stored
         with open(os.path.join(run_dir, entry, "health.json")) as handle:
             envelope = json.load(handle)

@@ -158,6 +158,18 @@
         });
       });
     });
+    // The index's hosts table: as wide as it lays out against the room it has (wider scrolls inside its box), its
+    // columns, and the cells holding something that scrolls itself (a scroll bar inside a cell).
+    found.hostsTables = [];
+    document.querySelectorAll("table.hosts").forEach(function (table) {
+      var scrolling = 0;
+      table.querySelectorAll("td, td *").forEach(function (e) {
+        var style = getComputedStyle(e);
+        if ((style.overflowY === "auto" || style.overflowY === "scroll") && e.scrollHeight > e.clientHeight + 1) scrolling++;
+      });
+      found.hostsTables.push({scrollWidth: table.scrollWidth, clientWidth: table.clientWidth,
+                              columns: table.rows.length ? table.rows[0].cells.length : 0, scrollingCells: scrolling});
+    });
     // Every plot: drawn at a non-zero size, and its children cover a non-zero area.
     document.querySelectorAll("svg").forEach(function (svg, index) {
       var box = svg.getBoundingClientRect(), left = Infinity, top = Infinity, right = -Infinity, bottom = -Infinity, drawn = 0;

@@ -63,7 +63,7 @@ def test_no_written_file_holds_a_raw_control_character_and_the_exports_still_par
                                                command=["python3", "probe\x1b.py"]))
     written = Written()
     render_run(str(fleet.run_dir), [HOST], {HOST: ["rack\x1b1"]}, written.__setitem__, judgement=_judgement())
-    assert len(written) == 5 + 2 * 6
+    assert len(written) == 5 + 4 * 6  # the fleet outputs; each host's dossier and measurements page, HTML and Markdown
     for path, text in written.items():
         assert not RAW_CONTROL.search(text), (path, RAW_CONTROL.findall(text))
     run_dir = os.path.realpath(str(fleet.run_dir))
@@ -96,9 +96,11 @@ def test_the_tables_built_in_python_show_control_characters_in_a_measurement_as_
     judgement = FleetJudgement("r1", {HOST: HostVerdict(HOST, "warn", ["membw.state: odd"], [check], groups=[])})
     written = Written()
     render_run(str(fleet.run_dir), [HOST], {}, written.__setitem__, judgement=judgement)
-    shown = {"dossier.html": ["<tr class=\"f-warn\"><td><code>link\\x1b[2J.state\\x07</code></td><td>up \\x9b down</td>",
-                              "odd \\x1b[31m state"],
-             "dossier.md": ["| link\\\\x1b\\[2J.state\\\\x07 | up \\\\x9b down |", "odd \\\\x1b\\[31m state"]}
+    shown = {"measurements.html": ["<tr class=\"f-warn\"><td><code>link\\x1b[2J.state\\x07</code></td><td>up \\x9b down</td>",
+                                   "<code>membw.state\\x07</code>"],
+             "dossier.html": ["odd \\x1b[31m state"],
+             "measurements.md": ["| link\\\\x1b\\[2J.state\\\\x07 | up \\\\x9b down |", "membw.state\\\\x07 ("],
+             "dossier.md": ["odd \\\\x1b\\[31m state"]}
     for name, parts in shown.items():
         dossier = [text for path, text in written.items() if path.endswith(name) and "evil" in path]
         assert dossier and not RAW_CONTROL.search(dossier[0]), RAW_CONTROL.findall(dossier[0])

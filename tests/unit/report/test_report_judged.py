@@ -31,7 +31,8 @@ def test_a_judged_run_writes_the_exports_beside_the_pages_and_nothing_outside(ju
     written = render(judged)
     expected = {"index.html", "index.md"} | set(EXPORTS)
     for host in judged.judgement.hosts:
-        expected |= {host_dir_name(host) + "/dossier.html", host_dir_name(host) + "/dossier.md"}
+        expected |= {host_dir_name(host) + "/" + name for name in ("dossier.html", "dossier.md", "measurements.html",
+                                                                   "measurements.md")}
     assert set(written) == expected
     assert all(not path.startswith("..") and not os.path.isabs(path) for path in written)
 
@@ -59,18 +60,19 @@ def test_every_html_page_forbids_network_requests(judged, fleet):
 def test_dossier_gives_the_verdict_first_then_every_check_then_the_measurements(judged):
     written = render(judged)
     markdown = dossier(written, "gpu-a01", "md")
-    markers = ("# Host gpu-a01: fail", "## Verdict: fail", "6 checks: 1 fail, 1 warn, 4 pass", "## What to do",
+    markers = ("# Host gpu-a01: fail", "6 checks: 1 fail, 1 warn, 4 pass", "## What to do",
                "## Other checks (4), worst first", "## Probe results",
                "## Probe health: ok", "### Every measurement", "### Reproducibility", "## Probe membw: ok")
     order = [markdown.index(marker) for marker in markers]
     assert order == sorted(order)
-    verdict_section = markdown.split("## Verdict: fail", 1)[1].split("## Other checks", 1)[0]
+    verdict_section = markdown.split("# Host gpu-a01: fail", 1)[1].split("## Other checks", 1)[0]
     for check in judged.judgement.hosts["gpu-a01"].checks:
         if check.status in ("fail", "warn"):
             assert markdown_escape(check.reason) in verdict_section.split("| SKU |", 1)[0]
     assert "| SKU | h200-sxm |" in verdict_section and "| previous run | %s |" % judged.previous_run_id in verdict_section
     page = dossier(written, "gpu-a01", "html")
-    assert page.index('<h2 id="verdict">Verdict: <span class="state v-bad">fail</span></h2>') < page.index('<h2 id="todo">') \
+    assert page.index('<h1>Host gpu-a01: <span class="state v-bad">fail</span></h1>') < page.index('<p id="verdict">6 checks') \
+        < page.index('<h2 id="todo">') \
         < page.index('<h2 id="checks">') < page.index("<h2>Probe results</h2>") < page.index('<h2 id="probe-health">')
     assert "<title>gpu-a01: fail (run " in page
 
@@ -117,7 +119,7 @@ def test_failing_checks_are_highlighted_and_carry_gpu_value_reference_source_thr
 
 def test_a_measurement_shows_beside_the_reference_of_the_check_that_judged_it(judged):
     written = render(judged)
-    markdown, page = dossier(written, "gpu-a01", "md"), dossier(written, "gpu-a01", "html")
+    markdown, page = written["gpu-a01/measurements.md"], written["gpu-a01/measurements.html"]
     assert "| gpus\\[1\\].ecc.volatile\\_uncorrected\\_count | 2 |  | 0 (rule) | **fail** health.volatile\\_uncorrected\\_count" \
         " (== 0) |" in markdown
     assert ("| devices\\[0\\].plateau.plateau\\_gbps | 4013 | GB/s | 4800 GB/s (baselines/h200-sxm.yml: NVIDIA H200 datasheet) "
@@ -149,10 +151,9 @@ def test_fleet_index_counts_first_then_hosts_worst_first(judged):
                  ("gpu-a01", "gpu-c01", "gpu-e01", "gpu-a02", "gpu-a03")]
     assert positions == sorted(positions)
     header = [line for line in markdown.split("## Hosts, worst first", 1)[1].splitlines() if line.startswith("| host |")][0]
-    assert header == ("| host | verdict | SKU | GPUs | driver | CUDA init | membw: plateau gbps (GB/s) | drift | groups | "
-                      "reasons |")
-    assert rows[1].startswith("| [gpu-a01](gpu-a01/dossier.md) | **fail** | h200-sxm | 2 × NVIDIA H200 | 580.159.04 | ok | "
-                              "4013 GB/s (median 4010 GB/s) | — | rack1 | GPU 1 has 2 volatile")
+    assert header == "| host | verdict | machine | membw: plateau gbps (GB/s) | drift | reasons |"
+    assert rows[1].startswith("| [gpu-a01](gpu-a01/dossier.md) (rack1) | **fail** | h200-sxm, 2 × NVIDIA H200, driver 580.159.04, "
+                              "CUDA init: ok | 4013 GB/s (median 4010 GB/s) | — | GPU 1 has 2 volatile")
 
 
 def test_outliers_and_drift_are_highlighted_in_the_index(judged):
@@ -250,7 +251,7 @@ def test_the_index_stays_one_row_per_host_and_fast_for_a_thousand_hosts(tmp_path
     assert hosts_table.count("<tr><td><a href=") + hosts_table.count('<tr class="f-bad"><td><a href=') == 1000
     assert len(_host_rows(markdown)) == 1000
     assert len(page) < 6_000_000
-    assert "(worst of 8)" in page and "+11 more in the dossier" in page
+    assert "(worst of 8)" in page and "<strong>+11 more</strong>" in page
     assert [line for line in markdown.splitlines() if line.startswith("| fail |")] == ["| fail | 11 |"]
 
 

@@ -5,7 +5,8 @@ measures what was drawn.
 
 Defects this holds (seen in a real browser): narrow columns broke words mid-word ("localh|ost" in the host column,
 "war|n" inside the verdict pill, "unkn|own" as the SKU); a reasons cell 20 lines tall; the page wider than the
-window at 390 px; a screenshot at a plot's anchor that came out blank. Skipped without Chromium, as the other browser
+window at 390 px; a screenshot at a plot's anchor that came out blank; the index's hosts table wider than a 1280 px
+window, with a reason scrolling inside its cell. Skipped without Chromium, as the other browser
 test is (CI installs it: scripts/install-system-packages).
 """
 import os
@@ -59,6 +60,17 @@ def test_the_page_never_scrolls_sideways(opened, key):
 def test_reason_cells_stay_a_few_lines_tall(opened, key):
     found = opened[0][key]["found"]
     assert found["tall"] == [], found["tall"][:10]
+
+
+@pytest.mark.parametrize("key", [key for key in PAGES if key[1] == "index" and key[2] == 1280],
+                         ids=[i for i in IDS if "-index-1280" in i])
+def test_the_hosts_table_fits_a_1280_px_window_and_no_cell_scrolls(opened, key):
+    """Issue 31: 23 columns for one host (a column per metric compared), a long reason scrolling inside its cell."""
+    tables = opened[0][key]["found"]["hostsTables"]
+    assert len(tables) == 1
+    table = tables[0]
+    assert table["scrollWidth"] <= table["clientWidth"] + 1, table
+    assert table["scrollingCells"] == 0 and table["columns"] <= 3 + 5 + 2, table
 
 
 @pytest.mark.parametrize("key", [key for key in PAGES if key[1] == "dossier"], ids=[i for i in IDS if "-dossier-" in i])

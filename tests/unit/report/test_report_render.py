@@ -10,6 +10,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render 
     render_fleet_index_markdown,
     render_host_dossier_html,
     render_host_dossier_markdown,
+    render_host_measurements_html,
+    render_host_measurements_markdown,
     render_run,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten
@@ -30,12 +32,19 @@ def _dossier(fleet, host, kind):
     return (render_host_dossier_html if kind == "html" else render_host_dossier_markdown)(model, run)
 
 
+def _measurements(fleet, host, kind):
+    run = load_run(str(fleet.run_dir), fleet.expected, fleet.groups)
+    model = {h.name: h for h in run.hosts}[host]
+    return (render_host_measurements_html if kind == "html" else render_host_measurements_markdown)(model, run)
+
+
 def test_every_file_lands_under_the_run_directory(fleet):
     written = _render_all(fleet)
     run_dir = os.path.realpath(str(fleet.run_dir))
     expected = {os.path.join(run_dir, "index.html"), os.path.join(run_dir, "index.md")}
     for host in fleet.expected:
-        expected |= {os.path.join(run_dir, host_dir_name(host), name) for name in ("dossier.html", "dossier.md")}
+        expected |= {os.path.join(run_dir, host_dir_name(host), name)
+                     for name in ("dossier.html", "dossier.md", "measurements.html", "measurements.md")}
     assert set(written) == expected
     for path in written:
         assert os.path.commonpath([run_dir, os.path.realpath(path)]) == run_dir
@@ -101,9 +110,9 @@ def test_markdown_escape_neutralises_structure():
         "a\\|b\\<c\\>\\`d\\`\\*e\\*\\_f\\_\\[g\\](h)<br>next"
 
 
-def test_every_value_and_unavailable_reason_of_data_appears_in_the_dossier(fleet):
-    markdown = _dossier(fleet, "gpu-a01", "md")
-    page = _dossier(fleet, "gpu-a01", "html")
+def test_every_value_and_unavailable_reason_of_data_appears_on_the_measurements_page(fleet):
+    markdown = _measurements(fleet, "gpu-a01", "md")
+    page = _measurements(fleet, "gpu-a01", "html")
     rows = flatten(fleet.health_data)
     assert len(rows) > 80
     for row in rows:
@@ -132,7 +141,9 @@ def test_health_summary_shows_units_and_flags(fleet):
         assert text in gpu1, text
     assert re.search(r'<tr class="f-bad"><td>/dev/nvidia-uvm</td>', page)
     assert "<svg" in page and "Power draw per GPU" in page
-    assert "n/a (MIG mode could not be read" in markdown
+    # an unavailable cell refers to the note that gives its reason (stated once, at the end)
+    number = re.search(r"\n- \\\[(\d+)\\\] MIG mode could not be read", markdown).group(1)
+    assert "| n/a \\[%s\\] |" % number in markdown
 
 
 def test_reproducibility_section(fleet):
@@ -169,13 +180,15 @@ def test_fleet_index_is_worst_first_with_reasons_and_groups(fleet):
 def test_a_probe_without_a_special_section_renders_generically(fleet):
     fleet.write("gpu-a01", "membw", fleet.envelope("gpu-a01", probe="membw", data={
         "plateau_gbps": 4012.5, "sizes_mib": [4, 4096], "cv_pct": 0.8, "fp8": {"unavailable": "not on this GPU"}}))
-    markdown = _dossier(fleet, "gpu-a01", "md")
+    markdown = _measurements(fleet, "gpu-a01", "md")
     membw = markdown.split("## Probe membw: ok", 1)[1].split("## Probe", 1)[0]
     assert "| plateau\\_gbps | 4013 | GB/s |" in membw
     assert "| sizes\\_mib\\[1\\] | 4096 | MiB |" in membw
     assert "| cv\\_pct | 0.8 | % |" in membw
-    assert "not on this GPU" in membw and "### GPUs" not in membw
+    assert "| fp8 | unavailable \\[" in membw and "not on this GPU" in markdown and "### GPUs" not in membw
     assert markdown.index("## Probe health") < markdown.index("## Probe membw")
+    dossier = _dossier(fleet, "gpu-a01", "md")
+    assert "## Probe membw: ok" in dossier and "### GPUs" not in dossier.split("## Probe membw: ok", 1)[1]
 
 
 def test_health_data_of_unexpected_shape_still_renders(fleet):
