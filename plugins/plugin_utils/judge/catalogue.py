@@ -29,6 +29,8 @@ class ProbeCatalogue:
     min_gpus: Mapping[str, int] = field(default_factory=dict)
     # Probes that describe and judge nothing (no rule reads them): their absence is worth a look, never a failed GPU.
     judges_nothing: FrozenSet[str] = frozenset()
+    # Probes that need no working GPU stack: a broken driver or CUDA does not explain their failure.
+    gpu_free: FrozenSet[str] = frozenset()
     # settings(data) -> the configured values compared with the previous run and with the SKU's other hosts.
     settings: Mapping[str, SettingsFunction] = field(default_factory=dict)
 

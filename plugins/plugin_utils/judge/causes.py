@@ -72,9 +72,11 @@ def _may_follow(check: Check) -> bool:
     return not check.id.endswith(PROBE_STATUS_SUFFIX) or check.value in FOLDED_PROBE_OUTCOMES
 
 
-def fold_consequences(checks: Sequence[Check], causes: Causes) -> None:
+def fold_consequences(checks: Sequence[Check], causes: Causes, independent: Iterable[str] = ()) -> None:
     """Mark every check of one host that follows from a failing check of that host (check.because = the root's id,
-    the root of a chain when the cause itself follows from another)."""
+    the root of a chain when the cause itself follows from another). independent: check ids never folded (the
+    probe_status of a probe that needs no GPU stack)."""
+    independent = frozenset(independent)
     failing: Dict[str, List[Check]] = {}
     for check in checks:
         if check.status in ROOT_STATUSES:
@@ -90,7 +92,7 @@ def fold_consequences(checks: Sequence[Check], causes: Causes) -> None:
         return None
 
     for check in checks:
-        if not _may_follow(check):
+        if check.id in independent or not _may_follow(check):
             continue
         root, seen = cause_of(check), {id(check)}
         while root is not None and id(root) not in seen:

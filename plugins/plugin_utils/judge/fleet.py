@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
@@ -422,11 +422,11 @@ def reason_line(check: Check, checks: List[Check]) -> str:
 
 
 def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str, groups: List[str],
-             causes: Optional[Causes] = None) -> HostVerdict:
+             causes: Optional[Causes] = None, independent: Iterable[str] = ()) -> HostVerdict:
     statuses = [check.status for check in checks]
     verdict = worst_verdict(statuses)
     if causes is not None:
-        fold_consequences(checks, causes)
+        fold_consequences(checks, causes, independent)
     bad = [check for check in root_causes(checks) if check.status in STATUS_ORDER]
     bad.sort(key=lambda check: STATUS_ORDER[check.status])
     reasons = [reason_line(check, checks) for check in bad]
@@ -539,6 +539,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     options = dict(DEFAULT_SETTINGS)
     options.update(settings or {})
     causes = causes if causes is not None else Causes(rules)
+    independent = frozenset("%s.probe_status" % probe for probe in catalogue.gpu_free)
     by_id = {baseline["id"]: baseline for baseline in baselines}
     tally = _RuleTally()
     for rule in rule_list(rules):
@@ -594,7 +595,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
             unmeasured = gpu_measured_check(name, checks, host.outcomes, host.expected_gpus, host.expected_gpus_source)
             if unmeasured is not None:
                 checks = [unmeasured] + checks
-            verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups, causes)
+            verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups, causes, independent)
         except Exception as exc:  # pylint: disable=broad-exception-caught
             verdicts[name] = judging_error(name, exc, groups)
     return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,

@@ -43,11 +43,15 @@ def _gpu_words(gpu: Dict[str, Any]) -> str:
     return "%s%s" % (gpu["address"], " (device %s)" % device if isinstance(device, str) else "")
 
 
+def _bus_not_recorded(rule: Dict[str, Any], host: str) -> Check:
+    return make_check(rule, host, "skip", "this health result does not record the PCI bus (written by a health probe older "
+                      "than its machine section), so the GPUs on the bus were not compared")
+
+
 def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """Each NVIDIA GPU on the PCI bus that is this host's is listed by NVML and initialised by CUDA, on any platform."""
     if dig(data, "machine", "pci_gpus") is MISSING:
-        return [make_check(rule, host, "skip", "this health result does not record the PCI bus (written by a health probe "
-                           "older than the machine section), so the GPUs on the bus were not compared with NVML's")]
+        return [_bus_not_recorded(rule, host)]
     shape = _shape(data, context)
     bus = shape.bus_gpus
     if bus is None:
@@ -133,11 +137,6 @@ def gpu_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
                            **fields)]
     if count > expected:
         return [make_check(rule, host, "warn", "%d GPUs visible, more than the %d expected (%s)" % (count, expected, source), **fields)]
-    missing_from_bus = expected - len(bus) if bus is not None else None
-    if missing_from_bus and missing_from_bus > 0 and not shape.is_slice:
-        words = ("%d of %d expected GPUs visible to NVML (%s); only %d on the PCI bus: %d GPU(s) missing from the bus of this "
-                 "board: reseat, or RMA" % (count, expected, source, len(bus), missing_from_bus))
-        return [make_check(rule, host, rule["severity"], words, **fields)]
     if bus is None and shape.platform != "vm" and "gpus_per_node" in source:
         note += ("; if this host is meant to have %d (a VM or container slice), set params.expected: %d for %s in its rule "
                  "overrides" % (count, count, rule["id"]))
@@ -148,4 +147,28 @@ def gpu_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
     return [check]
 
 
-MACHINE_CHECKS = {"gpus_on_bus": gpus_on_bus, "gpu_count": gpu_count}
+def gpus_on_board(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """Outside a VM or container, the PCI bus holds every GPU the host should have: a GPU missing from the bus of a
+    bare-metal board is off the bus altogether (no driver can see it)."""
+    if dig(data, "machine", "pci_gpus") is MISSING:
+        return [_bus_not_recorded(rule, host)]
+    shape = _shape(data, context)
+    bus, expected, source = shape.bus_gpus, shape.expected_gpus, shape.expected_source
+    if bus is None:
+        return []
+    if shape.is_slice:
+        return [make_check(rule, host, "skip", "a %s is given a slice of a board: its bus holds what it was given (%s), so the "
+                           "board's own count is not judged here" % ("virtual machine" if shape.platform == "vm" else "container",
+                                                                     source), value=len(bus), unit="GPUs")]
+    if expected is None:
+        return [make_check(rule, host, "skip", "%d GPU(s) on the PCI bus; how many this board should have is not known" % len(bus),
+                           value=len(bus), unit="GPUs")]
+    fields = {"value": len(bus), "unit": "GPUs", "reference": expected, "reference_source": source, "threshold": ">= %d" % expected}
+    if len(bus) < expected:
+        return [make_check(rule, host, rule["severity"], "%d of the %d GPUs this host should have (%s) are on its PCI bus: %d "
+                           "missing from the bus of this board (seated badly, unpowered, or dead): reseat, then RMA" % (
+                               len(bus), expected, source, expected - len(bus)), **fields)]
+    return [make_check(rule, host, "pass", "%d GPU(s) on the PCI bus, as this host should have (%s)" % (len(bus), source), **fields)]
+
+
+MACHINE_CHECKS = {"gpus_on_bus": gpus_on_bus, "gpus_on_board": gpus_on_board, "gpu_count": gpu_count}

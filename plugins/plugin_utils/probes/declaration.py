@@ -60,6 +60,9 @@ class ProbeDeclaration:
     derived_params: Optional[DerivedParams] = None
     # Why no rule reads the probe ("" when rules do): its absence is then never a failed GPU.
     judges_nothing: str = ""
+    # False for a probe that does not need a working GPU stack (it reads sysfs, or falls back to the CPU): its failure is
+    # never folded under a broken driver or CUDA as their consequence (judge/causes.py).
+    needs_gpu: bool = True
     # A probe that runs from a role and playbook of its own rather than a profile of the probe role.
     own_playbook: str = ""
     summary: str = ""

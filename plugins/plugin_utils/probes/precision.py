@@ -11,5 +11,6 @@ DECLARATION = ProbeDeclaration(
     profiles={"acceptance": {}, "full": {}},
     section=ProbeSection(precision_view),
     judges_nothing="quantisation error of a checkpoint explains a format choice; it is no GPU fault",
+    needs_gpu=False,
     summary="the quantisation error of a checkpoint's tensors in each number format",
 )

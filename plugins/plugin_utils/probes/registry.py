@@ -84,6 +84,7 @@ def probe_catalogue() -> ProbeCatalogue:
         metrics={name: probe.metrics for name, probe in found.items() if probe.metrics is not None},
         min_gpus={name: probe.min_gpus for name, probe in found.items() if probe.min_gpus > 1},
         judges_nothing=frozenset(name for name, probe in found.items() if probe.judges_nothing),
+        gpu_free=frozenset(name for name, probe in found.items() if not probe.needs_gpu),
         settings={name: probe.settings for name, probe in found.items() if probe.settings is not None})
 
 

@@ -105,5 +105,6 @@ DECLARATION = ProbeDeclaration(
     checks=TUNING_CHECKS,
     settings=tuning_settings,
     section=ProbeSection(tuning_view),
+    needs_gpu=False,
     summary="PCIe payload, read request, link, ACS and ASPM on every GPU's path; kernel, C-state, cpufreq and memory tuning",
 )

@@ -169,11 +169,21 @@ def test_a_gpu_on_the_bus_missing_from_nvml_is_one_root_cause_with_its_consequen
 def test_a_bare_metal_board_with_four_of_eight_gpus_on_the_bus_fails(tmp_path):
     verdict = judge({"health": hgx(tmp_path, on_bus=4)})
     assert verdict.verdict == "fail"
+    board = one(verdict, "health.gpus_on_board")
+    assert (board.status, board.value, board.reference) == ("fail", 4, 8)
+    assert "4 missing from the bus of this board (seated badly, unpowered, or dead): reseat, then RMA" in board.reason
     count = one(verdict, "health.gpu_count")
-    assert (count.status, count.value, count.reference) == ("fail", 4, 8)
-    assert "only 4 on the PCI bus: 4 GPU(s) missing from the bus of this board: reseat, or RMA" in count.reason
-    assert verdict.reasons[0].startswith("health.gpu_count:")
+    assert (count.status, count.value, count.reference, count.because) == ("fail", 4, 8, "health.gpus_on_board")
+    assert len(verdict.reasons) == 1 and verdict.reasons[0].startswith("health.gpus_on_board: 4 of the 8 GPUs")
     assert host_action(verdict, TEXTS)["action"] == "reseat or RMA"
+
+
+def test_two_causes_stay_two_rows(tmp_path):
+    """Six GPUs off a board's bus and one on it that NVML does not list: neither explains the other."""
+    bus = [(address, "nvidia", minor) for minor, address in enumerate(HGX_ADDRESSES[:2])]
+    verdict = judge({"health": health(tmp_path, bus, [HGX_ADDRESSES[0]], nodes=[0, 1])})
+    assert sorted(line.split(":")[0] for line in verdict.reasons) == ["health.gpus_on_board", "health.gpus_on_bus"]
+    assert one(verdict, "health.gpu_count").because in ("health.gpus_on_bus", "health.gpus_on_board")
 
 
 def test_a_bare_metal_sxm_board_with_inactive_links_still_fails(tmp_path):
