@@ -98,20 +98,19 @@ def _unavailable_check(host: str, probe: str, reason: str, shape: MachineShape, 
     nodes = dig(envelope.get("data") or {}, "device_nodes", "gpu_node_count")
     needed = catalogue.min_gpus.get(probe, 1)
     fields: Dict[str, Any] = {"value": "unavailable"}
-    if expected is not None:
-        fields.update(reference=expected, reference_source=source)
+    counted = dict(fields, reference=expected, reference_source=source) if expected is not None else fields
     if expected is not None and expected < needed:
         if expected == 0:
             words = "the %s probe could not run here, and none is expected: %s: %s" % (probe, source, reason)
         else:
             words = "the %s probe needs at least %d GPUs and this host should have %d (%s): %s" % (probe, needed, expected, source, reason)
-        return _host_check(check_id, host, probe, "skip", words, **fields)
+        return _host_check(check_id, host, probe, "skip", words, **counted)
     if probe in catalogue.judges_nothing:
         check = _host_check(check_id, host, probe, "warn", "the %s probe could not run: %s (it judges nothing, so the GPUs are not "
                             "failed for it)" % (probe, reason), **fields)
     elif expected:
         check = _host_check(check_id, host, probe, "fail", "the %s probe could not run although this host should have %d GPUs (%s): %s"
-                            % (probe, expected, source, reason), **fields)
+                            % (probe, expected, source, reason), **counted)
     elif isinstance(nodes, int) and nodes > 0:
         check = _host_check(check_id, host, probe, "warn", "the %s probe could not run although the host has %d /dev/nvidiaN "
                             "device nodes: %s" % (probe, nodes, reason), **fields)

@@ -63,7 +63,7 @@ def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
     by_index = {gpu.get("index"): gpu for gpu in nvml_gpus if isinstance(gpu, dict)} if nvml_usable else {}
     cuda = _cuda_uuids(data)
     checks: List[Check] = []
-    fields = {"unit": "GPUs", "threshold": "every GPU on the bus listed by NVML and CUDA"}
+    fields = {"threshold": "every GPU on the bus listed by NVML and CUDA"}
     for gpu in bus:
         words = _gpu_words(gpu)
         driver = gpu.get("driver")
@@ -102,14 +102,14 @@ def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
         extra.append("%d more on the bus that this container was not given" % len(shape.not_given))
     if not bus:
         return [make_check(rule, host, "pass", "no NVIDIA GPU on this host's PCI bus%s" % (
-            "; " + "; ".join(extra) if extra else ""), value=0, **fields)]
+            "; " + "; ".join(extra) if extra else ""), value=0, unit="GPUs", **fields)]
     if not nvml_usable:
         return [make_check(rule, host, "skip", "%d NVIDIA GPU(s) on the PCI bus (%s); whether NVML lists them is unknown: %s"
                            % (len(bus), ", ".join(gpu["address"] for gpu in bus), dig(data, "gpus", "unavailable")),
-                           value=len(bus), **fields)]
+                           value=len(bus), unit="GPUs", **fields)]
     return [make_check(rule, host, "pass", "every one of the %d NVIDIA GPU(s) on the PCI bus is %s (%s)%s" % (
         len(bus), seen, ", ".join(gpu["address"] for gpu in bus), "; " + "; ".join(extra) if extra else ""),
-        value=len(bus), **fields)]
+        value=len(bus), unit="GPUs", **fields)]
 
 
 def gpu_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -166,9 +166,10 @@ def gpus_on_board(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
     fields = {"value": len(bus), "unit": "GPUs", "reference": expected, "reference_source": source, "threshold": ">= %d" % expected}
     if len(bus) < expected:
         return [make_check(rule, host, rule["severity"], "%d of the %d GPUs this host should have (%s) are on its PCI bus: %d "
-                           "missing from the bus of this board (seated badly, unpowered, or dead): reseat, then RMA" % (
-                               len(bus), expected, source, expected - len(bus)), **fields)]
-    return [make_check(rule, host, "pass", "%d GPU(s) on the PCI bus, as this host should have (%s)" % (len(bus), source), **fields)]
+                           "missing from the bus of this board (seated badly, unpowered, or dead): reseat, then RMA; %s" % (
+                               len(bus), expected, source, expected - len(bus), shape.platform_evidence), **fields)]
+    return [make_check(rule, host, "pass", "%d GPU(s) on the PCI bus, as this host should have (%s); %s" % (
+        len(bus), source, shape.platform_evidence), **fields)]
 
 
 MACHINE_CHECKS = {"gpus_on_bus": gpus_on_bus, "gpus_on_board": gpus_on_board, "gpu_count": gpu_count}

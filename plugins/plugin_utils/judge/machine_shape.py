@@ -70,7 +70,7 @@ def platform_of(health: Mapping[str, Any]) -> Tuple[str, str]:
     if in_container is True:
         return "container", "a container (%s), not in a virtual machine" % ", ".join(dig(health, "platform", "container", "hints") or [])
     if hypervisor is False:
-        return "bare_metal", "bare metal: the CPU's hypervisor flag is not set%s%s" % (
+        return "bare_metal", "bare metal: no hypervisor flag%s%s" % (
             ", NVML virtualization mode %s" % ", ".join(sorted(set(modes))).replace("_", "-") if modes else "", product)
     return "unknown", "not known whether this is a virtual machine (the CPU's hypervisor flag was not recorded)"
 
@@ -146,7 +146,8 @@ def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mappin
             note = "not the %d of the SKU's board (%s): %s" % (per_node, sku_source, evidence)
         return MachineShape(expected_gpus=on_bus, expected_source=words, note=note, **shape)
     if per_node is not None:
-        return MachineShape(expected_gpus=per_node, expected_source="%s (%s)" % (sku_source, evidence), **shape)
+        return MachineShape(expected_gpus=per_node, expected_source="%s (%s)" % (
+            sku_source, "bare metal" if platform == "bare_metal" else "not known to be a VM"), **shape)
     if not on_bus:
         return MachineShape(expected_gpus=0, expected_source=bus_words, **shape)
     return MachineShape(expected_gpus=on_bus, expected_source="%s (the SKU sets no gpus_per_node)" % bus_words, **shape)
