@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
 from .control_chars import escape_control
 from .report_exports import fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
+from .report_rerun import rerun_command
 from .store.atomic import Text
 from .probes.declaration import ProbeSection
 from .probes.registry import profile_probes, sections
@@ -307,7 +308,7 @@ def _grouped_rows(data: Any) -> List[Tuple[str, list]]:
     return list(groups.items())
 
 
-def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
+def probe_view(entry: ProbeEntry, markdown: bool, host: str = "HOST") -> Dict[str, Any]:
     envelope = entry.envelope
     section = PROBE_SECTIONS.get(entry.probe)
     reproducibility = [
@@ -322,6 +323,7 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
         ("duration", format_value("duration_s", envelope.get("duration_s", "not recorded"))),
     ]
     command = _command_text(envelope.get("command"))
+    rerun = rerun_command(envelope, host)
     return {
         "name": entry.probe,
         "status": entry.status,
@@ -336,6 +338,7 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
         "environment": _flattened(envelope.get("environment", {})),
         "reproducibility": reproducibility,
         "command": markdown_code_block(command) if markdown else command,
+        "rerun": markdown_code_block(rerun) if markdown else rerun,
         "section_template": (section.markdown_template if markdown else section.html_template) if section else "",
         "section": _once_per_input(section.view, entry.data) if section else {},
     }
@@ -354,7 +357,7 @@ def _references_of(verdict: HostVerdict, probe_name: str, data: Any) -> Dict[str
 
 def _host_context(host: HostModel, run: RunModel, markdown: bool,
                   judgement: Optional[FleetJudgement] = None) -> Dict[str, Any]:
-    probes = [probe_view(entry, markdown) for entry in host.probes.values()]
+    probes = [probe_view(entry, markdown, host.name) for entry in host.probes.values()]
     probes.sort(key=lambda probe: (probe["name"] != "health", probe["name"]))
     verdict = judgement.hosts.get(host.name) if judgement is not None else None
     for probe in probes:

@@ -11,6 +11,7 @@ import pytest
 from junitparser import JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_rerun import rerun_command
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -92,6 +93,10 @@ def test_validate_localhost_renders_the_dossier_and_the_index(local_run):
         index = handle.read()
     assert health["data"]["platform"]["kernel_release"] in dossier
     assert health["data"]["platform"]["kernel_release"] in dossier_md
+    # Issue 31: the command as run names a temporary copy deleted after the run; beside it, lines a person can paste
+    # (tests/unit/report/test_rerun_command.py runs them), with the parameters the probe ran with.
+    assert isinstance(health["params"], dict)
+    assert "```\n%s\n```" % rerun_command(health, "localhost") in dossier_md
     if health["reason"]:
         assert health["reason"].split(":")[0] in dossier
     assert 'href="localhost/dossier.html"' in index
