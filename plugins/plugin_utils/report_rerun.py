@@ -13,9 +13,10 @@ import re
 import shlex
 from typing import Any, Mapping
 
-from .control_chars import escape_control
-
 PROBE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")  # schemas/envelope.schema.json's probe
+# A host name shown as it is: a DNS name, an IPv4 or IPv6 address. Any other (a name with a space, a quote, "<") stands
+# as HOST, so that no shell, Markdown or HTML reader meets it in a command.
+PLAIN_HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$")
 PROBES_COPY = "gpufleet-probes"  # where the commands put the probes/ folder, in the login directory on the host
 # Where ansible-galaxy installs the collection by default; the line says what to change it to otherwise.
 COLLECTION_LINE = ("COLLECTION=~/.ansible/collections/ansible_collections/gpufleet/validation  # on the controller: where "
@@ -36,10 +37,13 @@ def rerun_command(envelope: Mapping[str, Any], host: str) -> str:
     probe = probe if isinstance(probe, str) and PROBE_NAME.match(probe) else "PROBE"
     script = '"$HOME/%s/%s.py"' % (PROBES_COPY, probe)  # a probe name and PROBES_COPY need no quoting: $HOME expands
     run = [shlex.quote(_python(envelope.get("command"))), script]
-    lines = [COLLECTION_LINE,
-             'scp -r "$COLLECTION/probes" %s  # a local host: cp -r "$COLLECTION/probes" "$HOME/%s"'
-             % (shlex.quote("%s:%s" % (host, PROBES_COPY)), PROBES_COPY),
-             "# then on %s:" % escape_control(host, keep="")]
+    lines = [COLLECTION_LINE]
+    if not PLAIN_HOST.match(host):
+        lines.append("# HOST: this host as ssh reaches it (its inventory name holds characters kept off a command line)")
+        host = "HOST"
+    lines += ['scp -r "$COLLECTION/probes" %s  # a local host: cp -r "$COLLECTION/probes" "$HOME/%s"'
+              % (shlex.quote("%s:%s" % ("[%s]" % host if ":" in host else host, PROBES_COPY)), PROBES_COPY),
+              "# then on %s:" % host]
     params = envelope.get("params")
     if isinstance(params, Mapping):
         run += ["--params-json", shlex.quote(json.dumps(params, sort_keys=True))]  # ASCII JSON: nothing raw to mangle

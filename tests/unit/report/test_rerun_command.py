@@ -90,12 +90,20 @@ def test_without_recorded_parameters_it_says_so_and_runs_the_defaults(tmp_path):
     assert _paste(lines, collection, home)["data"]["params"] == {"note": "", "count": 1, "flag": False}
 
 
-def test_a_host_name_cannot_break_out_of_its_line():
-    lines = rerun_command({"probe": "echo", "command": ["python3"], "params": {}}, "evil\nrm -rf ~;'")
-    assert "# then on evil\\x0arm -rf ~;':" in lines
-    words = shlex.split(lines, comments=True)
-    assert words == ["COLLECTION=~/.ansible/collections/ansible_collections/gpufleet/validation", "scp", "-r", "$COLLECTION/probes",
-                     "evil\nrm -rf ~;':gpufleet-probes", "python3", "$HOME/gpufleet-probes/echo.py", "--params-json", "{}"]
+@pytest.mark.parametrize("host", ["evil\nrm -rf ~;'", "<script>alert(1)</script>", "a b", "-oProxyCommand=x"])
+def test_a_host_name_that_is_not_plain_stands_as_host(host):
+    lines = rerun_command({"probe": "echo", "command": ["python3"], "params": {}}, host)
+    assert host not in lines and "# then on HOST:" in lines and "<" not in lines
+    assert shlex.split(lines, comments=True) == [
+        "COLLECTION=~/.ansible/collections/ansible_collections/gpufleet/validation", "scp", "-r", "$COLLECTION/probes",
+        "HOST:gpufleet-probes", "python3", "$HOME/gpufleet-probes/echo.py", "--params-json", "{}"]
+
+
+@pytest.mark.parametrize("host", ["gpu-a01", "gpu-a01.rack7.example.org", "10.0.0.7", "fe80::1"])
+def test_a_plain_host_name_is_shown_as_it_is(host):
+    lines = rerun_command({"probe": "echo", "command": ["python3"]}, host)
+    assert "# then on %s:" % host in lines
+    assert shlex.split(lines, comments=True)[4] == ("[%s]" % host if ":" in host else host) + ":gpufleet-probes"  # scp's IPv6
 
 
 @pytest.mark.parametrize("given, expected_reason", [
