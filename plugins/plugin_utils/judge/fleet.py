@@ -31,7 +31,7 @@ DEFAULT_SETTINGS: Dict[str, Any] = {
     "drift_tolerances": {"health.cuda_init_s": 0.5, "health.temperature_c": 0.2},
 }
 # The reason of drift.previous_run when the host has no earlier run; the dossier says it too when nothing was compared.
-NO_EARLIER_RUN = "no earlier run of this host to compare with"
+NO_EARLIER_RUN = "no earlier run of this host measured anything to compare with"
 # (check id, path in the health data, words)
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
 

@@ -96,7 +96,7 @@ def test_each_probe_is_compared_with_the_newest_earlier_run_that_measured_it(tmp
 def test_a_run_with_no_earlier_run_says_so_in_place_of_the_table(tmp_path):
     current = _copy_run(tmp_path, POST_UPGRADE, CURRENT_ID)
     _verdict, html, markdown = _dossiers(tmp_path, current)
-    assert html.startswith("Before and after</h2>\n<p class=\"muted\">no earlier run of this host to compare with.</p>"), html[:200]
+    assert html.startswith("Before and after</h2>\n<p class=\"muted\">no earlier run of this host measured anything to compare with.</p>"), html[:200]
     assert "<table" not in html
-    assert markdown.startswith("\n\nno earlier run of this host to compare with.\n"), markdown[:200]
+    assert markdown.startswith("\n\nno earlier run of this host measured anything to compare with.\n"), markdown[:200]
     assert "| what |" not in markdown
