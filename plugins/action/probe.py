@@ -171,7 +171,8 @@ class ActionModule(ActionBase):
                                         _start_failure(exc, unreachable))
         python_found.explain(envelope)
 
-        envelope.update(run_id=args["run_id"], collection_version=collection_version(), probe_sha256=archive_sha256)
+        envelope.update(run_id=args["run_id"], collection_version=collection_version(), probe_sha256=archive_sha256,
+                        params=args["params"])  # command's --params file is gone after the run: what it held
         if input_notes:
             envelope["notes"] = list(envelope.get("notes", [])) + ["parameters derived on the controller: %s" % "; ".join(input_notes)]
         try:

@@ -55,7 +55,7 @@ class ActionModule(ActionBase):
             overrides = judged_overrides(run, overrides)
             judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"])
             render_run(path, args["expected_hosts"], host_groups, text_writer_below(args["results_dir"]),
-                       judgement=judgement, loaded=run)
+                       judgement=judgement, loaded=run, gated=args["gated"])
             point_latest_at(args["results_dir"], args["run_id"])
         except (OSError, ValueError) as exc:
             result.update(failed=True, msg="could not judge or render run %s in %s: %s" % (args["run_id"], path, exc))

@@ -12,4 +12,5 @@ REPORT_ARGUMENT_SPEC = dict(
     rule_overrides=dict(type="dict", default={}),
     baselines_dir=dict(type="path"),
     rules_file=dict(type="path"),
+    gated=dict(type="bool", default=False),
 )

@@ -57,6 +57,14 @@ options:
     description:
       - The rules file. Defaults to the collection's C(rules/default.yaml).
     type: path
+  gated:
+    description:
+      - Whether the play gates on the verdicts (the report role sets it for the C(acceptance) profile, whose gate fails
+        the play). C(junit.xml) follows it. A C(warn) host the gate refuses (no GPU was measured on it) is then a
+        C(host.verdict) failure; otherwise that test case passes with the reason in its system-out.
+      - A C(fail), C(error) or C(unreachable) host fails C(junit.xml) either way.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full

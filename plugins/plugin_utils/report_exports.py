@@ -20,6 +20,7 @@ STATUS_VALUES = {"pass": 0, "warn": 1, "fail": 2, "error": 3, "skip": -1}
 STATUS_SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "fail": 4, "error": 3}
 UNMATCHED_SUITE = "(rules that matched nothing)"
 REACHABLE_CASE = "host.reachable"
+VERDICT_CASE = "host.verdict"
 # Characters XML 1.0 cannot hold at all, escaped or not, beside the control characters (written as \xNN before).
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # json.dumps escapes C0 in strings but writes DEL and C1 as they are; as \uXXXX the file holds no control byte.
@@ -195,7 +196,26 @@ def _suite(parent: ET.Element, name: str, properties: List[Tuple[str, str]]) -> 
     return suite
 
 
-def _host_suite(parent: ET.Element, verdict: HostVerdict) -> Dict[str, int]:
+def _verdict_case(suite: ET.Element, classname: str, verdict: HostVerdict, gated: bool) -> str:
+    """The host.verdict testcase of a host the gate refuses without a failing check (a judge's verdict, or a warn host
+    where no GPU was measured); returns its JUnit outcome. A fail, error or unreachable host fails it always; a warn
+    host fails it only when the run is gated (acceptance refuses it, the play exits 2), and otherwise passes with the
+    reason in system-out, as the run passes it."""
+    case = _testcase(suite, classname, VERDICT_CASE)
+    reason = "; ".join(verdict.reasons) or "the judge's verdict is %s" % verdict.verdict
+    if verdict.verdict in GATING_VERDICTS or gated:
+        tag = "error" if verdict.verdict in ("error", "unreachable") else "failure"
+        ET.SubElement(case, tag, {"message": xml_text(reason), "type": verdict.verdict}).text = xml_text(reason)
+        return "failures" if tag == "failure" else "errors"
+    properties = ET.SubElement(case, "properties")
+    ET.SubElement(properties, "property", {"name": "status", "value": verdict.verdict})
+    ET.SubElement(properties, "property", {"name": "acceptance", "value": "refused"})
+    ET.SubElement(case, "system-out").text = xml_text(
+        "%s: the acceptance gate would refuse this host (this run is not gated): %s" % (verdict.verdict.upper(), reason))
+    return "passed"
+
+
+def _host_suite(parent: ET.Element, verdict: HostVerdict, gated: bool) -> Dict[str, int]:
     suite = _suite(parent, verdict.host, [("verdict", verdict.verdict), ("sku", verdict.sku or "unknown"),
                                           ("sku_reason", verdict.sku_reason), ("groups", ", ".join(verdict.groups))])
     classname = "gpufleet." + verdict.host
@@ -208,13 +228,7 @@ def _host_suite(parent: ET.Element, verdict: HostVerdict) -> Dict[str, int]:
         outcomes.append("errors")
     outcomes.extend(_add_check(suite, classname, check) for check in verdict.checks)
     if blocks_gate(verdict) and not any(outcome in ("failures", "errors") for outcome in outcomes):
-        # The gate refuses the host without a failing check (a judge's verdict, or a warn host where no GPU was
-        # measured): the suite must still fail.
-        case = _testcase(suite, classname, "host.verdict")
-        reason = "; ".join(verdict.reasons) or "the judge's verdict is %s" % verdict.verdict
-        tag = "error" if verdict.verdict in ("error", "unreachable") else "failure"
-        ET.SubElement(case, tag, {"message": xml_text(reason), "type": verdict.verdict}).text = xml_text(reason)
-        outcomes.append("failures" if tag == "failure" else "errors")
+        outcomes.append(_verdict_case(suite, classname, verdict, gated))
     for outcome in outcomes:
         totals["tests"] += 1
         if outcome != "passed":
@@ -232,8 +246,11 @@ def _set_totals(element: ET.Element, totals: Dict[str, int]) -> None:
 _SUITE_PLACE = "gpufleet-suites-go-here"
 
 
-def junit_chunks(judgement: FleetJudgement) -> Iterator[str]:
+def junit_chunks(judgement: FleetJudgement, gated: bool = False) -> Iterator[str]:
     """One <testsuite> per host (hosts by name), one <testcase> per check; totals on every suite and on <testsuites>.
+
+    gated: whether the run gates on the verdicts (the acceptance profile): a warn host that the gate refuses
+    (blocks_gate) is then a failure, as the play fails on it; otherwise it passes, its reason in system-out.
 
     Each suite is built and written out as text on its own (the element tree of 10,000 hosts' checks would take
     gigabytes): the same text as indenting and writing the whole tree at once."""
@@ -248,7 +265,7 @@ def junit_chunks(judgement: FleetJudgement) -> Iterator[str]:
         suites.append(ET.tostring(holder[0], encoding="unicode"))
 
     for unused_name, verdict in sorted(judgement.hosts.items()):
-        add(lambda holder, verdict=verdict: _host_suite(holder, verdict))
+        add(lambda holder, verdict=verdict: _host_suite(holder, verdict, gated))
     if judgement.unmatched_rules:
         add(lambda holder: _unmatched_suite(holder, judgement.unmatched_rules))
     root = ET.Element("testsuites", {"name": xml_text("gpufleet.validation run %s" % judgement.run_id)})
@@ -277,9 +294,9 @@ def _unmatched_suite(parent: ET.Element, checks: List[Check]) -> Dict[str, int]:
     return totals
 
 
-def junit_xml(judgement: FleetJudgement) -> str:
+def junit_xml(judgement: FleetJudgement, gated: bool = False) -> str:
     """junit_chunks as one text."""
-    return "".join(junit_chunks(judgement))
+    return "".join(junit_chunks(judgement, gated))
 
 
 # ---------------------------------------------------------------- Prometheus textfile

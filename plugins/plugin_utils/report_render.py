@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
 from .control_chars import escape_control
 from .report_exports import fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
+from .report_rerun import rerun_command
 from .store.atomic import Text
 from .probes.declaration import ProbeSection
 from .probes.registry import profile_probes, sections
@@ -361,7 +362,7 @@ def _measurements_href(entry: ProbeEntry, markdown: bool) -> str:
     return href(MEASUREMENTS_FILES[0]) + "#probe-" + quote(entry.probe, safe="")
 
 
-def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
+def probe_view(entry: ProbeEntry, markdown: bool, host: str = "HOST") -> Dict[str, Any]:
     envelope = entry.envelope
     section = PROBE_SECTIONS.get(entry.probe)
     reproducibility = [
@@ -376,6 +377,7 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
         ("duration", format_value("duration_s", envelope.get("duration_s", "not recorded"))),
     ]
     command = _command_text(envelope.get("command"))
+    rerun = rerun_command(envelope, host)
     return {
         "name": entry.probe,
         "status": entry.status,
@@ -392,6 +394,7 @@ def probe_view(entry: ProbeEntry, markdown: bool) -> Dict[str, Any]:
         "environment": _flattened(envelope.get("environment", {})),
         "reproducibility": reproducibility,
         "command": markdown_code_block(command) if markdown else command,
+        "rerun": markdown_code_block(rerun) if markdown else rerun,
         "section_template": (section.markdown_template if markdown else section.html_template) if section else "",
         "section": _once_per_input(section.view, entry.data) if section else {},
     }
@@ -409,7 +412,7 @@ def _references_of(verdict: HostVerdict, probe_name: str, data: Any) -> Dict[str
 
 
 def _probe_views(host: HostModel, markdown: bool) -> List[Dict[str, Any]]:
-    probes = [probe_view(entry, markdown) for entry in host.probes.values()]
+    probes = [probe_view(entry, markdown, host.name) for entry in host.probes.values()]
     probes.sort(key=lambda probe: (probe["name"] != "health", probe["name"]))
     return probes
 
@@ -641,7 +644,7 @@ EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
 
 
 def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
-                         previous_run_id: Optional[str] = None, processes: int = 1) -> None:
+                         previous_run_id: Optional[str] = None, processes: int = 1, gated: bool = False) -> None:
     """The fleet-level files: index.html and index.md; with a judgement fleet.json, junit.xml and gpufleet.prom.
 
     Each is rendered and written on its own, so that one that fails does not keep the others from being written;
@@ -650,6 +653,7 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judg
 
     processes: forked processes that render them side by side (report_parallel), for a run large enough that each
     takes seconds; write must then work from a forked process (write a file, not fill the caller's memory).
+    gated: whether the play gates on the verdicts (acceptance), which junit.xml follows (report_exports.junit_chunks).
     """
     outputs: List[Tuple[str, Callable[[], Text]]] = [
         ("index.html", lambda: render_fleet_index_html(run, judgement, previous_run_id)),
@@ -658,7 +662,7 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judg
     if judgement is not None:
         outputs += [
             ("fleet.json", lambda: fleet_json_chunks(judgement, run)),
-            ("junit.xml", lambda: junit_chunks(judgement)),
+            ("junit.xml", lambda: junit_chunks(judgement, gated)),
             ("gpufleet.prom", lambda: prometheus_chunks(judgement, run, run_timestamp(run))),
         ]
 
@@ -722,10 +726,11 @@ def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optio
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
                write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
                previous_run_id: Optional[str] = None, loaded: Optional[RunModel] = None,
-               workers: Optional[int] = None) -> RunModel:
+               workers: Optional[int] = None, gated: bool = False) -> RunModel:
     """Render every dossier and the fleet index, write(path, text) each, and return the run as loaded.
 
     workers: processes that render the dossiers (default: one per usable core, for runs large enough; report_parallel).
+    gated: whether the play gates on the verdicts (acceptance): junit.xml then fails a warn host the gate refuses.
 
     loaded: the run as the caller already read it (load_run with the same hosts, every judged host among them),
     so that the results are not read from disk a second time.
@@ -790,5 +795,5 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     # past FLEET_OUTPUTS_FORKED_UP_TO_HOSTS, where each forked process's copy of the pages it touches costs more memory
     # than the seconds are worth.
     processes = worker_count(len(dossiers), workers) if len(dossiers) <= FLEET_OUTPUTS_FORKED_UP_TO_HOSTS else 1
-    render_fleet_outputs(run, write, judgement, previous_run_id, processes=processes)
+    render_fleet_outputs(run, write, judgement, previous_run_id, processes=processes, gated=gated)
     return run

@@ -8,6 +8,7 @@ import functools
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .judge.fleet import NO_EARLIER_RUN
 from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
 from .judge.rules import ACTION_RANK, ACTION_WORDS, CheckTexts
 from .number_format import format_quantity
@@ -24,6 +25,8 @@ STATUS_FLAG = {"fail": "bad", "error": "bad", "warn": "warn", "skip": "na", "pas
 VERDICT_FLAG = {"fail": "bad", "error": "bad", "unreachable": "bad", NOT_JUDGED: "bad", "warn": "warn", "pass": ""}
 FLEET_PREFIX = "fleet."
 DRIFT_PREFIX = "drift."
+# The judge's drift check that says why a comparison is missing (no earlier run, or none that measured a probe).
+PREVIOUS_RUN_CHECK = "drift.previous_run"
 INDEX_REASONS = 1
 # A value longer than this is shown folded (<details> in HTML) and only once where it did not change.
 LONG_VALUE = 80
@@ -130,7 +133,7 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, te
     if verdict is None:
         return {"verdict": NOT_JUDGED, "flag": VERDICT_FLAG[NOT_JUDGED], "reasons": [NOT_JUDGED_REASON],
                 "sku": "unknown", "sku_reason": "not judged", "checks": [], "failing": [], "others": [], "peers": None,
-                "total": 0, "status_counts": [], "changes": []}
+                "total": 0, "status_counts": [], "changes": [], "changes_since": "", "changes_missing": []}
     checks = sorted(verdict.checks, key=check_sort_key) if include_checks else []
     rows = [check_row(check, texts) for check in checks]
     kept, peers = peer_fold(checks, hosts_of_sku)
@@ -141,7 +144,7 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, te
         "sku": verdict.sku or "unknown", "sku_reason": verdict.sku_reason or ("" if verdict.sku else "no reason given"),
         "checks": rows, "failing": failing_with_consequences(rows), "others": others,
         "peers": peers, "total": len(rows), "status_counts": status_counts(checks),
-        "changes": before_after_rows(verdict),
+        "changes": before_after_rows(verdict), "changes_since": compared_runs(verdict), "changes_missing": not_compared(verdict),
     }
 
 
@@ -192,6 +195,29 @@ def headline(counts: Sequence[Tuple[str, int]]) -> str:
     return "%s: %s." % (plural(total, "host"), ", ".join(parts)) if parts else "%s." % plural(total, "host")
 
 
+def not_compared(verdict: HostVerdict) -> List[str]:
+    """Why the before-and-after table lacks rows: the judge's drift.previous_run reasons (no earlier run, or none that
+    measured some probe); with no drift check at all (no host of the run had an earlier run, so none was compared),
+    that there was no earlier run. An unreachable host measured nothing to compare."""
+    reasons = [check.reason for check in verdict.checks if check.id == PREVIOUS_RUN_CHECK]
+    if not reasons and verdict.verdict != "unreachable" and not any(check.id.startswith(DRIFT_PREFIX) for check in verdict.checks):
+        reasons.append(NO_EARLIER_RUN)
+    return reasons
+
+
+def compared_runs(verdict: HostVerdict) -> str:
+    """The earlier runs the drift checks compared with, for the before-and-after heading: "run A", or, when the probes
+    came from different runs (the newest earlier run that measured each), "run A (health), run B (membw, tuning)"; ""
+    when no check names its run as the judge does ("run <id>"), and the heading then names the previous run."""
+    probes_by_run: Dict[str, set] = {}
+    for check in verdict.checks:
+        if check.id.startswith(DRIFT_PREFIX) and check.id != PREVIOUS_RUN_CHECK and check.reference_source.startswith("run "):
+            probes_by_run.setdefault(check.reference_source, set()).add(check.probe or "host")
+    if len(probes_by_run) <= 1:
+        return "".join(probes_by_run)
+    return ", ".join("%s (%s)" % (run, ", ".join(sorted(probes))) for run, probes in sorted(probes_by_run.items(), reverse=True))
+
+
 def before_after_rows(verdict: HostVerdict, texts: Optional[CheckTexts] = None) -> List[Dict[str, Any]]:
     """Every drift.* check as a before/after row, changes first: what the post-upgrade comparison shows.
 
@@ -201,7 +227,7 @@ def before_after_rows(verdict: HostVerdict, texts: Optional[CheckTexts] = None) 
     rows = []
     for check in sorted((check for check in verdict.checks if check.id.startswith(DRIFT_PREFIX)),
                         key=lambda check: (check.status == "pass", check.status == "skip", check.id, check.gpu_index or -1)):
-        if check.id == "drift.previous_run":
+        if check.id == PREVIOUS_RUN_CHECK:
             continue
         row = check_row(check, texts)
         before, after = value_text(check.reference, check.unit), value_text(check.value, check.unit)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .judge.fleet import judge_fleet
 from .judge.model import Check, FleetJudgement, blocks_gate
 from .judge.rules import CheckTexts
@@ -36,7 +37,10 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     report_parallel); the judgement is the same with any number."""
     baselines, baseline_problems = load_baselines(baselines_dir)
     rules = load_rules(rules_path)
-    previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems)
+    # Each probe a host measured now is compared with the newest earlier run that measured it (store/previous.py).
+    measured = {host.name: [probe for probe, entry in host.probes.items() if entry.status in MEASURED_STATUSES] for host in run.hosts}
+    previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems,
+                                     wanted=measured)
     judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=probe_catalogue(),

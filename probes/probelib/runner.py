@@ -52,15 +52,24 @@ class ProbeError(Exception):
         self.data: Dict[str, Any] = dict(data or {})
 
 
-def read_params(path: Optional[str], defaults: Dict[str, Any]) -> Dict[str, Any]:
-    """Merge the JSON parameter file over the probe's defaults; refuse unknown or mistyped keys."""
+def read_params(path: Optional[str], defaults: Dict[str, Any], text: Optional[str] = None) -> Dict[str, Any]:
+    """Merge the JSON parameters (the file at path, or text: the same JSON given on the command line) over the probe's
+    defaults; refuse unknown or mistyped keys."""
     params = dict(defaults)
-    if not path:
+    if text is not None:
+        try:
+            given = json.loads(text)
+        except ValueError as exc:
+            raise ParameterError("--params-json is not JSON: %s" % exc) from exc
+        where = "--params-json"
+    elif path:
+        with open(path, encoding="utf-8") as handle:
+            given = json.load(handle)
+        where = "the parameter file"
+    else:
         return params
-    with open(path, encoding="utf-8") as handle:
-        given = json.load(handle)
     if not isinstance(given, dict):
-        raise ParameterError("the parameter file must hold a JSON object, not %s" % type(given).__name__)
+        raise ParameterError("%s must hold a JSON object, not %s" % (where, type(given).__name__))
     for key, value in given.items():
         if key not in defaults:
             raise ParameterError("unknown parameter %r (known: %s)" % (key, ", ".join(sorted(defaults)) or "none"))
@@ -146,15 +155,17 @@ def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], Probe
          requires: Sequence[str] = ()) -> int:
     """Parse the command line, run ``collect`` and write its envelope; ``requires`` are modules that must import."""
     parser = argparse.ArgumentParser(prog="%s.py" % probe, description=description)
-    parser.add_argument("--params", metavar="FILE", help="JSON object of parameters (defaults: %s)"
-                        % json.dumps(defaults or {}, sort_keys=True))
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument("--params", metavar="FILE", help="JSON object of parameters (defaults: %s)"
+                       % json.dumps(defaults or {}, sort_keys=True))
+    given.add_argument("--params-json", metavar="JSON", help="the same JSON object given inline, as a dossier's command shows it")
     parser.add_argument("--out", metavar="FILE", help="write the result envelope here (default: standard output)")
     args = parser.parse_args(argv)
 
     started = _now_iso()
     clock = time.monotonic()
     try:
-        params = read_params(args.params, defaults or {})
+        params = read_params(args.params, defaults or {}, args.params_json)
         missing = missing_requirement(requires)
         result = ProbeResult("unavailable", {}, missing) if missing else collect(params)
     except ParameterError as exc:

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 
 import pytest
 
@@ -26,6 +27,9 @@ TARBALL = "gpufleet-validation-0.1.0.tar.gz"
 NO_HOSTS = "no hosts matched gpufleet_hosts 'all'"
 GIVE_AN_INVENTORY = "give an inventory with -i"
 REFUSED = "problem(s) in the run's inputs, so nothing was run"
+# The installed collection's bound: ~4 MB today (docs/packaging.md), room for the precision probe's shipped tensors
+# (a few MB under probes/). The recorded example runs made it 59 MB.
+INSTALLED_BYTES_AT_MOST = 12 * 1000 * 1000
 
 
 def clean_env(home, **extra):
@@ -83,6 +87,27 @@ def test_the_installed_collection_has_its_files_and_nothing_of_the_working_tree(
             assert "__pycache__" not in path, path
             if os.path.islink(path):
                 assert os.path.realpath(path).startswith(root + os.sep), (path, os.readlink(path))
+
+
+def test_the_built_collection_leaves_the_recorded_runs_in_the_repository(installed):
+    work, _home, _path, collection, _output = installed
+    assert os.path.isdir(os.path.join(ROOT, "docs", "examples")), "the recorded runs stay in the repository"
+    with tarfile.open(work / "dist" / TARBALL) as tarball:
+        recorded = [name for name in tarball.getnames() if name == "docs/examples" or name.startswith("docs/examples/")]
+    assert recorded == [], recorded[:10]
+    assert not os.path.lexists(collection / "docs" / "examples")
+    assert (collection / "docs" / "packaging.md").is_file()  # the rest of docs/ still ships
+
+
+def test_the_installed_collection_takes_a_few_megabytes(installed):
+    _work, _home, _path, collection, _output = installed
+    sizes = {}
+    for folder, _dirs, files in os.walk(collection):
+        for name in files:
+            path = os.path.join(folder, name)
+            sizes[os.path.relpath(path, collection)] = os.lstat(path).st_size
+    largest = sorted(sizes.items(), key=lambda item: item[1], reverse=True)[:10]
+    assert sum(sizes.values()) <= INSTALLED_BYTES_AT_MOST, (sum(sizes.values()), largest)
 
 
 def test_the_readme_command_without_p_installs_into_the_default_path_not_into_the_clone(installed):

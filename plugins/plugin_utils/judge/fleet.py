@@ -32,6 +32,8 @@ DEFAULT_SETTINGS: Dict[str, Any] = {
     # (docs/health.md), and idle temperature follows the room
     "drift_tolerances": {"health.cuda_init_s": 0.5, "health.temperature_c": 0.2},
 }
+# The reason of drift.previous_run when the host has no earlier run; the dossier says it too when nothing was compared.
+NO_EARLIER_RUN = "no earlier run of this host measured anything to compare with"
 # (check id, path in the health data, words)
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
 
@@ -617,7 +619,7 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
            earlier_problems: Optional[Mapping[str, str]] = None) -> List[Check]:
     earlier_problems = earlier_problems or {}
     if not earlier_envelopes and not earlier_problems:
-        return [_host_check("drift.previous_run", host, "", "skip", "no earlier run of this host to compare with")]
+        return [_host_check("drift.previous_run", host, "", "skip", NO_EARLIER_RUN)]
     checks: List[Check] = []
     current = _data(envelopes.get("health"))
     settings = {probe: catalogue.probe_settings(probe, _data(envelopes.get(probe))) for probe in sorted(envelopes)}
@@ -627,12 +629,18 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
     try:
         earlier = _data(earlier_envelopes.get("health"))  # read back from the store here: it may no longer be there
         setting_checks: Dict[str, List[Check]] = {}
+        setting_runs: Dict[str, str] = {}  # each probe's earlier run: a host's probes may come from different runs
+        uncompared = set()  # probes measured now that no earlier run of the host measured (store/previous.py looked)
         for probe in sorted(settings):
             earlier_data = _data(earlier_envelopes.get(probe))
+            if earlier_data is None and settings[probe] and probe not in earlier_problems:
+                uncompared.add(probe)
             if earlier_data is not None and settings[probe] and probe not in earlier_problems:
-                earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
+                earlier_run = setting_runs[probe] = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
                 setting_checks[probe] = settings_drift(host, probe, settings[probe], catalogue.probe_settings(probe, earlier_data),
                                                        earlier_run)
+        if current is not None and earlier is None and "health" not in earlier_problems:
+            uncompared.add("health")
         if current is not None and earlier is not None and "health" not in earlier_problems:
             earlier_run = earlier_envelopes["health"].get("run_id") or previous_run_id or "the previous run"
             checks.extend(_gpu_set_drift(host, current, earlier, earlier_run))
@@ -640,18 +648,24 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
             checks.extend(_major_drift(host, current, earlier, earlier_run))
         for probe in sorted(setting_checks):
             checks.extend(setting_checks[probe])
-        changed = [check.id[len("drift."):] for probe_checks in setting_checks.values() for check in probe_checks
-                   if check.status == "warn"]
+        changed: Dict[str, List[str]] = {}  # by the earlier run the settings were compared with
+        for probe, probe_checks in setting_checks.items():
+            changed.setdefault(setting_runs[probe], []).extend(check.id[len("drift."):] for check in probe_checks if check.status == "warn")
         for probe, samples in sorted(current_samples.items()):
             earlier_data = _data(earlier_envelopes.get(probe))
+            if earlier_data is None and samples and probe not in earlier_problems:
+                uncompared.add(probe)
             if earlier_data is None or not samples or probe in earlier_problems:
                 continue
             earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
             moved = _metric_drift(host, probe, samples, catalogue.probe_metrics(probe, earlier_data), earlier_run, options)
-            for check in moved if changed else []:
+            for check in moved if changed.get(earlier_run) else []:
                 # a measured rate beside the settings that changed under it: did the change move it?
-                check.reason += "; settings changed since that run: %s" % ", ".join(changed)
+                check.reason += "; settings changed since that run: %s" % ", ".join(changed[earlier_run])
             checks.extend(moved)
+        if uncompared:
+            checks.append(_host_check("drift.previous_run", host, "", "skip", "no earlier run of this host measured %s: not compared"
+                                      % ", ".join(sorted(uncompared))))
     except Exception as exc:  # pylint: disable=broad-exception-caught
         # An earlier result the schema let through but the comparison cannot read, or one replaced since it was found:
         # drift is not judged, the host is.

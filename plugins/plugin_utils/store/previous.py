@@ -1,10 +1,12 @@
-"""Find each host's previous result: the newest earlier run in the results directory that holds the host."""
+"""Find each host's previous result: the newest earlier run in the results directory that holds the host, and for a probe
+that run did not measure, the newest earlier run that did."""
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from ...module_utils.python_discovery import import_proof
@@ -41,8 +43,10 @@ def earlier_runs(results_dir: str, run_id: str) -> List[str]:
 
 @dataclass
 class PreviousResults:
-    """Each host's newest earlier run: its envelopes, its run id, and the results of it that cannot be compared.
+    """Each host's earlier results: its envelopes, its previous run's id, and the results of it that cannot be compared.
 
+    A host's previous run is its newest earlier run that measured something; a probe that run did not measure comes from
+    the newest earlier run that did (each envelope carries its own run_id), when the caller says which probes it wants.
     A host's envelopes are read back from the store when asked for (StoredEnvelopes), so that the earlier results of a
     fleet of thousands are never all in memory at once.
     """
@@ -53,14 +57,20 @@ class PreviousResults:
     problems: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
-def _host_results(host_path: str, run_id: str, check_envelope: Optional[EnvelopeCheck]) -> Tuple[Mapping[str, dict], Dict[str, str]]:
-    entries: Dict[str, ProbeEntry] = {}
-    measured = False
-    problems: Dict[str, str] = {}
+def _is_result_file(host_path: str, probe: str) -> bool:
     try:
-        probes = result_probes(host_path)
+        return stat.S_ISREG(os.lstat(os.path.join(host_path, probe + ".json")).st_mode)
     except OSError:
-        return {}, problems
+        return False
+
+
+def _read_results(host_path: str, run_id: str, probes: Iterable[str], check_envelope: Optional[EnvelopeCheck]
+                  ) -> Tuple[Dict[str, ProbeEntry], Set[str], Dict[str, str]]:
+    """(entries of the readable, sound results of these probes, the probes among them that measured something, the
+    problems of those that cannot be compared)."""
+    entries: Dict[str, ProbeEntry] = {}
+    measured: Set[str] = set()
+    problems: Dict[str, str] = {}
     for probe in probes:
         name = probe + ".json"
         try:
@@ -75,17 +85,20 @@ def _host_results(host_path: str, run_id: str, check_envelope: Optional[Envelope
             problems[probe] = "previous run's %s breaks its schema: %s (run %s)" % (name, "; ".join(broken[:3]), run_id)
             continue
         entries[probe] = stored_entry(host_path, probe, envelope, identity)
-        measured = measured or envelope.get("status") in MEASURED_STATUSES
-    # Drift needs something measured: a run where every probe failed or was unavailable is passed over, but not one
-    # whose results cannot be read (that is said on the drift checks instead of comparing with an older run).
-    if not problems and not measured:
-        return {}, {}
-    return StoredEnvelopes(entries), problems
+        if envelope.get("status") in MEASURED_STATUSES:
+            measured.add(probe)
+    return entries, measured, problems
 
 
 def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], max_runs: int = 400,
-                          check_envelope: Optional[EnvelopeCheck] = None) -> PreviousResults:
+                          check_envelope: Optional[EnvelopeCheck] = None,
+                          wanted: Optional[Mapping[str, Iterable[str]]] = None) -> PreviousResults:
     """For each host, the newest earlier run where a probe of it measured something or left an unreadable result.
+
+    wanted: {host: probes this run measured}. A wanted probe that the host's previous run did not measure is taken from
+    the newest earlier run that did (or left it unreadable), so that a post_upgrade run after a health run compares its
+    membw with the last run that measured membw. Looking further back costs one lstat per run for each probe still
+    missing, only for hosts that still miss one.
 
     check_envelope(envelope) -> problem sentences (empty when sound), e.g. schemas.envelope_problems: an
     envelope with problems is reported, not compared. Looks at no more than ``max_runs`` earlier runs, so that a
@@ -93,20 +106,50 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
     """
     found = PreviousResults()
     pending = {host: host_dir_name(host) for host in hosts}
+    entries: Dict[str, Dict[str, ProbeEntry]] = {}
+    # host -> (its folder, the wanted probes its previous run did not measure, still looked for)
+    missing: Dict[str, Tuple[str, Set[str]]] = {}
+    root = os.path.abspath(results_dir)
     for earlier in earlier_runs(results_dir, run_id)[:max_runs]:
-        if not pending:
+        if not pending and not missing:
             break
+        for host, (dir_name, probes) in list(missing.items()):
+            host_path = os.path.join(root, earlier, dir_name)
+            present = [probe for probe in probes if _is_result_file(host_path, probe)]
+            if not present or os.path.islink(host_path):
+                continue
+            older, measured, problems = _read_results(host_path, earlier, present, check_envelope)
+            for probe in measured:
+                entries[host][probe] = older[probe]
+            if problems:
+                found.problems.setdefault(host, {}).update(problems)
+            probes -= measured | set(problems)
+            if not probes:
+                del missing[host]
         for host, dir_name in list(pending.items()):
-            host_path = os.path.join(os.path.abspath(results_dir), earlier, dir_name)
+            host_path = os.path.join(root, earlier, dir_name)
             if os.path.islink(host_path) or not os.path.isdir(host_path):
                 continue
-            envelopes, problems = _host_results(host_path, earlier, check_envelope)
-            if envelopes or problems:
-                found.envelopes[host] = envelopes
-                found.run_ids[host] = earlier
-                if problems:
-                    found.problems[host] = problems
-                del pending[host]
+            try:
+                probes = result_probes(host_path)
+            except OSError:
+                continue
+            host_entries, measured, problems = _read_results(host_path, earlier, probes, check_envelope)
+            # Drift needs something measured: a run where every probe failed or was unavailable is passed over, but
+            # not one whose results cannot be read (that is said on the drift checks instead of comparing with an
+            # older run).
+            if not measured and not problems:
+                continue
+            entries[host] = host_entries
+            found.run_ids[host] = earlier
+            if problems:
+                found.problems[host] = problems
+            del pending[host]
+            still = set((wanted or {}).get(host) or ()) - measured - set(problems)
+            if still:
+                missing[host] = (dir_name, still)
+    for host, host_entries in entries.items():
+        found.envelopes[host] = StoredEnvelopes(host_entries)
     return found
 
 

@@ -9,7 +9,7 @@ from .atomic import json_text
 from .safe_fs import open_root, write_bytes_at
 from .schemas import envelope_problems, schemas_digest
 
-PROVENANCE_KEYS = ("run_id", "collection_version", "probe_sha256")
+PROVENANCE_KEYS = ("run_id", "collection_version", "probe_sha256", "params")
 REASON_PROBLEMS_SHOWN = 5
 RAW_LIMIT_BYTES = 8 * 2 ** 20  # a rejected output this large is for a person to read, not to replay
 

@@ -12,7 +12,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas 
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures",
                        "health_h200x2_ok_by_hand_anonymised.json")
-PROVENANCE = {"run_id": "20261130T000000Z-000001", "collection_version": "0.1.0", "probe_sha256": "a" * 64}
+PROVENANCE = {"run_id": "20261130T000000Z-000001", "collection_version": "0.1.0", "probe_sha256": "a" * 64,
+              "params": {"cuda_init": False}}
 
 
 @pytest.fixture
@@ -45,6 +46,7 @@ def test_a_result_that_breaks_its_schema_becomes_an_error_and_is_kept_raw(tmp_pa
     assert "breaks its schema" in stored["reason"]
     assert "data.gpus[1].power.draw_w" in stored["reason"]
     assert stored["run_id"] == PROVENANCE["run_id"] and stored["probe_sha256"] == PROVENANCE["probe_sha256"]
+    assert stored["params"] == PROVENANCE["params"]  # what it ran with, for the dossier's command to run it again
     assert stored["schemas_sha256"] == schemas_digest() and envelope_problems(stored) == []
     assert stored_files(tmp_path) == ["health.json", "health.raw"]
     with open(str(tmp_path / "health.raw")) as handle:
