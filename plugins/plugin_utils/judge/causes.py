@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .model import Check
-from .rules import rule_list
+from .rules import IdPatterns, rule_list
 
 ROOT_STATUSES = ("fail", "error")
 CONSEQUENCE_STATUSES = ("fail", "error", "warn")
@@ -29,36 +29,27 @@ class Causes:
     """What each check id follows from, read from rules documents (the first document that names an id wins)."""
 
     def __init__(self, *documents: Any) -> None:
-        self.exact: Dict[str, Tuple[str, ...]] = {}
-        self.prefixes: List[Tuple[str, Tuple[str, ...]]] = []
-        self.suffixes: List[Tuple[str, Tuple[str, ...]]] = []
+        self.rules: Dict[str, Tuple[str, ...]] = {}
+        self.judge_checks: IdPatterns[Tuple[str, ...]] = IdPatterns()
         for document in documents:
-            entries: List[Any] = list(rule_list(document))
+            for rule in rule_list(document):
+                if isinstance(rule, Mapping) and isinstance(rule.get("id"), str):
+                    self.rules.setdefault(rule["id"], _follows(rule))
             judge_checks = document.get("judge_checks") if isinstance(document, Mapping) else None
-            entries.extend(judge_checks if isinstance(judge_checks, list) else [])
-            for entry in entries:
-                if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
-                    continue
-                follows = tuple(item for item in entry.get("follows") or () if isinstance(item, str) and item)
-                identifier = entry["id"]
-                if identifier.endswith(".*"):
-                    self.prefixes.append((identifier[:-1], follows))
-                elif identifier.startswith("*."):
-                    self.suffixes.append((identifier[1:], follows))
-                else:
-                    self.exact.setdefault(identifier, follows)
+            for entry in judge_checks if isinstance(judge_checks, list) else []:
+                if isinstance(entry, Mapping) and isinstance(entry.get("id"), str):
+                    self.judge_checks.add(entry["id"], _follows(entry))
 
     def of(self, check_id: str) -> Tuple[str, ...]:
         """The check ids a check follows from, in the order declared (the first failing one is named)."""
-        if check_id in self.exact:
-            return self.exact[check_id]
-        for prefix, follows in sorted(self.prefixes, key=lambda item: -len(item[0])):
-            if check_id.startswith(prefix) and len(check_id) > len(prefix):
-                return follows
-        for suffix, follows in self.suffixes:
-            if check_id.endswith(suffix) and len(check_id) > len(suffix):
-                return follows
-        return ()
+        if check_id in self.rules:
+            return self.rules[check_id]
+        found = self.judge_checks.find(check_id)
+        return found[2] if found is not None else ()
+
+
+def _follows(entry: Mapping[str, Any]) -> Tuple[str, ...]:
+    return tuple(item for item in entry.get("follows") or () if isinstance(item, str) and item)
 
 
 def _same_subject(root: Check, check: Check) -> bool:

@@ -12,7 +12,7 @@ import copy
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Tuple, TypeVar
 
 SEVERITIES = ("fail", "warn")
 RULE_KEYS = ("id", "probe", "check", "severity", "title", "action", "remedy", "params", "description", "enabled", "follows")
@@ -26,6 +26,7 @@ REQUIRED_RULE_KEYS = ("id", "probe", "check", "severity", "description")
 OVERRIDE_KEYS = ("severity", "params", "enabled")
 RULE_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 STATUS_RANK = {"pass": 0, "skip": 0, "warn": 1, "error": 2, "fail": 3}
+T = TypeVar("T")
 
 
 @dataclass
@@ -231,6 +232,37 @@ def _words_of(identifier: str) -> str:
     return ("%s: %s" % (head, tail) if tail else head).replace("_", " ")
 
 
+class IdPatterns(Generic[T]):
+    """Values by check id or judge_checks pattern: "fleet.*" names every id under a prefix, "*.probe_status" the same
+    check of every probe. An exact id wins, then the longest prefix, then a suffix; the first value added for a
+    pattern wins (the user's rules file before the default one)."""
+
+    def __init__(self) -> None:
+        self.exact: Dict[str, T] = {}
+        self.prefixes: List[Tuple[str, T]] = []
+        self.suffixes: List[Tuple[str, T]] = []
+
+    def add(self, identifier: str, value: T) -> None:
+        if identifier.endswith(".*"):
+            self.prefixes.append((identifier[:-1], value))
+        elif identifier.startswith("*."):
+            self.suffixes.append((identifier[1:], value))
+        else:
+            self.exact.setdefault(identifier, value)
+
+    def find(self, check_id: str) -> Optional[Tuple[str, str, T]]:
+        """("exact", "", value), ("prefix", the id after the prefix, value), ("suffix", the id before it, value) or None."""
+        if check_id in self.exact:
+            return "exact", "", self.exact[check_id]
+        for prefix, value in sorted(self.prefixes, key=lambda item: -len(item[0])):
+            if check_id.startswith(prefix) and len(check_id) > len(prefix):
+                return "prefix", check_id[len(prefix):], value
+        for suffix, value in self.suffixes:
+            if check_id.endswith(suffix) and len(check_id) > len(suffix):
+                return "suffix", check_id[:-len(suffix)], value
+        return None
+
+
 class CheckTexts:
     """Titles, remedies and actions of the rules, of the judge's own checks (judge_checks) and of metrics (titles).
 
@@ -241,9 +273,7 @@ class CheckTexts:
 
     def __init__(self, *documents: Any) -> None:
         self.rules: Dict[str, CheckText] = {}
-        self.exact: Dict[str, CheckText] = {}
-        self.prefixes: List[Tuple[str, CheckText]] = []
-        self.suffixes: List[Tuple[str, CheckText]] = []
+        self.judge_checks: IdPatterns[CheckText] = IdPatterns()
         self.titles: Dict[str, str] = {}
         for document in documents:
             for rule in rule_list(document):
@@ -254,13 +284,7 @@ class CheckTexts:
             for entry in entries if isinstance(entries, list) else []:
                 if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
                     continue
-                text, identifier = self._text(entry, entry["id"]), entry["id"]
-                if identifier.endswith(".*"):
-                    self.prefixes.append((identifier[:-1], text))
-                elif identifier.startswith("*."):
-                    self.suffixes.append((identifier[1:], text))
-                else:
-                    self.exact.setdefault(identifier, text)
+                self.judge_checks.add(entry["id"], self._text(entry, entry["id"]))
             titles = document.get("titles") if isinstance(document, Mapping) else None
             for key, title in (titles.items() if isinstance(titles, Mapping) else ()):
                 if isinstance(title, str) and title.strip():
@@ -284,12 +308,12 @@ class CheckTexts:
         title with the pattern's); an id nothing names is its own words, with no remedy."""
         if check_id in self.rules:
             return self.rules[check_id]
-        if check_id in self.exact:
-            return self.exact[check_id]
-        for prefix, text in sorted(self.prefixes, key=lambda item: -len(item[0])):
-            if check_id.startswith(prefix) and len(check_id) > len(prefix):
-                return CheckText("%s (%s)" % (self.title_of(check_id[len(prefix):]), text.title), text.remedy, text.action)
-        for suffix, text in self.suffixes:
-            if check_id.endswith(suffix) and len(check_id) > len(suffix):
-                return CheckText("%s %s" % (check_id[:-len(suffix)], text.title), text.remedy, text.action)
-        return CheckText(_words_of(check_id))
+        found = self.judge_checks.find(check_id)
+        if found is None:
+            return CheckText(_words_of(check_id))
+        kind, rest, text = found
+        if kind == "prefix":
+            return CheckText("%s (%s)" % (self.title_of(rest), text.title), text.remedy, text.action)
+        if kind == "suffix":
+            return CheckText("%s %s" % (rest, text.title), text.remedy, text.action)
+        return text

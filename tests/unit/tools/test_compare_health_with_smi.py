@@ -1,23 +1,15 @@
 """tools/compare_health_with_smi.py against a 2-GPU H200 `nvidia-smi -q -x` (driver 580 style) and health.json."""
 import copy
-import importlib.util
 import json
 import os
 
 import pytest
 
-TOOL_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools",
-                                         "compare_health_with_smi.py"))
+from tool_module import load_tool
 
 
-def _load_tool():
-    spec = importlib.util.spec_from_file_location("compare_health_with_smi", TOOL_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
-
-tool = _load_tool()
+tool = load_tool("compare_health_with_smi")
 
 GPU_XML = """
 \t<gpu id="00000000:00:{device:02X}.0">

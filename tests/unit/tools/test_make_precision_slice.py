@@ -1,24 +1,17 @@
 """tools/make_precision_slice.py: the committed slice is what the tool makes from the installed package, byte for byte,
 and each of its rows is the source's row; the tool refuses a missing package, another file, another licence."""
-import importlib.util
 import os
 import struct
 
 import pytest
 
+from tool_module import load_tool
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-TOOL_PATH = os.path.join(ROOT, "tools", "make_precision_slice.py")
 SHIPPED = os.path.join(ROOT, "probes", "probelib", "precision", "data")
 
 
-def _load_tool():
-    spec = importlib.util.spec_from_file_location("make_precision_slice", TOOL_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _load_tool()
+tool = load_tool("make_precision_slice")
 
 
 def package_model():
