@@ -81,7 +81,7 @@ def card_licence(card_path: str) -> str:
     for line in lines[1:]:
         if line.strip() == "---":
             break
-        key, _, value = line.partition(":")
+        key, unused_separator, value = line.partition(":")
         if key.strip() == "license":
             return value.strip()
     raise SliceRefused("%s declares no license in its front matter" % card_path)
@@ -157,8 +157,8 @@ def make_slice(out_dir: str) -> Dict[str, Any]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="make_precision_slice.py", description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("--out-dir", default=SHIPPED_DIR, help="where to write the slice and its manifest "
-                                                              "(default: %(default)s)")
+    parser.add_argument("--out-dir", default=SHIPPED_DIR,
+                        help="where to write the slice and its manifest (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         manifest = make_slice(args.out_dir)

@@ -737,7 +737,8 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
 
     Paths: <run_dir>/<host.dir_name>/dossier.html and .md, and measurements.html and .md (every value of its results),
     for every host of the returned run; <run_dir>/index.html and .md; with a judgement also <run_dir>/fleet.json,
-    junit.xml and gpufleet.prom. A judged host that has no results on disk is rendered too (as a host without results); previous_run_id, when given, overrides judgement.previous_run_id.
+    junit.xml and gpufleet.prom. A judged host that has no results on disk is rendered too (as a host without results);
+    previous_run_id, when given, overrides judgement.previous_run_id.
 
     A host whose dossier or index row raises while rendered or written is shown in error with the exception (its
     entry in run.hosts and in judgement.hosts is replaced, so the caller sees it too) and every other host and the

@@ -432,9 +432,9 @@ def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
         if nvlink is MISSING:
             return None
         if in_vm and _none_supported(nvlink):
-            return make_check(rule, host, "skip", "%s: %s, in a virtual machine (%s): the hypervisor does not expose NVLink to "
-                              "this guest, so the links are not judged here" % (gpu_label(gpu), _nvlink_words(nvlink),
-                                                                                 shape.platform_evidence), gpu, unit="links")
+            words = "%s: %s, in a virtual machine (%s): the hypervisor does not expose NVLink to this guest, so the links are " \
+                "not judged here" % (gpu_label(gpu), _nvlink_words(nvlink), shape.platform_evidence)
+            return make_check(rule, host, "skip", words, gpu, unit="links")
         if is_unavailable(nvlink) and expected == 0:
             return make_check(rule, host, "pass", "%s: no NVLink, as expected (%s: 0)" % (gpu_label(gpu), source), gpu,
                               value=0, unit="links", reference=0, reference_source=source, threshold="== 0")

