@@ -31,7 +31,11 @@ for run in $(seq 1 "${RUNS:-1}"); do
 done
 .venv/bin/python -m pip list 2>/dev/null | grep -i -E "ansible|nvidia|jsonschema" >>"$out/env.txt"
 if [ $# -gt 0 ]; then
-  python3 -m pip install -q --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+  wheels=()
+  for wheel in .whl/*.whl; do
+    case "$(basename "$wheel")" in pip-*|setuptools-*) ;; *) wheels+=("$wheel") ;; esac
+  done
+  python3 -m pip install -q --no-deps --no-compile --no-cache-dir --target /tmp/site "${wheels[@]}"
   PYTHONPATH=/tmp/site python3 -m pytest -q -p no:cacheprovider -m gpu "$@" >"$out/pytest_gpu.txt" 2>&1
   echo "pytest -m gpu rc=$?" | tee -a "$out/summary.txt"
   tail -n 15 "$out/pytest_gpu.txt"
