@@ -78,7 +78,7 @@ def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], shape: M
         return [_host_check(check_id, host, probe, "warn", "the %s probe is partial: %s%s" % (
             probe, reason, "; sections that failed: %s" % sections if sections else ""), value=status)]
     if status == "unavailable":
-        return [_unavailable_check(host, probe, reason, shape, envelope, catalogue)]
+        return [_unavailable_check(host, probe, reason, shape, envelope, catalogue, (health_data or {}).get("gpus"))]
     if status != "ok":
         return [_host_check(check_id, host, probe, "error", "the %s probe returned an unknown status %r: %s" % (probe, status, reason),
                             value=status)]
@@ -92,7 +92,7 @@ MISSING_PART_REMEDY = "Provide what the reason names (the NVIDIA driver, nvidia-
 
 
 def _unavailable_check(host: str, probe: str, reason: str, shape: MachineShape, envelope: Mapping[str, Any],
-                       catalogue: ProbeCatalogue) -> Check:
+                       catalogue: ProbeCatalogue, health_gpus: Any = None) -> Check:
     """A probe that could not run because what it measures is absent: skip where the host should not have it (too few
     GPUs, none at all), warn for a probe that judges nothing, fail where the host should have the GPUs it needs."""
     check_id = "%s.probe_status" % probe
@@ -101,6 +101,12 @@ def _unavailable_check(host: str, probe: str, reason: str, shape: MachineShape, 
     needed = catalogue.min_gpus.get(probe, 1)
     fields: Dict[str, Any] = {"value": "unavailable"}
     counted = dict(fields, reference=expected, reference_source=source) if expected is not None else fields
+    visible = len(health_gpus) if isinstance(health_gpus, list) else None
+    if expected is not None and expected >= needed and visible is not None and visible < needed and needed > 1:
+        # the missing GPUs are the health checks' finding (gpus_on_bus, gpus_on_board, gpu_count): not a second row
+        return _host_check(check_id, host, probe, "skip", "the %s probe needs at least %d GPUs and only %d of the %d this host "
+                           "should have (%s) %s visible: the health checks say why the others are missing; %s" % (
+                               probe, needed, visible, expected, source, "is" if visible == 1 else "are", reason), **counted)
     if expected is not None and expected < needed:
         if expected == 0:
             words = "the %s probe could not run here, and none is expected: %s: %s" % (probe, source, reason)

@@ -425,7 +425,9 @@ def nvlink_active(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
         host_gpus, host_gpus_source = len(gpus), "the GPUs NVML lists (no expected count is set)"
 
     shape = getattr(context, "machine", None)
-    in_vm = getattr(shape, "platform", None) == "vm"
+    nvswitches = dig(data, "machine", "pci_nvswitch_count")
+    # a VM given NVSwitches has a fabric to reach: there an NVML that offers no link is a finding, not the hypervisor
+    in_vm = getattr(shape, "in_vm", False) and not (isinstance(nvswitches, int) and nvswitches > 0)
 
     def judge(gpu: Dict[str, Any]) -> Optional[Check]:
         nvlink = gpu.get("nvlink", MISSING)

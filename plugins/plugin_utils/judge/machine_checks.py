@@ -9,10 +9,9 @@ from typing import Any, Dict, List, Optional
 
 from ..result_fields import MISSING, dig, is_unavailable
 from .check_helpers import make_check, unavailable_check
-from .machine_shape import MachineShape, machine_shape
+from .machine_shape import NVIDIA_DRIVER, MachineShape, machine_shape
 from .model import Check
 
-NVIDIA_DRIVER = "nvidia"
 SLICE_REMEDY = ("Nothing to fix when the slice is as it was bought; if this host should have more GPUs, ask for them to be "
                 "passed through (or set params.expected in the inventory's rule overrides).")
 
@@ -27,15 +26,22 @@ def _shape(data: Dict[str, Any], context: Any) -> MachineShape:
 
 
 def _cuda_uuids(data: Dict[str, Any]) -> Optional[List[str]]:
-    """The UUIDs CUDA listed in the health probe's fresh process, when it initialised and CUDA_VISIBLE_DEVICES hid
-    nothing; None when that cannot be told."""
+    """The GPU UUIDs CUDA listed in the health probe's fresh process; None when that cannot be told: CUDA did not
+    initialise, CUDA_VISIBLE_DEVICES chose the devices, MIG is on (CUDA lists MIG instances, not GPUs), or a device
+    came without a GPU UUID."""
     init = data.get("cuda_init")
     if not isinstance(init, dict) or not init.get("ok") or not isinstance(init.get("devices"), list):
         return None
     environment = dig(data, "platform", "relevant_environment")
     if isinstance(environment, dict) and "CUDA_VISIBLE_DEVICES" in environment:
         return None
-    return [device.get("uuid") for device in init["devices"] if isinstance(device, dict)]
+    gpus = data.get("gpus")
+    if isinstance(gpus, list) and any(isinstance(gpu, dict) and dig(gpu, "mig_mode", "current") == "enabled" for gpu in gpus):
+        return None
+    uuids = [device.get("uuid") if isinstance(device, dict) else None for device in init["devices"]]
+    if not all(isinstance(uuid, str) and uuid.startswith("GPU-") for uuid in uuids):
+        return None
+    return uuids
 
 
 def _gpu_words(gpu: Dict[str, Any]) -> str:
@@ -55,9 +61,10 @@ def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
     shape = _shape(data, context)
     bus = shape.bus_gpus
     if bus is None:
-        return [unavailable_check(rule, host, "the NVIDIA GPUs on the PCI bus", dig(data, "machine", "pci_gpus")
-                                  if is_unavailable(dig(data, "machine", "pci_gpus")) else {"unavailable": "not recorded"},
-                                  status="error")]
+        found = dig(data, "machine", "pci_gpus")
+        why = found["unavailable"] if is_unavailable(found) else "not recorded as a list"
+        return [make_check(rule, host, "skip", "the NVIDIA GPUs on the PCI bus could not be read, so they were not compared "
+                           "with NVML's (the expected count falls back to the SKU's board): %s" % why)]
     nvml_gpus = data.get("gpus")
     nvml_usable = isinstance(nvml_gpus, list)
     by_index = {gpu.get("index"): gpu for gpu in nvml_gpus if isinstance(gpu, dict)} if nvml_usable else {}

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ..result_fields import MISSING, dig, is_unavailable
 
 VM_MODES = ("pass_through", "vgpu")
+NVIDIA_DRIVER = "nvidia"
 # A GPU bound to one of these drivers is deliberately not the host's own: it is handed to virtual machines.
 PASSED_ON_DRIVERS = ("vfio-pci", "pci-stub")
 
@@ -41,6 +42,7 @@ class MachineShape:
     note: str = ""
     passed_on: List[Dict[str, Any]] = field(default_factory=list)
     not_given: List[Dict[str, Any]] = field(default_factory=list)
+    in_vm: bool = False
 
     @property
     def is_slice(self) -> bool:
@@ -53,25 +55,33 @@ def _virtualization_modes(gpus: Any) -> List[str]:
     return [gpu["virtualization_mode"] for gpu in gpus if isinstance(gpu, dict) and isinstance(gpu.get("virtualization_mode"), str)]
 
 
-def platform_of(health: Mapping[str, Any]) -> Tuple[str, str]:
-    """(platform, the evidence in words) from the health data."""
-    modes = _virtualization_modes(health.get("gpus"))
-    vm_modes = sorted(set(mode for mode in modes if mode in VM_MODES))
-    hypervisor = dig(health, "machine", "cpu_hypervisor_flag")
-    in_container = dig(health, "platform", "container", "in_container")
+def in_virtual_machine(health: Mapping[str, Any]) -> Tuple[bool, str]:
+    """(whether the host is a virtual machine, the evidence in words)."""
+    vm_modes = sorted(set(mode for mode in _virtualization_modes(health.get("gpus")) if mode in VM_MODES))
     words = []
     if vm_modes:
         words.append("NVML virtualization mode %s" % ", ".join(mode.replace("_", "-") for mode in vm_modes))
-    if hypervisor is True:
+    if dig(health, "machine", "cpu_hypervisor_flag") is True:
         words.append("the CPU's hypervisor flag is set")
-    product = _dmi_words(health)
-    if vm_modes or hypervisor is True:
-        return "vm", "%s%s" % ("; ".join(words), product)
-    if in_container is True:
-        return "container", "a container (%s), not in a virtual machine" % ", ".join(dig(health, "platform", "container", "hints") or [])
+    return bool(words), "; ".join(words) + _dmi_words(health) if words else ""
+
+
+def platform_of(health: Mapping[str, Any]) -> Tuple[str, str]:
+    """(platform, the evidence in words) from the health data: a container (in a VM or not) is judged by what it was
+    given, a VM by its own bus."""
+    modes = _virtualization_modes(health.get("gpus"))
+    hypervisor = dig(health, "machine", "cpu_hypervisor_flag")
+    vm, vm_words = in_virtual_machine(health)
+    if dig(health, "platform", "container", "in_container") is True:
+        hints = dig(health, "platform", "container", "hints")
+        hints_words = ", ".join(str(hint) for hint in hints) if isinstance(hints, list) else ""
+        return "container", "a container (%s)%s" % (hints_words or "hints recorded", ", in a virtual machine (%s)" % vm_words
+                                                     if vm else "")
+    if vm:
+        return "vm", vm_words
     if hypervisor is False:
         return "bare_metal", "bare metal: no hypervisor flag%s%s" % (
-            ", NVML virtualization mode %s" % ", ".join(sorted(set(modes))).replace("_", "-") if modes else "", product)
+            ", NVML virtualization mode %s" % ", ".join(sorted(set(modes))).replace("_", "-") if modes else "", _dmi_words(health))
     return "unknown", "not known whether this is a virtual machine (the CPU's hypervisor flag was not recorded)"
 
 
@@ -91,14 +101,14 @@ def _bus(health: Mapping[str, Any]) -> Optional[List[Dict[str, Any]]]:
 
 
 def _given_to_container(health: Mapping[str, Any], bus: List[Dict[str, Any]]) -> Optional[List[Dict[str, Any]]]:
-    """The bus GPUs whose /dev/nvidiaN node the container has; None when the minors are not known."""
+    """The bus GPUs this container was given: NVML lists them, or their /dev/nvidiaN node is in the container (the
+    container runtime hides the /proc/driver/nvidia entry of a GPU it did not give, so an unknown minor is not one).
+    None when the container's device nodes are not known."""
     minors = dig(health, "device_nodes", "gpu_node_minors")
     if not isinstance(minors, list):
         return None
-    known = [gpu for gpu in bus if isinstance(gpu.get("device_minor"), int)]
-    if len(known) != len([gpu for gpu in bus if gpu.get("driver") == "nvidia"]):
-        return None
-    return [gpu for gpu in bus if gpu.get("device_minor") in minors or gpu.get("in_nvml") is True]
+    return [gpu for gpu in bus if gpu.get("in_nvml") is True or (
+        isinstance(gpu.get("device_minor"), int) and not isinstance(gpu.get("device_minor"), bool) and gpu["device_minor"] in minors)]
 
 
 def _plural(count: int) -> str:
@@ -120,9 +130,13 @@ def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mappin
         if given is not None:
             not_given = [gpu for gpu in own if gpu not in given]
             own = given
+        vm, vm_words = in_virtual_machine(health)
+        if vm and not not_given:
+            platform, evidence = "vm", vm_words  # a container given every GPU of its VM: the VM's slice is what counts
     per_node = (baseline or {}).get("gpus_per_node")
     sku_source = "baselines/%s.yaml gpus_per_node" % (baseline or {}).get("id") if per_node is not None else ""
-    shape = dict(platform=platform, platform_evidence=evidence, bus_gpus=own, passed_on=passed_on, not_given=not_given)
+    shape = dict(platform=platform, platform_evidence=evidence, bus_gpus=own, passed_on=passed_on, not_given=not_given,
+                 in_vm=in_virtual_machine(health)[0])
     if override is not None:
         return MachineShape(expected_gpus=override[0], expected_source=override[1], **shape)
     if own is None:
@@ -141,13 +155,18 @@ def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mappin
         return MachineShape(expected_gpus=on_bus, expected_source=bus_words, note=note, **shape)
     if platform == "container":
         words = "the %s this container was given (its /dev/nvidiaN nodes)" % _plural(on_bus)
+        if not on_bus:
+            words = "no NVIDIA GPU on this host's PCI bus" if not not_given else "no GPU given to this container (%d on the " \
+                "host's PCI bus)" % len(not_given)
         note = ""
         if per_node is not None and on_bus != per_node:
             note = "not the %d of the SKU's board (%s): %s" % (per_node, sku_source, evidence)
         return MachineShape(expected_gpus=on_bus, expected_source=words, note=note, **shape)
     if per_node is not None:
-        return MachineShape(expected_gpus=per_node, expected_source="%s (%s)" % (
-            sku_source, "bare metal" if platform == "bare_metal" else "not known to be a VM"), **shape)
+        handed = "; less the %d bound to %s, handed to virtual machines" % (len(passed_on), ", ".join(
+            sorted(set(str(gpu.get("driver")) for gpu in passed_on)))) if passed_on else ""
+        return MachineShape(expected_gpus=max(per_node - len(passed_on), 0), expected_source="%s (%s%s)" % (
+            sku_source, "bare metal" if platform == "bare_metal" else "not known to be a VM", handed), **shape)
     if not on_bus:
         return MachineShape(expected_gpus=0, expected_source=bus_words, **shape)
     return MachineShape(expected_gpus=on_bus, expected_source="%s (the SKU sets no gpus_per_node)" % bus_words, **shape)

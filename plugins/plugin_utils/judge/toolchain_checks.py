@@ -50,6 +50,10 @@ def cuda_short_of_host(host: str, entry: Dict[str, Any], rule: Dict[str, Any], c
     count = details.get("cuda_device_count")
     if not _is_count(expected) or not _is_count(count) or count >= expected:
         return []
+    listed = (getattr(context, "host_data", None) or {}).get("health", {})
+    nvml_gpus = listed.get("gpus") if isinstance(listed, dict) else None
+    if isinstance(nvml_gpus, list) and len(nvml_gpus) < expected and count >= len(nvml_gpus):
+        return []  # CUDA sees what NVML sees: the GPUs missing from both are health.gpu_count's finding
     visible = details.get("cuda_visible_devices")
     source = getattr(context, "expected_gpus_source", "") or "the host's expected GPU count"
     reason = ("CUDA sees %d of the %d GPU(s) this host should have (%s) — %s. Remedy: unset CUDA_VISIBLE_DEVICES or "

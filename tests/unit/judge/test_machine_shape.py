@@ -194,13 +194,76 @@ def test_a_bare_metal_sxm_board_with_inactive_links_still_fails(tmp_path):
 
 def test_a_passthrough_vm_whose_nvml_does_not_list_its_gpu_is_told_to_restart_not_to_reseat(tmp_path):
     envelope = health(tmp_path, [(RIG_ADDRESS, "nvidia", 0), ("0000:00:07.0", "nvidia", 1)], [RIG_ADDRESS], mode="pass_through",
-                      links="not_supported", hypervisor=True)
+                      links="not_supported", hypervisor=True, nvswitches=0)
     verdict = judge({"health": envelope})
     root = one(verdict, "health.gpus_on_bus")
     assert root.status == "fail" and "0000:00:07.0" in root.reason and "restart the virtual machine" in root.reason
     assert one(verdict, "health.gpu_count").because == "health.gpus_on_bus"
+    assert len(verdict.reasons) == 1, verdict.reasons
     action = host_action(verdict, TEXTS)
-    assert action["action"] == "reboot" and "RMA" not in action["action"] and "cannot reseat" in action["remedy"]
+    assert action["action"] == "reboot" and "cannot reseat" in action["remedy"]
+
+
+def test_a_vm_given_nvswitches_is_judged_on_its_nvlinks(tmp_path):
+    """Links a VM's NVML does not offer are the hypervisor's choice, unless the VM was given the NVSwitch fabric."""
+    addresses = ["0000:00:%02x.0" % slot for slot in range(6, 8)]
+    bus = [(address, "nvidia", minor) for minor, address in enumerate(addresses)]
+    plain = judge({"health": health(tmp_path / "plain", bus, addresses, mode="pass_through", links="not_supported",
+                                    hypervisor=True, nvswitches=0)})
+    assert {check.status for check in checks_of(plain, "health.nvlink_active")} == {"skip"}
+    fabric = judge({"health": health(tmp_path / "fabric", bus, addresses, mode="pass_through", links="not_supported",
+                                     hypervisor=True, nvswitches=4)})
+    assert {check.status for check in checks_of(fabric, "health.nvlink_active")} == {"fail"}
+
+
+def test_gpus_bound_to_vfio_on_a_hypervisor_host_are_not_missing(tmp_path):
+    bus = [(address, "nvidia", minor) for minor, address in enumerate(HGX_ADDRESSES[:6])]
+    bus += [(address, "vfio-pci", None) for address in HGX_ADDRESSES[6:]]
+    verdict = judge({"health": health(tmp_path, bus, list(HGX_ADDRESSES[:6]), nodes=list(range(6)))})
+    assert verdict.verdict == "pass", verdict.reasons
+    assert "2 more bound to vfio-pci (handed to virtual machines" in one(verdict, "health.gpus_on_bus").reason
+    count = one(verdict, "health.gpu_count")
+    assert (count.value, count.reference) == (6, 6) and "less the 2 bound to vfio-pci" in count.reference_source
+
+
+def test_a_container_whose_runtime_hides_the_other_gpus_proc_entries(tmp_path):
+    """nvidia-container-toolkit hides /proc/driver/nvidia/gpus/<address> of the GPUs a container was not given."""
+    bus = [(address, "nvidia", minor if minor < 2 else None) for minor, address in enumerate(HGX_ADDRESSES)]
+    verdict = judge({"health": health(tmp_path, bus, list(HGX_ADDRESSES[:2]), container=True, nodes=[0, 1])})
+    assert verdict.verdict == "pass", verdict.reasons
+    assert one(verdict, "health.gpu_count").reference == 2
+
+
+def test_a_container_in_a_vm_given_one_of_its_gpus(tmp_path):
+    addresses = ["0000:00:%02x.0" % slot for slot in range(6, 14)]
+    bus = [(address, "nvidia", None) for address in addresses]
+    verdict = judge({"health": health(tmp_path, bus, addresses[:1], mode="pass_through", links="not_supported",
+                                      hypervisor=True, container=True, nodes=[0], nvswitches=0)})
+    assert verdict.verdict == "pass", verdict.reasons
+    count = one(verdict, "health.gpu_count")
+    assert count.reference == 1 and "this container was given" in count.reference_source
+
+
+def test_no_gpu_uuid_from_cuda_or_mig_is_not_a_missing_gpu(tmp_path):
+    envelope = hgx(tmp_path)
+    for device in envelope["data"]["cuda_init"]["devices"]:
+        device["uuid"] = None
+    assert one(judge({"health": envelope}), "health.gpus_on_bus").status == "pass"
+    envelope = hgx(tmp_path / "mig")
+    for gpu in envelope["data"]["gpus"]:
+        gpu["mig_mode"] = {"current": "enabled", "pending": "enabled"}
+    for index, device in enumerate(envelope["data"]["cuda_init"]["devices"]):
+        device["uuid"] = "MIG-%08d-0000-0000-0000-000000000000" % index
+    assert one(judge({"health": envelope}), "health.gpus_on_bus").status == "pass"
+
+
+def test_an_unreadable_bus_is_a_skip_that_says_why(tmp_path):
+    envelope = hgx(tmp_path)
+    envelope["data"]["machine"]["pci_gpus"] = {"unavailable": "the PCI bus in /sys could not be read: PermissionError"}
+    verdict = judge({"health": envelope})
+    on_bus = one(verdict, "health.gpus_on_bus")
+    assert on_bus.status == "skip" and "PermissionError" in on_bus.reason
+    assert verdict.verdict == "pass", verdict.reasons
 
 
 def test_a_pcie_sku_without_gpus_per_node_is_judged_against_the_bus(tmp_path):
