@@ -75,8 +75,8 @@ def platform_of(health: Mapping[str, Any]) -> Tuple[str, str]:
     if dig(health, "platform", "container", "in_container") is True:
         hints = dig(health, "platform", "container", "hints")
         hints_words = ", ".join(str(hint) for hint in hints) if isinstance(hints, list) else ""
-        return "container", "a container (%s)%s" % (hints_words or "hints recorded", ", in a virtual machine (%s)" % vm_words
-                                                     if vm else "")
+        in_vm = ", in a virtual machine (%s)" % vm_words if vm else ""
+        return "container", "a container (%s)%s" % (hints_words or "hints recorded", in_vm)
     if vm:
         return "vm", vm_words
     if hypervisor is False:
