@@ -104,7 +104,7 @@ def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
     extra = []
     if shape.passed_on:
         extra.append("%d more bound to %s (handed to virtual machines, not judged here)" % (
-            len(shape.passed_on), ", ".join(sorted(set(str(gpu.get("driver")) for gpu in shape.passed_on)))))
+            len(shape.passed_on), shape.passed_on_drivers))
     if shape.not_given:
         extra.append("%d more on the bus that this container was not given" % len(shape.not_given))
     if not bus:

@@ -45,8 +45,18 @@ class MachineShape:
     in_vm: bool = False
 
     @property
+    def passed_on_drivers(self) -> str:
+        """The drivers the GPUs handed to virtual machines are bound to, in words ("vfio-pci")."""
+        return drivers_of(self.passed_on)
+
+    @property
     def is_slice(self) -> bool:
         return self.platform in ("vm", "container")
+
+
+def drivers_of(gpus: List[Dict[str, Any]]) -> str:
+    """The drivers some bus GPUs are bound to, in words ("vfio-pci")."""
+    return ", ".join(sorted(set(str(gpu.get("driver")) for gpu in gpus)))
 
 
 def _virtualization_modes(gpus: Any) -> List[str]:
@@ -66,12 +76,11 @@ def in_virtual_machine(health: Mapping[str, Any]) -> Tuple[bool, str]:
     return bool(words), "; ".join(words) + _dmi_words(health) if words else ""
 
 
-def platform_of(health: Mapping[str, Any]) -> Tuple[str, str]:
-    """(platform, the evidence in words) from the health data: a container (in a VM or not) is judged by what it was
-    given, a VM by its own bus."""
+def platform_of(health: Mapping[str, Any], vm: bool, vm_words: str) -> Tuple[str, str]:
+    """(platform, the evidence in words) from the health data and in_virtual_machine's answer: a container (in a VM or
+    not) is judged by what it was given, a VM by its own bus."""
     modes = _virtualization_modes(health.get("gpus"))
     hypervisor = dig(health, "machine", "cpu_hypervisor_flag")
-    vm, vm_words = in_virtual_machine(health)
     if dig(health, "platform", "container", "in_container") is True:
         hints = dig(health, "platform", "container", "hints")
         hints_words = ", ".join(str(hint) for hint in hints) if isinstance(hints, list) else ""
@@ -120,7 +129,8 @@ def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mappin
     """The host's shape. health: the health probe's data (None when there is none); baseline: its SKU's baseline;
     override: (expected count, its source in words) from the inventory's rule override."""
     health = health or {}
-    platform, evidence = platform_of(health)
+    vm, vm_words = in_virtual_machine(health)
+    platform, evidence = platform_of(health, vm, vm_words)
     bus = _bus(health)
     passed_on = [gpu for gpu in bus or [] if gpu.get("driver") in PASSED_ON_DRIVERS]
     own = [gpu for gpu in bus or [] if gpu.get("driver") not in PASSED_ON_DRIVERS] if bus is not None else None
@@ -130,13 +140,12 @@ def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mappin
         if given is not None:
             not_given = [gpu for gpu in own if gpu not in given]
             own = given
-        vm, vm_words = in_virtual_machine(health)
         if vm and not not_given:
             platform, evidence = "vm", vm_words  # a container given every GPU of its VM: the VM's slice is what counts
     per_node = (baseline or {}).get("gpus_per_node")
     sku_source = "baselines/%s.yaml gpus_per_node" % (baseline or {}).get("id") if per_node is not None else ""
     shape = dict(platform=platform, platform_evidence=evidence, bus_gpus=own, passed_on=passed_on, not_given=not_given,
-                 in_vm=in_virtual_machine(health)[0])
+                 in_vm=vm)
     if override is not None:
         return MachineShape(expected_gpus=override[0], expected_source=override[1], **shape)
     if own is None:
@@ -163,8 +172,8 @@ def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mappin
             note = "not the %d of the SKU's board (%s): %s" % (per_node, sku_source, evidence)
         return MachineShape(expected_gpus=on_bus, expected_source=words, note=note, **shape)
     if per_node is not None:
-        handed = "; less the %d bound to %s, handed to virtual machines" % (len(passed_on), ", ".join(
-            sorted(set(str(gpu.get("driver")) for gpu in passed_on)))) if passed_on else ""
+        handed = "; less the %d bound to %s, handed to virtual machines" % (len(passed_on), drivers_of(passed_on)) \
+            if passed_on else ""
         return MachineShape(expected_gpus=max(per_node - len(passed_on), 0), expected_source="%s (%s%s)" % (
             sku_source, "bare metal" if platform == "bare_metal" else "not known to be a VM", handed), **shape)
     if not on_bus:
