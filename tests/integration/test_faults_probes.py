@@ -137,3 +137,20 @@ def test_a_missing_interpreter_on_one_host_is_an_error_naming_the_variable_to_se
         assert envelope["status"] == "error", envelope
         assert "the interpreter %r does not exist on this host; set gpufleet_python" % missing in envelope["reason"]
     runs.assert_reported_as(run_dir, victim, "error", "the interpreter %r does not exist on this host" % missing)
+
+
+def test_hosts_that_report_the_same_gpus_are_flagged_and_none_of_them_passes(netns_fleet, tmp_path):
+    """Three hosts whose health results carry the same GPU UUIDs and serials (aliases of one machine, or a copied
+    result): each is failed by fleet.same_gpus naming the others, in fleet.json, the index and the run's summary."""
+    fleet, run_dir, code, output = run_with_fault(
+        netns_fleet, tmp_path, "fxsame", ["recorded_gpus"] * 3, hosts=4,
+        extra_vars={"gpufleet_rule_overrides": {"health.gpu_count": {"params": {"expected": 2}}}})
+    own, aliases = fleet.names[0], sorted(fleet.names[1:])
+    assert code == 0, output
+    runs.assert_validated(run_dir, own)
+    assert "fleet.same_gpus" not in str(runs.fleet_host(run_dir, own)["reasons"])
+    for host in aliases:
+        entry = runs.assert_reported_as(run_dir, host, "fail", "these hosts report the same GPUs: an inventory alias or a copied "
+                                        "result: %s share uuid GPU-" % ", ".join(aliases))
+        assert entry["reasons"][0].startswith("fleet.same_gpus: "), entry["reasons"]
+        assert "%s: fail - fleet.same_gpus: these hosts report the same GPUs" % host in output, output

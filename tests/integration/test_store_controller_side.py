@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import time
+import zlib
 
 import pytest
 import yaml
@@ -33,9 +34,14 @@ with open(os.path.join(ROOT, "baselines", "rtx-pro-6000-blackwell.yaml"), encodi
 
 
 def health(run_id, host):
+    """The recorded result as host's own: its GPUs get UUIDs and serials of their own (one machine is one host)."""
     with open(HEALTH_OK, encoding="utf-8") as handle:
         envelope = json.load(handle)
     envelope.update(run_id=run_id, host=host)
+    machine = zlib.crc32(host.encode("utf-8"))
+    for gpu in envelope["data"]["gpus"]:
+        gpu["uuid"] = "GPU-%08x-%s" % (machine, gpu["uuid"][13:])
+        gpu["serial"] = "%010d%03d" % (machine, gpu["index"])
     return envelope
 
 

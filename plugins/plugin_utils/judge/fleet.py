@@ -13,6 +13,7 @@ from ..number_format import format_number, format_quantity
 from ..result_fields import dig
 from .causes import Causes, consequences_of, fold_consequences, root_causes
 from .check_helpers import gpu_label, param_source
+from .identity_checks import gpu_identities, same_gpu_checks
 from .machine_shape import MachineShape, machine_shape
 from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
@@ -464,6 +465,8 @@ class _HostJudgement:
     settings: List[Setting] = field(default_factory=list)
     # {probe: its envelope's status and reason}: what gpu_measured_check reads, kept instead of the envelopes
     outcomes: Dict[str, Any] = field(default_factory=dict)
+    # the GPUs it reports, by UUID and serial (identity_checks.gpu_identities)
+    gpu_identities: set = field(default_factory=set)
 
 
 def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
@@ -507,8 +510,9 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
     settings = [setting for probe in sorted(envelopes) for setting in catalogue.probe_settings(probe, _data(envelopes[probe]))]
     outcomes = {probe: {"status": envelope.get("status"), "reason": envelope.get("reason")} if isinstance(envelope, Mapping)
                 else envelope for probe, envelope in envelopes.items()}
+    identities = gpu_identities(health_data, (metric.gpu_uuid for unused_host, unused_probe, unused_group, metric in samples))
     return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples, host_group, settings,
-                          outcomes)
+                          outcomes, identities)
 
 
 RunEach = Callable[[int, Callable[[int], Any]], Mapping[int, Any]]
@@ -592,6 +596,9 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     fleet_checks, statistics = _fleet_checks(samples, options)
     minorities = fleet_minorities({name: (judged[name].group, judged[name].settings) for name in reached})
     for name, found in minority_checks(minorities).items():
+        fleet_checks.setdefault(name, []).extend(found)
+    identities = {name: judged[name].gpu_identities for name in reached}
+    for name, found in same_gpu_checks(identities, {name: hosts[name].get("groups") or [] for name in reached}).items():
         fleet_checks.setdefault(name, []).extend(found)
     unmatched, empty = _unmatched(tally, reached)
     for name in reached:

@@ -15,6 +15,8 @@ host's other probes run for real and the test sees the play go on for them. Faul
     garbage       prints bytes that are no JSON on stdout and writes no --out file
     garbage_file  prints noise on stdout and writes text that is no JSON into the --out file
     schema        writes a well-formed envelope with status ok whose data breaks the health schema
+    recorded_gpus writes the 2-GPU H200 rig's recorded health data (tests/fixtures) as its own: every host with this
+                  fault reports the same GPU UUIDs and serials, like inventory aliases of one machine or copied results
 
 ``missing_interpreter(folder)`` is the path of an interpreter that does not exist. Standard library only; nothing
 here runs a shell.
@@ -31,7 +33,7 @@ import sys
 import time
 
 TARGET_PROBE = "health"
-FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema")
+FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema", "recorded_gpus")
 HANG_PIDS_FILE = "hang.pids"
 HANG_CHILD_MARKER = "gpufleet-fault-hang-child"
 GARBAGE = b"\x89PNG\r\n\x1a\n not json {{{ \xff\xfe garbage from a broken probe\n"
@@ -39,6 +41,8 @@ GARBAGE_FILE_TEXT = "Segmentation fault in libfoo.so {\"status\": \"ok\", trunca
 CRASH_STDERR = "faulty_python: about to dereference a bad pointer"
 SCHEMA_BREAKING_DATA = {"platform": "not an object", "gpus": 8}
 HANG_S = 3600
+RECORDED_HEALTH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures",
+                               "health_h200x2_ok_by_the_action.json")
 
 
 def make_interpreter(folder, fault: str, python: str | None = None) -> str:
@@ -83,10 +87,15 @@ def _hang(folder: str) -> None:
     time.sleep(HANG_S)
 
 
-def _schema_breaking_envelope(probe: str) -> dict:
+def _envelope(probe: str, data) -> dict:
     return {"schema_version": "1", "probe": probe, "host": "", "status": "ok",
             "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "duration_s": 0.1, "command": [], "environment": {}, "reason": "", "data": SCHEMA_BREAKING_DATA}
+            "duration_s": 0.1, "command": [], "environment": {}, "reason": "", "data": data}
+
+
+def _recorded_data() -> dict:
+    with open(RECORDED_HEALTH) as handle:
+        return json.load(handle)["data"]
 
 
 def run(fault: str, folder: str, probe_argv: list) -> int:
@@ -112,7 +121,10 @@ def run(fault: str, folder: str, probe_argv: list) -> int:
             handle.write(GARBAGE_FILE_TEXT)
     elif fault == "schema":
         with open(args.out, "w") as handle:
-            json.dump(_schema_breaking_envelope(probe), handle)
+            json.dump(_envelope(probe, SCHEMA_BREAKING_DATA), handle)
+    elif fault == "recorded_gpus":
+        with open(args.out, "w") as handle:
+            json.dump(_envelope(probe, _recorded_data()), handle)
     return 0
 
 

@@ -35,6 +35,15 @@ def health_ok() -> dict:
     return copy.deepcopy(fixture("health_h200x2_ok_by_the_action.json"))
 
 
+def as_machine(envelope: dict, number: int) -> dict:
+    """The envelope as machine n's: its GPUs get their own UUIDs and serials (hosts that report the same GPUs are one
+    machine to the judge, fleet.same_gpus)."""
+    for gpu in envelope["data"]["gpus"]:
+        gpu["uuid"] = "GPU-%08d-%s" % (number, gpu["uuid"][13:])
+        gpu["serial"] = "%07d%06d" % (number, gpu["index"])
+    return envelope
+
+
 def health_unavailable() -> dict:
     return copy.deepcopy(fixture("health_h200x2_unavailable_without_pynvml.json"))
 

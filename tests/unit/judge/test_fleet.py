@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import effective_rules
-from helpers import GPU1, RIG_OVERRIDES, RUN_OK, baselines, health_ok, judge_fleet, judge_one, one, rules
+from helpers import GPU1, RIG_OVERRIDES, RUN_OK, as_machine, baselines, health_ok, judge_fleet, judge_one, one, rules
 
 
 def _host(envelope, overrides=None, groups=None):
@@ -16,9 +16,8 @@ def _host(envelope, overrides=None, groups=None):
 
 def _fleet_envelope(number: int, power=(80.4, 80.9), name=None) -> dict:
     """The recorded H200 result as host n: its own UUIDs, slightly different idle power."""
-    envelope = health_ok()
+    envelope = as_machine(health_ok(), number)
     for gpu, draw in zip(envelope["data"]["gpus"], power):
-        gpu["uuid"] = "GPU-%08d-%s" % (number, gpu["uuid"][13:])
         gpu["power"]["draw_w"] = draw
         if name:
             gpu["name"] = name

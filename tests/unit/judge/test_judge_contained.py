@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
-from helpers import RIG_OVERRIDES, baselines, health_ok, judge_fleet, rules
+from helpers import RIG_OVERRIDES, as_machine, baselines, health_ok, judge_fleet, rules
 
 PROBLEM = "previous run's health.json is unreadable: Expecting value: line 1 column 1 (char 0) (run 20261129T010000Z-1)"
 
 
 def _hosts(*names):
-    return {name: {"envelopes": {"health": health_ok()}, "reached": True, "reason": "", "groups": ["rack1"],
-                   "rule_overrides": RIG_OVERRIDES} for name in names}
+    return {name: {"envelopes": {"health": as_machine(health_ok(), number) if number else health_ok()}, "reached": True, "reason": "", "groups": ["rack1"],
+                   "rule_overrides": RIG_OVERRIDES} for number, name in enumerate(names)}
 
 
 def _drift_checks(verdict):

@@ -21,10 +21,14 @@ RIG = {"health.gpu_count": {"params": {"expected": 2}}}
 FLEET_OUTPUTS = ("index.html", "index.md", "fleet.json", "junit.xml", "gpufleet.prom")
 
 
-def _health(run_id):
+def _health(run_id, machine=0):
+    """The recorded result as machine n's (its GPUs' own UUIDs and serials: one machine is one host to the judge)."""
     with open(HEALTH_OK, encoding="utf-8") as handle:
         envelope = json.load(handle)
     envelope["run_id"] = run_id
+    for gpu in envelope["data"]["gpus"]:
+        gpu["uuid"] = "GPU-%08d-%s" % (machine, gpu["uuid"][13:])
+        gpu["serial"] = "%07d%06d" % (machine, gpu["index"])
     return envelope
 
 
@@ -43,8 +47,8 @@ def results(tmp_path):
     _write(results, PREVIOUS, "node-good", _health(PREVIOUS))
     _write(results, PREVIOUS, "node-truncated", json.dumps(_health(PREVIOUS))[:300])
     _write(results, PREVIOUS, "node-shaped", shaped)
-    for host in ("node-good", "node-truncated", "node-shaped"):
-        _write(results, CURRENT, host, _health(CURRENT))
+    for machine, host in enumerate(("node-good", "node-truncated", "node-shaped")):
+        _write(results, CURRENT, host, _health(CURRENT, machine))
     return results
 
 

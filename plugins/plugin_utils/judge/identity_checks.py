@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One machine is one host: hosts of a run that report the same GPU, by UUID or by board serial, are two inventory
+names for one machine or copies of one result, and none of them passes until the inventory declares them aliases.
+
+A declaration is an inventory group whose name begins with ALIAS_GROUP_PREFIX holding every host that shares the
+GPUs (``gpufleet_alias_node17: {hosts: {node17: {}, node17-ib: {}}}``). A GPU in MIG mode is left out: each MIG
+instance of one GPU may be given to another container, and those containers report the same parent GPU.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
+
+from .model import Check
+
+CHECK_ID = "fleet.same_gpus"
+ALIAS_GROUP_PREFIX = "gpufleet_alias_"
+# What NVML gives for a board without a readable serial: never evidence that two boards are one.
+_NOT_A_SERIAL = re.compile(r"^(|0+|n/?a|\[n/a\]|not supported|unknown|none)$", re.IGNORECASE)
+_NAMED_AT_MOST = 4
+
+
+def _mig_enabled(gpu: Mapping[str, Any]) -> bool:
+    mode = gpu.get("mig_mode")
+    return isinstance(mode, Mapping) and mode.get("current") == "enabled"
+
+
+def gpu_identities(health_data: Optional[Mapping[str, Any]], measured_uuids: Iterable[Optional[str]] = ()) -> Set[str]:
+    """The GPU identities one host reports: "uuid <UUID>" and "serial <serial>" of each GPU of its health data that is
+    not in MIG mode, and "uuid <UUID>" of each GPU a measurement names (a copied measurement carries its GPUs too)."""
+    identities: Set[str] = set()
+    mig_uuids: Set[str] = set()
+    gpus = (health_data or {}).get("gpus")
+    for gpu in gpus if isinstance(gpus, list) else []:
+        if not isinstance(gpu, Mapping):
+            continue
+        uuid, serial = gpu.get("uuid"), gpu.get("serial")
+        if _mig_enabled(gpu):
+            if isinstance(uuid, str):
+                mig_uuids.add(uuid)
+            continue
+        if isinstance(uuid, str) and uuid:
+            identities.add("uuid %s" % uuid)
+        if isinstance(serial, str) and not _NOT_A_SERIAL.match(serial.strip()):
+            identities.add("serial %s" % serial.strip())
+    identities.update("uuid %s" % uuid for uuid in measured_uuids if isinstance(uuid, str) and uuid and uuid not in mig_uuids)
+    return identities
+
+
+def _sharing_sets(identities: Mapping[str, Set[str]]) -> List[List[str]]:
+    """Hosts joined by any shared identity, transitively, each set sorted; sets of one host left out."""
+    parent = {host: host for host in identities}
+
+    def root(host: str) -> str:
+        while parent[host] != host:
+            parent[host] = parent[parent[host]]
+            host = parent[host]
+        return host
+
+    first_host: Dict[str, str] = {}
+    for host in sorted(identities):
+        for identity in identities[host]:
+            other = first_host.setdefault(identity, host)
+            if other != host:
+                parent[root(host)] = root(other)
+    members: Dict[str, List[str]] = {}
+    for host in sorted(identities):
+        members.setdefault(root(host), []).append(host)
+    return [hosts for hosts in members.values() if len(hosts) > 1]
+
+
+def _declaring_group(hosts: List[str], groups: Mapping[str, Iterable[str]]) -> Optional[str]:
+    shared = None
+    for host in hosts:
+        aliases = set(group for group in (groups.get(host) or ()) if group.startswith(ALIAS_GROUP_PREFIX))
+        shared = aliases if shared is None else shared & aliases
+    return sorted(shared)[0] if shared else None
+
+
+def _named(items: List[str]) -> str:
+    shown = ", ".join(items[:_NAMED_AT_MOST])
+    return shown + (" and %d more" % (len(items) - _NAMED_AT_MOST) if len(items) > _NAMED_AT_MOST else "")
+
+
+def same_gpu_checks(identities: Mapping[str, Set[str]], groups: Mapping[str, Iterable[str]]) -> Dict[str, List[Check]]:
+    """identities: {host: gpu_identities(...)} of the hosts reached; groups: {host: its inventory groups}.
+    A check for each host that shares a GPU with another: fail, unless one alias group holds all the hosts sharing."""
+    checks: Dict[str, List[Check]] = {}
+    for hosts in _sharing_sets(identities):
+        shared = _shared_identities(hosts, identities)
+        declared = _declaring_group(hosts, groups)
+        for host in hosts:
+            others = [other for other in hosts if other != host]
+            if declared:
+                status, reason = "pass", ("reports the same GPUs as %s (%s): declared aliases of one machine (inventory group %s)"
+                                          % (_named(others), _named(shared), declared))
+            else:
+                status, reason = "fail", ("these hosts report the same GPUs: an inventory alias or a copied result: %s share %s. "
+                                          "None of them passes until one inventory group named %s<machine> holds all of them "
+                                          "(one machine under several names), or the copied results are replaced by a run"
+                                          % (_named(hosts), _named(shared), ALIAS_GROUP_PREFIX))
+            checks.setdefault(host, []).append(Check(
+                id=CHECK_ID, host=host, probe="health", status=status, reason=reason, value=others,
+                reference_source="the GPU UUIDs and board serials of this run's hosts",
+                threshold="no GPU reported by two hosts, unless they are declared aliases"))
+    return checks
+
+
+def _shared_identities(hosts: List[str], identities: Mapping[str, Set[str]]) -> List[str]:
+    """The identities reported by two or more of the hosts, UUIDs first."""
+    seen: Set[str] = set()
+    shared: Set[str] = set()
+    for host in hosts:
+        shared |= identities[host] & seen
+        seen |= identities[host]
+    return sorted(shared, key=lambda identity: (not identity.startswith("uuid "), identity))
