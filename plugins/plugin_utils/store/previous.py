@@ -10,7 +10,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from ...module_utils.python_discovery import import_proof
-from .paths import RUN_ID_PATTERN, host_dir_name
+from .paths import RESERVED_RUN_IDS, RUN_ID_PATTERN, host_dir_name
 from .read import read_envelope_with_identity, result_probes
 from .stored_run import ProbeEntry, StoredEnvelopes, read_host_inputs, stored_entry
 
@@ -27,13 +27,15 @@ def _run_order_key(results_dir: str, run_id: str) -> Tuple[int, str]:
 
 
 def earlier_runs(results_dir: str, run_id: str) -> List[str]:
-    """Run ids other than ``run_id``, newest first; links (such as ``latest``) and odd names are skipped."""
+    """Run ids other than ``run_id``, newest first; links, odd names and ``latest`` (even a real directory of that name,
+    which the store leaves alone) are skipped."""
     results_dir = os.path.abspath(results_dir)
     if not os.path.isdir(results_dir):
         return []
     with os.scandir(results_dir) as entries:
         runs = [entry.name for entry in entries
-                if entry.name != run_id and RUN_ID_PATTERN.match(entry.name) and entry.is_dir(follow_symlinks=False)]
+                if entry.name != run_id and entry.name not in RESERVED_RUN_IDS and RUN_ID_PATTERN.match(entry.name)
+                and entry.is_dir(follow_symlinks=False)]
     current = _run_order_key(results_dir, run_id) if os.path.isdir(os.path.join(results_dir, run_id)) else None
     runs.sort(key=lambda name: _run_order_key(results_dir, name), reverse=True)
     if current is not None:
