@@ -142,10 +142,6 @@ class SecretRedactor(object):
     def text(self, text):
         if not text:
             return text
-        shaped = redact_tokens(text)
-        if shaped != text:
-            self.tokens_redacted = True
-            text = shaped
         for assignment, free, name in self._replacements:
             replacement = marker(name)
             redacted = assignment.sub(lambda match, replacement=replacement: match.group(1) + replacement, text)
@@ -154,7 +150,10 @@ class SecretRedactor(object):
             if redacted != text:
                 self.redacted.add(name)
                 text = redacted
-        return text
+        shaped = redact_tokens(text)  # after the variables: a token that a variable holds is named by it
+        if shaped != text:
+            self.tokens_redacted = True
+        return shaped
 
     def deep(self, value):
         """``value`` (JSON-like) with ``text`` applied to every string in it, keys included."""
