@@ -109,8 +109,8 @@ def test_the_module_redacts_a_credential_shaped_value_of_any_variable_everywhere
 def test_the_controller_redacts_again_before_it_stores(tmp_path):
     with open(HEALTH_OK, encoding="utf-8") as handle:
         envelope = json.load(handle)
-    envelope["data"]["platform"]["relevant_environment"] = {"NCCL_IB_HCA": TOKENS[0], "NCCL_SOCKET_IFNAME": HIGH_ENTROPY[1],
-                                                           "NCCL_NET": "mlx5_0,mlx5_1"}
+    environment = {"NCCL_IB_HCA": TOKENS[0], "NCCL_SOCKET_IFNAME": HIGH_ENTROPY[1], "NCCL_NET": "mlx5_0,mlx5_1"}
+    envelope["data"]["platform"]["relevant_environment"] = environment
     envelope["data"]["platform"]["cmdline"] = "BOOT_IMAGE=/vmlinuz ro aws_key=%s" % TOKENS[5]
     stored = store_result(str(tmp_path / "gpu-a01" / "health.json"), envelope)
     text = (tmp_path / "gpu-a01" / "health.json").read_text()
