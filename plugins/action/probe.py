@@ -89,7 +89,7 @@ class ActionModule(ActionBase):
 
         if self._task.check_mode:
             message = "check mode: probe %s was not run on %s and nothing was written" % (name, host)
-            display.display("  " + message)
+            display.display("  " + terminal_text(message))
             result.update(changed=False, skipped=True, status="skipped", msg=message)
             return result
         with ExitStack() as held:
@@ -259,8 +259,8 @@ class ActionModule(ActionBase):
                 return status.get("result") or {}
             now = time.monotonic()
             if now >= next_progress:
-                display.display("  %s: probe %s still running after %.0f s (limit %d s)"
-                                % (host, name, now - begun, args["timeout"]))
+                display.display(terminal_text("  %s: probe %s still running after %.0f s (limit %d s)"
+                                              % (host, name, now - begun, args["timeout"])))
                 next_progress = now + max(1, args["progress_interval"])
             if now >= deadline:
                 return None

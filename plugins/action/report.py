@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import FLEET_EXPORT_FILES, FLEET_INDEX_FILES, run_dir
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, judge_run, verdict_lines
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_link import point_latest_at
 
@@ -56,10 +56,13 @@ class ActionModule(ActionBase):
             judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"])
             render_run(path, args["expected_hosts"], host_groups, text_writer_below(args["results_dir"]),
                        judgement=judgement, loaded=run, gated=args["gated"])
-            point_latest_at(args["results_dir"], args["run_id"])
         except (OSError, ValueError) as exc:
             result.update(failed=True, msg="could not judge or render run %s in %s: %s" % (args["run_id"], path, exc))
             return result
+        try:
+            point_latest_at(args["results_dir"], args["run_id"])
+        except OSError as exc:  # the run is judged and its report written: the link is a convenience, said not fatal
+            warnings.append("the link to the newest run was not updated: %s" % exc)
 
         dir_names = {host.name: host.dir_name for host in run.hosts}
         hosts = {}
@@ -72,7 +75,7 @@ class ActionModule(ActionBase):
                                    "dossier_html": os.path.join(host_path, "dossier.html"),
                                    "dossier_md": os.path.join(host_path, "dossier.md")}
         warnings.extend("%s in run %s: %s" % (entry["dir"], args["run_id"], entry["why"]) for entry in run.stray)
-        files = {name: os.path.join(path, name) for name in ("index.html", "index.md", "fleet.json", "junit.xml", "gpufleet.prom")}
+        files = {name: os.path.join(path, name) for name in FLEET_INDEX_FILES + FLEET_EXPORT_FILES}
         lines.append("fleet index: %s" % files["index.html"])
         if warnings:
             result["warnings"] = [terminal_text(warning) for warning in warnings]

@@ -299,6 +299,9 @@ def module_result(envelope, raw, redactor):
         envelope["notes"] = list(envelope.get("notes", [])) + [
             "the values of secret-looking environment variables were redacted from what the probe wrote: %s"
             % ", ".join("$" + name for name in sorted(redactor.redacted))]
+    if redactor.tokens_redacted:
+        envelope["notes"] = list(envelope.get("notes", [])) + [
+            "credential-shaped values (a token prefix such as ghp_ or hf_) were redacted from what the probe wrote"]
     result = dict(changed=False, envelope=envelope, status=envelope["status"])
     if raw is not None:
         result["raw_output"] = raw

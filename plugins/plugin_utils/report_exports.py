@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
-from .control_chars import escape_control
+from .control_chars import INVISIBLE_CHARACTERS, escape_control
 from .number_format import format_quantity
 from .store.paths import host_dir_name
 
@@ -23,8 +23,9 @@ REACHABLE_CASE = "host.reachable"
 VERDICT_CASE = "host.verdict"
 # Characters XML 1.0 cannot hold at all, escaped or not, beside the control characters (written as \xNN before).
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-# json.dumps escapes C0 in strings but writes DEL and C1 as they are; as \uXXXX the file holds no control byte.
-_JSON_RAW_CONTROL = re.compile("[\x7f-\x9f]")
+# json.dumps escapes C0 in strings but writes DEL, C1 and the invisible characters as they are; as \uXXXX the file
+# holds no control byte and shows where an invisible character is, and still reads back as the same string.
+_JSON_RAW_CONTROL = re.compile("[\x7f-\x9f%s]" % INVISIBLE_CHARACTERS)
 _RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6}Z)")
 
 
@@ -104,7 +105,7 @@ def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
 
 def _compact_json(value: Any) -> str:
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return _JSON_RAW_CONTROL.sub(lambda match: "\\u%04x" % ord(match.group()), text)
+    return _JSON_RAW_CONTROL.sub(lambda match: json.dumps(match.group())[1:-1], text)
 
 
 def fleet_json_chunks(judgement: FleetJudgement, run_model: Any) -> Iterator[str]:

@@ -18,6 +18,7 @@ from .control_chars import escape_control
 from .report_exports import fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
 from .report_rerun import rerun_command
 from .store.atomic import Text
+from .store.paths import FLEET_EXPORT_FILES, FLEET_INDEX_FILES
 from .probes.declaration import ProbeSection
 from .probes.registry import profile_probes, sections
 from .report_health import fleet_columns
@@ -640,7 +641,7 @@ def _inside(root: str, path: str) -> bool:
 # 4.2-5.5 s at 1,000 hosts, for about 30 MiB more; at 10,000 hosts 35 s instead of 40, for 160 MiB more (2,034 MiB at
 # the peak, against the 2 GiB bound). Between the two the seconds saved shrink as the memory grows.
 FLEET_OUTPUTS_FORKED_UP_TO_HOSTS = 4000
-EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
+EXPORT_FILES = FLEET_EXPORT_FILES
 
 
 def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
@@ -655,16 +656,15 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judg
     takes seconds; write must then work from a forked process (write a file, not fill the caller's memory).
     gated: whether the play gates on the verdicts (acceptance), which junit.xml follows (report_exports.junit_chunks).
     """
-    outputs: List[Tuple[str, Callable[[], Text]]] = [
-        ("index.html", lambda: render_fleet_index_html(run, judgement, previous_run_id)),
-        ("index.md", lambda: render_fleet_index_markdown(run, judgement, previous_run_id)),
-    ]
+    # Named from store.paths, which keeps every host's directory off these names.
+    outputs: List[Tuple[str, Callable[[], Text]]] = list(zip(FLEET_INDEX_FILES, (
+        lambda: render_fleet_index_html(run, judgement, previous_run_id),
+        lambda: render_fleet_index_markdown(run, judgement, previous_run_id))))
     if judgement is not None:
-        outputs += [
-            ("fleet.json", lambda: fleet_json_chunks(judgement, run)),
-            ("junit.xml", lambda: junit_chunks(judgement, gated)),
-            ("gpufleet.prom", lambda: prometheus_chunks(judgement, run, run_timestamp(run))),
-        ]
+        outputs += list(zip(FLEET_EXPORT_FILES, (
+            lambda: fleet_json_chunks(judgement, run),
+            lambda: junit_chunks(judgement, gated),
+            lambda: prometheus_chunks(judgement, run, run_timestamp(run)))))
 
     def one_output(position: int) -> Optional[str]:
         name, render = outputs[position]
@@ -760,7 +760,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     # A host whose directory is a link gets no dossier (nothing is written through a link); the index says why.
     dossiers = [(host, os.path.join(run.run_dir, host.dir_name)) for host in run.hosts
                 if not os.path.islink(os.path.join(run.run_dir, host.dir_name))]
-    fleet_paths = [os.path.join(run.run_dir, name) for name in ("index.html", "index.md")]
+    fleet_paths = [os.path.join(run.run_dir, name) for name in FLEET_INDEX_FILES]
     if judgement is not None:
         fleet_paths += [os.path.join(run.run_dir, name) for name in EXPORT_FILES]
     for path in [os.path.join(host_path, name) for unused_host, host_path in dossiers for name in HOST_FILES] + fleet_paths:

@@ -1,4 +1,4 @@
-"""Point <results>/latest at a run, replacing an older link in one step."""
+"""Point <results>/latest at a run, replacing an older link in one step; anything else there is left alone."""
 from __future__ import annotations
 
 import os
@@ -6,11 +6,20 @@ import os
 from .paths import check_run_id
 
 
+class LatestLeftAlone(OSError):
+    """<results>/latest is not a link (a directory or file of the user's): it is kept as it is, and not pointed."""
+
+
 def point_latest_at(results_dir: str, run_id: str, link_name: str = "latest") -> str:
+    """The link, now pointing at run_id. LatestLeftAlone when something that is not a link has the name: it may hold
+    the user's data, so it is neither replaced nor written into."""
     results_dir = os.path.abspath(results_dir)
     link = os.path.join(results_dir, link_name)
-    if os.path.exists(link) and not os.path.islink(link):
-        raise OSError("%s exists and is not a link; move it away so that it can point at the latest run" % link)
+    if os.path.lexists(link) and not os.path.islink(link):
+        kind = "a directory" if os.path.isdir(link) else "a file"
+        raise LatestLeftAlone("%s is %s, not a link: it was left as it is (nothing in it was changed) and does not point "
+                              "at run %s; move it away so that %s can point at the newest run"
+                              % (link, kind, run_id, link_name))
     temporary = os.path.join(results_dir, ".%s.%d.tmp" % (link_name, os.getpid()))
     if os.path.lexists(temporary):
         os.unlink(temporary)

@@ -1,4 +1,4 @@
-"""Where a run's files live: results/<run-id>/<host>/<probe>.json, with names that cannot escape."""
+"""Where a run's files live: results/<run-id>/<host>/<probe>.json, with names that cannot escape or collide."""
 from __future__ import annotations
 
 import hashlib
@@ -13,18 +13,26 @@ RESERVED_RUN_IDS = ("latest",)
 HOST_DIR_NAME_MAX = 120
 HASH_SUFFIX_CHARS = 16
 PROBE_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# The run's own files, beside its host directories: the one list that the writers name their files from and that
+# host_dir_name escapes, so that no host's directory can take one's place (a host named run.json or index.html).
+RUN_RECORD_FILE = "run.json"
+FLEET_INDEX_FILES = ("index.html", "index.md")
+FLEET_EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
+RUN_LEVEL_NAMES = (RUN_RECORD_FILE,) + FLEET_INDEX_FILES + FLEET_EXPORT_FILES
 
 
 def host_dir_name(inventory_hostname: str) -> str:
-    """A file-system-safe, injective name for a host: unsafe bytes become %XX, '.' and '..' are escaped."""
+    """A file-system-safe, injective name for a host: unsafe bytes become %XX; a leading '.' (hidden, '.', '..',
+    the store's temporary files) and the first character of a name in RUN_LEVEL_NAMES are escaped too, so unquoting
+    still gives back the host name and no host's directory is one of the run's own files."""
     if not inventory_hostname:
         raise ValueError("an empty host name has no results directory")
     encoded = "".join(
         char if not _SAFE_CHARS.match(char) else "".join("%%%02X" % byte for byte in char.encode("utf-8"))
         for char in inventory_hostname
     )
-    if encoded.startswith("."):
-        encoded = "%2E" + encoded[1:]
+    if encoded.startswith(".") or encoded in RUN_LEVEL_NAMES:
+        encoded = "%%%02X" % ord(encoded[0]) + encoded[1:]
     if len(encoded) > HOST_DIR_NAME_MAX:
         # Bounded and still collision-free: the cut name plus a hash of the whole one (the real name is in inputs.json).
         digest = hashlib.sha256(inventory_hostname.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_SUFFIX_CHARS]

@@ -2,6 +2,7 @@
 that run did not measure, the newest earlier run that did."""
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -10,7 +11,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from ...module_utils.python_discovery import import_proof
-from .paths import RUN_ID_PATTERN, host_dir_name
+from .paths import RESERVED_RUN_IDS, RUN_ID_PATTERN, host_dir_name
 from .read import read_envelope_with_identity, result_probes
 from .stored_run import ProbeEntry, StoredEnvelopes, read_host_inputs, stored_entry
 
@@ -27,13 +28,15 @@ def _run_order_key(results_dir: str, run_id: str) -> Tuple[int, str]:
 
 
 def earlier_runs(results_dir: str, run_id: str) -> List[str]:
-    """Run ids other than ``run_id``, newest first; links (such as ``latest``) and odd names are skipped."""
+    """Run ids other than ``run_id``, newest first; links, odd names and ``latest`` (even a real directory of that name,
+    which the store leaves alone) are skipped."""
     results_dir = os.path.abspath(results_dir)
     if not os.path.isdir(results_dir):
         return []
     with os.scandir(results_dir) as entries:
         runs = [entry.name for entry in entries
-                if entry.name != run_id and RUN_ID_PATTERN.match(entry.name) and entry.is_dir(follow_symlinks=False)]
+                if entry.name != run_id and entry.name not in RESERVED_RUN_IDS and RUN_ID_PATTERN.match(entry.name)
+                and entry.is_dir(follow_symlinks=False)]
     current = _run_order_key(results_dir, run_id) if os.path.isdir(os.path.join(results_dir, run_id)) else None
     runs.sort(key=lambda name: _run_order_key(results_dir, name), reverse=True)
     if current is not None:
@@ -55,6 +58,29 @@ class PreviousResults:
     run_ids: Dict[str, str] = field(default_factory=dict)
     # host -> probe -> why that earlier result is not compared, e.g. "previous run's health.json is unreadable: ..."
     problems: Dict[str, Dict[str, str]] = field(default_factory=dict)
+
+
+def unreadable_why(path: str) -> Optional[str]:
+    """Why a directory of an earlier run cannot be read, or None (also when it is not there). A directory whose mode
+    grants no one read (chmod 000) was made unreadable on purpose: it is not read even by root, who could."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return "%s (%s) on %s" % (errno.errorcode.get(exc.errno, exc.errno), exc.strerror, path)
+    if not stat.S_ISDIR(mode):
+        return None
+    if not mode & 0o444:
+        return "%s has mode %03o: made unreadable on purpose, so it is not read (not even by root)" % (
+            path, stat.S_IMODE(mode))
+    if not os.access(path, os.R_OK | os.X_OK):
+        return "EACCES (%s) on %s" % (os.strerror(errno.EACCES), path)
+    return None
+
+
+def _unreadable_sentence(run_id: str, why: str) -> str:
+    return "the earlier run %s is unreadable: %s; drift is not compared with it, nor with an older run" % (run_id, why)
 
 
 def _is_result_file(host_path: str, probe: str) -> bool:
@@ -103,6 +129,10 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
     check_envelope(envelope) -> problem sentences (empty when sound), e.g. schemas.envelope_problems: an
     envelope with problems is reported, not compared. Looks at no more than ``max_runs`` earlier runs, so that a
     years-old results directory stays cheap.
+
+    An earlier run whose directory cannot be read (unreadable_why: EACCES, or mode 000 even for root) may hold any
+    host: every host still looked for takes it as its previous run, with the wanted probes' problem saying why, and
+    no older run is read. A host directory that cannot be read or listed does the same for that host.
     """
     found = PreviousResults()
     pending = {host: host_dir_name(host) for host in hosts}
@@ -110,11 +140,34 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
     # host -> (its folder, the wanted probes its previous run did not measure, still looked for)
     missing: Dict[str, Tuple[str, Set[str]]] = {}
     root = os.path.abspath(results_dir)
+
+    def stop_at_unreadable(host: str, probes: Iterable[str], earlier: str, why: str) -> None:
+        """An earlier run that cannot be read may hold the host: drift says so instead of looking further back."""
+        found.problems.setdefault(host, {}).update({probe: _unreadable_sentence(earlier, why) for probe in probes})
+
+    def wanted_probes(host: str) -> Set[str]:
+        return set((wanted or {}).get(host) or ()) or {"health"}
+
     for earlier in earlier_runs(results_dir, run_id)[:max_runs]:
         if not pending and not missing:
             break
+        run_why = unreadable_why(os.path.join(root, earlier))
+        if run_why is not None:
+            for host, (unused_dir, probes) in missing.items():
+                stop_at_unreadable(host, probes, earlier, run_why)
+            for host in pending:
+                entries[host] = {}
+                found.run_ids[host] = earlier
+                stop_at_unreadable(host, wanted_probes(host), earlier, run_why)
+            pending, missing = {}, {}
+            break
         for host, (dir_name, probes) in list(missing.items()):
             host_path = os.path.join(root, earlier, dir_name)
+            host_why = unreadable_why(host_path)
+            if host_why is not None and not os.path.islink(host_path):
+                stop_at_unreadable(host, probes, earlier, host_why)
+                del missing[host]
+                continue
             present = [probe for probe in probes if _is_result_file(host_path, probe)]
             if not present or os.path.islink(host_path):
                 continue
@@ -131,8 +184,15 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
             if os.path.islink(host_path) or not os.path.isdir(host_path):
                 continue
             try:
-                probes = result_probes(host_path)
-            except OSError:
+                why = unreadable_why(host_path)
+                probes = result_probes(host_path) if why is None else []
+            except OSError as exc:
+                why = "%s (%s) on %s" % (errno.errorcode.get(exc.errno or 0, exc.errno), exc.strerror, host_path)
+            if why is not None:
+                entries[host] = {}
+                found.run_ids[host] = earlier
+                stop_at_unreadable(host, wanted_probes(host), earlier, why)
+                del pending[host]
                 continue
             host_entries, measured, problems = _read_results(host_path, earlier, probes, check_envelope)
             # Drift needs something measured: a run where every probe failed or was unavailable is passed over, but

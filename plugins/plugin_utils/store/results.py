@@ -5,6 +5,7 @@ import json
 import os
 
 from ...module_utils.probe_envelope import failure_envelope
+from ...module_utils.secret_redaction import redact_credentials
 from .atomic import json_text
 from .safe_fs import open_root, write_bytes_at
 from .schemas import envelope_problems, schemas_digest
@@ -52,7 +53,8 @@ def bounded_raw(raw: str, limit_bytes: int = RAW_LIMIT_BYTES) -> str:
 def store_result_at(host_fd: int, probe: str, envelope: dict, raw_output: str | None, shown_dir: str) -> dict:
     """Validate, then write ``<probe>.json`` (and ``<probe>.raw`` when something was rejected) atomically inside the
     host's directory descriptor (plugins/plugin_utils/store/run_dir.py), never through a link."""
-    stored, raw = trusted_envelope(envelope, raw_output)
+    # The host redacted them already (the probe, then the module): again here, for a host whose copy is older or bypassed.
+    stored, raw = trusted_envelope(redact_credentials(envelope), redact_credentials(raw_output))
     stored["schemas_sha256"] = schemas_digest()  # what it was just validated against (schemas.stored_envelope_problems)
     write_bytes_at(host_fd, probe + ".json", json_text(stored).encode("utf-8"),
                    shown=os.path.join(shown_dir, probe + ".json"))

@@ -23,10 +23,10 @@ from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional
 
 from .atomic import json_text
-from .paths import check_run_id, host_dir_name
+from .paths import RUN_RECORD_FILE, check_run_id, host_dir_name
 from .safe_fs import entry_kind, link_target_at, open_dir_at, open_root, read_bytes_at, write_bytes_at
 
-RUN_RECORD = "run.json"
+RUN_RECORD = RUN_RECORD_FILE
 WRITER_FILE = "writer.json"
 INPUTS_FILE = "inputs.json"
 STORE_FILES = (RUN_RECORD, WRITER_FILE, INPUTS_FILE)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from probelib.fields import unavailable
+from probelib.secret_shapes import shown_environment
 
 ALLOWED_PREFIXES = ("NCCL_", "TORCH_NCCL_", "GLOO_")
 ALLOWED_NAMES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_DEVICE_ORDER")
@@ -20,8 +21,9 @@ def is_allowed(name: str) -> bool:
 
 
 def allowed_environment(environ: Mapping[str, str]) -> Dict[str, str]:
-    """The allow-listed variables of ``environ`` and their values, sorted by name."""
-    return {name: environ[name] for name in sorted(environ) if is_allowed(name)}
+    """The allow-listed variables of ``environ`` and their values, sorted by name; a credential-shaped value only as
+    set (secret_shapes)."""
+    return shown_environment({name: environ[name] for name in sorted(environ) if is_allowed(name)})
 
 
 def debug_settings(environ: Mapping[str, str], backend: str) -> Dict[str, str]:

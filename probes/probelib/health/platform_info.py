@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from probelib.fields import read_field, unavailable
 from probelib.health.context import HealthContext, SystemRoots
 from probelib.health.sysfs import parse_cpulist, read_int, read_stripped, read_text
+from probelib.secret_shapes import shown_environment
 
 ALLOWED_ENVIRONMENT_NAMES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
 ALLOWED_ENVIRONMENT_PREFIXES = ("NCCL_",)
@@ -46,9 +47,10 @@ def collect_platform(context: HealthContext) -> Dict[str, Any]:
 
 
 def relevant_environment(environ: Mapping[str, str]) -> Dict[str, str]:
-    """Only the allow-listed variables; no other environment value is ever recorded."""
-    return {name: value for name, value in sorted(environ.items())
-            if name in ALLOWED_ENVIRONMENT_NAMES or name.startswith(ALLOWED_ENVIRONMENT_PREFIXES)}
+    """Only the allow-listed variables; no other environment value is ever recorded, and a credential-shaped value
+    of one of them only as set (secret_shapes)."""
+    return shown_environment({name: value for name, value in sorted(environ.items())
+                              if name in ALLOWED_ENVIRONMENT_NAMES or name.startswith(ALLOWED_ENVIRONMENT_PREFIXES)})
 
 
 def parse_os_release(text: str) -> Dict[str, str]:

@@ -61,7 +61,8 @@ def test_an_earlier_result_is_never_read_through_a_link(tmp_path):
     assert "link" in found.problems["rig"]["health"], found.problems
 
 
-def test_an_earlier_host_directory_that_cannot_be_listed_is_passed_over_for_an_older_run(tmp_path, monkeypatch):
+def test_an_earlier_host_directory_that_cannot_be_listed_is_said_not_passed_over_for_an_older_run(tmp_path, monkeypatch):
+    # Issue 32: it used to be passed over silently, and drift compared with the older run.
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import previous
     for run_id in (OLDER, EARLIER):
         (host_dir(tmp_path, run_id) / "health.json").write_text(json.dumps(health_ok(run_id)))
@@ -73,4 +74,5 @@ def test_an_earlier_host_directory_that_cannot_be_listed_is_passed_over_for_an_o
         return listed(host_path)
     monkeypatch.setattr(previous, "result_probes", unlistable)
     found = find_previous_results(str(tmp_path), CURRENT, ["rig"], check_envelope=envelope_problems)
-    assert found.run_ids == {"rig": OLDER} and sorted(found.envelopes["rig"]) == ["health"]
+    assert found.run_ids == {"rig": EARLIER} and not found.envelopes["rig"]
+    assert found.problems["rig"]["health"].startswith("the earlier run %s is unreadable: EACCES (Permission denied) on " % EARLIER)
