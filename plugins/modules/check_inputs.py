@@ -16,7 +16,7 @@ description:
     probe starts and before anything is written.
   - Checks C(gpufleet_profile) (one of the probe role's profiles), C(gpufleet_python) (a string),
     C(gpufleet_python_candidates) (a list of paths or globs),
-    C(gpufleet_results_dir) (a non-empty string), C(probe_timeouts) (probe name to whole seconds, at least 1),
+    C(gpufleet_results_dir) (a non-empty string), C(probe_timeouts) (probe name to whole seconds, 1 to 86400),
     C(probe_params) (probe name to a mapping; the probe itself refuses a parameter it does not know),
     C(gpufleet_rule_overrides) (against C(schemas/rule_overrides.schema.json) and the rules, that is the rule ids,
     their params and the params' kinds), C(gpufleet_run_id), and that every profile names probes the collection has.
