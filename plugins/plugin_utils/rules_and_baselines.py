@@ -4,11 +4,13 @@
 """Load and validate the judge's inputs on the controller: baselines (one YAML per SKU), rules, rule overrides."""
 from __future__ import annotations
 
+import copy
 import math
 import os
 import statistics
 
 from .judge.rules import param_kind_problem, rules_problems
+from .judge.units import to_judged_unit
 from .probe_archive import collection_root
 from .probes.registry import probe_catalogue
 from .safe_yaml import load_plain_yaml
@@ -100,8 +102,28 @@ def load_baselines(directory: str | None = None, schemas_dir: str | None = None)
             problems.append("%s skipped: %s" % (shown, "; ".join(unsummarised)))
             continue
         seen[document["id"]] = shown
-        baselines.append(document)
+        baselines.append(in_judged_units(document))
     return baselines, problems
+
+
+def in_judged_units(document: dict) -> dict:
+    """The baseline with every datasheet and known-good number in its quantity's judged unit (judge/units.py), the
+    unit it was stated in kept in its source: known_good.x of 4.2579 TB/s is 4257.9 GB/s "(stated as 4.2579 TB/s)".
+    The schema has refused every unit outside the closed list before this runs."""
+    converted = copy.deepcopy(document)
+    for section in ("datasheet", "known_good"):
+        for number in (converted.get(section) or {}).values():
+            value, unit = to_judged_unit(number["value"], number["unit"])
+            if unit == number["unit"]:
+                continue
+            factor = value / number["value"]
+            number["source"] = "%s (stated as %s %s)" % (number["source"], number["value"], number["unit"])
+            number["value"], number["unit"] = value, unit
+            measured = number.get("measured") or {}
+            for series in ("repeats", "machines"):
+                if series in measured:
+                    measured[series] = [item * factor for item in measured[series]]
+    return converted
 
 
 def _values_off_their_machines(document: dict) -> list[str]:

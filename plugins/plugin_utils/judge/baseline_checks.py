@@ -27,6 +27,19 @@ def _reference(context: Any, section: str, key: Optional[str]) -> Tuple[Optional
     return None, ""
 
 
+def _unit_mismatch(context: Any, section: str, key: Optional[str], unit: str) -> Optional[str]:
+    """Why the baseline's section.key cannot be compared with a measurement in unit (a number of another quantity,
+    e.g. a known-good copy rate stated in TFLOP/s), or None. The loader has converted every unit it takes to its
+    quantity's judged unit, so a different unit here is a different quantity."""
+    baseline = getattr(context, "baseline", None) or {}
+    entry = (baseline.get(section) or {}).get(key) if key else None
+    stated = entry.get("unit") if isinstance(entry, dict) else None
+    if stated is None or stated == unit:
+        return None
+    return ("the baseline's %s.%s is in %s, a unit of another quantity than this measurement's %s; fix %s"
+            % (section, key, stated, unit, context.baseline_source("%s.%s" % (section, key))))
+
+
 def reference_entry(context: Any, key: Optional[str]) -> Dict[str, Any]:
     """The baseline's known_good entry (value, unit, source, method, power_limit_w, measured ...), or {}."""
     baseline = getattr(context, "baseline", None) or {}
@@ -98,6 +111,11 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
         repeated = bool(samples)
         if not samples:
             samples = [float(value)]
+        mismatch = _unit_mismatch(context, "known_good", params.get("known_good"), unit)
+        if mismatch:
+            checks.append(make_check(rule, host, "warn", "%s: %s %s not compared: %s" % (
+                label, what, format_quantity(statistics.median(samples), unit), mismatch), gpu, unit=unit))
+            continue
         if known_good is None:
             median = statistics.median(samples)
             of_datasheet = _of_datasheet(median, datasheet, unit)
