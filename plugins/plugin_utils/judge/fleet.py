@@ -4,8 +4,9 @@
 """The fleet judgement: every rule on every host, peers compared by SKU, drift against each host's previous run."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
@@ -17,6 +18,7 @@ from .machine_shape import MachineShape, machine_shape
 from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
+from .not_compared import mark_not_compared
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
@@ -528,7 +530,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                 previous: Optional[Mapping[str, Mapping[str, Any]]] = None, previous_run_id: Optional[str] = None,
                 settings: Optional[Mapping[str, Any]] = None,
                 previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None, *,
-                catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None, causes: Optional[Causes] = None) -> FleetJudgement:
+                catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None, causes: Optional[Causes] = None,
+                baseline_problems: Sequence[str] = ()) -> FleetJudgement:
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
@@ -541,6 +544,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     other here (the report passes report_parallel's, over the cores). Each host is judged on its own and its rule tally
     merged in host order, so the judgement is the same however they are run.
     causes: which checks follow from which (judge/causes.py); default: what the rules document declares.
+    baseline_problems: the baseline files that could not be loaded, named where a host without a SKU is not compared.
     An exception while judging one host makes that host's verdict error with the exception; the others are judged.
     """
     options = dict(DEFAULT_SETTINGS)
@@ -594,10 +598,13 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     for name, found in minority_checks(minorities).items():
         fleet_checks.setdefault(name, []).extend(found)
     unmatched, empty = _unmatched(tally, reached)
+    group_hosts = Counter(judged[name].group for name in reached)
     for name in reached:
         host = judged[name]
         groups = list(hosts[name].get("groups") or [])
         try:
+            mark_not_compared(host.checks, fleet_checks.get(name, []), host.sku, host.sku_reason, baseline_problems, host.group,
+                              group_hosts[host.group], options["min_peers"])
             checks = host.checks + empty.get(name, []) + fleet_checks.get(name, [])
             unmeasured = gpu_measured_check(name, checks, host.outcomes, host.expected_gpus, host.expected_gpus_source)
             if unmeasured is not None:
