@@ -49,8 +49,7 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     judgement.texts = CheckTexts(rules, load_rules()) if rules_path else CheckTexts(rules)
     judgement.unmatched_rules.extend(
         Check(id="baselines.load", host="", probe="", status="error",
-              reason="%s; hosts of that SKU are compared with their peers only, and not compared (warn) where they are too few"
-              % problem)
+              reason="%s; hosts of that SKU are compared with their peers only" % problem)
         for problem in baseline_problems)
     return judgement
 
