@@ -14,6 +14,7 @@ from .judge.units import to_judged_unit
 from .probe_archive import collection_root
 from .probes.registry import probe_catalogue
 from .safe_yaml import load_plain_yaml
+from .store.schema_paths import path_problem
 from .store.schemas import schema_problems
 
 BASELINE_SCHEMA = "baseline.schema.json"
@@ -149,9 +150,20 @@ def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
     if errors:
         raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))
     problems = rules_problems(document, probe_catalogue().checks)
+    problems += [problem for rule in document["rules"] for problem in field_path_problems(rule["id"], rule["probe"], rule.get("params"))]
     if problems:
         raise ValueError("%s: %s" % (path, "; ".join(problems)))
     return document
+
+
+def field_path_problems(rule_id: str, probe: str, params) -> list[str]:
+    """A rule's params.path (a field of its probe's data, field_equals) that the probe's schema rules out: a typo that
+    would match nothing on any host, refused before anything runs."""
+    field_path = (params or {}).get("path") if isinstance(params, dict) else None
+    if not isinstance(field_path, str):
+        return []
+    problem = path_problem(probe, field_path)
+    return ["rule %s: params.path %r names nothing the %s probe writes: %s" % (rule_id, field_path, probe, problem)] if problem else []
 
 
 def validate_overrides(overrides, rules: dict | None = None, schemas_dir: str | None = None) -> list[str]:
@@ -183,4 +195,7 @@ def validate_overrides(overrides, rules: dict | None = None, schemas_dir: str | 
             mistyped = param_kind_problem(name, defaults[name], change["params"][name])
             if mistyped:
                 problems.append("rule_overrides.%s.params.%s: %s" % (rule_id, name, mistyped))
+            elif name == "path":
+                problems.extend("rule_overrides.%s.%s" % (rule_id, problem.split(": ", 1)[1])
+                                for problem in field_path_problems(rule_id, rule["probe"], change["params"]))
     return problems

@@ -24,6 +24,8 @@ from .sku import identify_host, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
 
 FAILED_STATUSES = ("error", "timeout", "unreachable")
+# A host check: a severity-fail rule whose field path no host's result holds (docs/judge.md, "Rules that match nothing").
+UNMATCHED_FAIL_RULE = "rules.unmatched_fail_rule"
 DEFAULT_SETTINGS: Dict[str, Any] = {
     "outlier_threshold": 3.5,      # |robust z| above this is an outlier
     "relative_tolerance": 0.10,    # with MAD 0: a value this far (relative) from the median is an outlier
@@ -363,6 +365,17 @@ def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[st
     return checks, statistics
 
 
+def _unmatched_fail_rule_hosts(rule: Mapping[str, Any], empty_hosts: List[str]) -> List[str]:
+    """The hosts a severity-fail rule with a field path (params.path) failed to read on, where it read nothing anywhere.
+
+    Only such rules: a path that exists on no host where the probe ran is a mistyped rule, while a check function that
+    finds nothing (gemm's fp8 rules where the run did not ask for fp8) or a probe that did not run is no fault."""
+    params = rule.get("params") if isinstance(rule.get("params"), Mapping) else {}
+    if rule.get("severity") != "fail" or not isinstance(params.get("path"), str):
+        return []
+    return sorted(set(empty_hosts))
+
+
 def _unmatched(tally: _RuleTally, reached_hosts: List[str]) -> Tuple[List[Check], Dict[str, List[Check]]]:
     unmatched: List[Check] = []
     per_host: Dict[str, List[Check]] = {}
@@ -379,6 +392,11 @@ def _unmatched(tally: _RuleTally, reached_hosts: List[str]) -> Tuple[List[Check]
             words = ("the %s probe gave data on %d host(s) but rule %s (check %s) found no field to read there, so it checked "
                      "nothing: its check or params match nothing in the data" % (rule["probe"], tally.probe_ran[rule_id], rule_id, rule["check"]))
             status = "warn"
+            for host in _unmatched_fail_rule_hosts(rule, tally.empty_hosts.get(rule_id, [])):
+                per_host.setdefault(host, []).append(_host_check(
+                    UNMATCHED_FAIL_RULE, host, rule["probe"], "fail", "rule %s (severity fail) reads %s of the %s data, which no host's "
+                    "result holds, so it checked nothing and cannot vouch for this host: correct the path in the rules file"
+                    % (rule_id, rule["params"]["path"], rule["probe"]), value=rule["params"]["path"], threshold="the field exists"))
         else:
             words, status = ("the %s probe gave no data on any host (%d reached), so rule %s checked nothing"
                              % (rule["probe"], len(reached_hosts), rule_id), "skip")
