@@ -15,6 +15,9 @@ host's other probes run for real and the test sees the play go on for them. Faul
     garbage       prints bytes that are no JSON on stdout and writes no --out file
     garbage_file  prints noise on stdout and writes text that is no JSON into the --out file
     schema        writes a well-formed envelope with status ok whose data breaks the health schema
+    duplicate_keys  runs the real probe, then rewrites its result to say "status": "error" before the probe's own
+                  "status" (Python's json keeps the last: a sound result that says error would pass)
+    deep          writes an envelope whose data nests DEEP_LEVELS arrays (json.loads raised RecursionError)
 
 ``missing_interpreter(folder)`` is the path of an interpreter that does not exist. Standard library only; nothing
 here runs a shell.
@@ -31,7 +34,7 @@ import sys
 import time
 
 TARGET_PROBE = "health"
-FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema")
+FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema", "duplicate_keys", "deep")
 HANG_PIDS_FILE = "hang.pids"
 HANG_CHILD_MARKER = "gpufleet-fault-hang-child"
 GARBAGE = b"\x89PNG\r\n\x1a\n not json {{{ \xff\xfe garbage from a broken probe\n"
@@ -39,6 +42,7 @@ GARBAGE_FILE_TEXT = "Segmentation fault in libfoo.so {\"status\": \"ok\", trunca
 CRASH_STDERR = "faulty_python: about to dereference a bad pointer"
 SCHEMA_BREAKING_DATA = {"platform": "not an object", "gpus": 8}
 HANG_S = 3600
+DEEP_LEVELS = 200000
 
 
 def make_interpreter(folder, fault: str, python: str | None = None) -> str:
@@ -89,6 +93,16 @@ def _schema_breaking_envelope(probe: str) -> dict:
             "duration_s": 0.1, "command": [], "environment": {}, "reason": "", "data": SCHEMA_BREAKING_DATA}
 
 
+def duplicate_keys_text(result_text: str) -> str:
+    """The probe's own result with "status": "error" put before its own status: the last key would win."""
+    return '{"status": "error", ' + json.dumps(json.loads(result_text))[1:]
+
+
+def deep_text(probe: str) -> str:
+    envelope = json.dumps(dict(_schema_breaking_envelope(probe), data={"x": None}))
+    return envelope.replace('{"x": null}', '{"x": ' + "[" * DEEP_LEVELS + "]" * DEEP_LEVELS + "}")
+
+
 def run(fault: str, folder: str, probe_argv: list) -> int:
     """Misbehave as ``fault`` for the health probe; run any other probe with the real Python."""
     probe = os.path.splitext(os.path.basename(probe_argv[0]))[0] if probe_argv else ""
@@ -113,6 +127,16 @@ def run(fault: str, folder: str, probe_argv: list) -> int:
     elif fault == "schema":
         with open(args.out, "w") as handle:
             json.dump(_schema_breaking_envelope(probe), handle)
+    elif fault == "duplicate_keys":
+        code = subprocess.call([sys.executable] + probe_argv, stdin=subprocess.DEVNULL)
+        with open(args.out) as handle:
+            text = duplicate_keys_text(handle.read())
+        with open(args.out, "w") as handle:
+            handle.write(text)
+        return code
+    elif fault == "deep":
+        with open(args.out, "w") as handle:
+            handle.write(deep_text(probe))
     return 0
 
 
