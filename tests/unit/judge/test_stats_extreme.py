@@ -75,3 +75,23 @@ def test_nan_and_infinity_are_still_refused():
     for bad in (float("nan"), float("inf"), -float("inf")):
         with pytest.raises(ValueError):
             stats.coefficient_of_variation([1.0, bad])
+
+
+def test_a_fleet_with_one_gpu_at_1e308_w_is_judged():
+    """The row of issue 32 through the judge: the schema now refuses 1e308 W, but a result stored under older schemas
+    (or a field without a unit) still reaches the fleet statistics; they answer and every host gets a verdict."""
+    from helpers import health_ok, judge_fleet, rules, baselines, RIG_OVERRIDES  # pylint: disable=import-outside-toplevel
+    hosts = {}
+    for number in range(3):
+        envelope = health_ok()
+        for gpu in envelope["data"]["gpus"]:
+            gpu["uuid"] = "GPU-%08d-%s" % (number, gpu["uuid"][13:])
+        if number == 0:
+            envelope["data"]["gpus"][0]["power"]["draw_w"] = 1e308  # one GPU of one host, as in the issue
+        hosts["node-%d" % number] = {"envelopes": {"health": envelope}, "reached": True, "reason": "", "groups": ["rack1"],
+                                     "rule_overrides": RIG_OVERRIDES}
+    judgement = judge_fleet("run2", hosts, baselines(), rules())
+    assert sorted(judgement.hosts) == ["node-0", "node-1", "node-2"]
+    for statistics in judgement.fleet_statistics.values():
+        for entry in statistics.values():
+            assert entry["cv"] is None or math.isfinite(entry["cv"])
