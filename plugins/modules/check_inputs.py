@@ -22,7 +22,8 @@ description:
     their params and the params' kinds), C(gpufleet_run_id), and that every profile names probes the collection has.
   - Loads the rules file (C(gpufleet_rules_file), or the report role's C(report_rules_file) when set; default
     C(rules/default.yaml)) and fails when it is not valid YAML or
-    breaks C(schemas/rules.schema.json), naming the file and the problem. A broken file in the baselines folder
+    breaks C(schemas/rules.schema.json), or when a rule's C(params.path) names a field its probe's schema rules out,
+    naming the file and the problem. A broken file in the baselines folder
     (C(gpufleet_baselines_dir), default C(baselines/)) is a warning; the judge reports it and compares that SKU's hosts
     with their peers only.
   - Fails when O(hosts) is empty, that is when C(gpufleet_hosts) (default C(all)) matches no host of the inventory,
