@@ -15,7 +15,8 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import failure_envelope, utc_now_iso
-from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import (
+    PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC, PROBE_TIMEOUT_LIMIT_S)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import LINE_BREAKS, LINE_JOINER, terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import cached_probe_archive
@@ -77,6 +78,9 @@ class ActionModule(ActionBase):
                 args["timeout"] = declared.timeout_s if declared is not None else DEFAULT_TIMEOUT_S
             if args["timeout"] < 1:
                 raise ValueError("timeout must be at least 1 second, not %d" % args["timeout"])
+            if args["timeout"] > PROBE_TIMEOUT_LIMIT_S:
+                raise ValueError("timeout is %d seconds, more than the %d (a day) a probe may be given"
+                                 % (args["timeout"], PROBE_TIMEOUT_LIMIT_S))
             result_path = probe_result_path(args["results_dir"], args["run_id"], host, name)
             archive, archive_sha256 = cached_probe_archive(name, C.DEFAULT_LOCAL_TMP)
             params = dict(profile_params(args["profile"], name), **(args["params"] or {}))

@@ -9,7 +9,6 @@ reason a person can act on; the probe's own envelope is kept when it wrote a sou
 from __future__ import annotations
 
 import datetime
-import json
 import os
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_text import (
@@ -19,6 +18,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_t
     utf8_problem,
 )
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_process import FileCapture
+from ansible_collections.gpufleet.validation.plugins.module_utils.strict_json import loads as strict_json_loads
 from ansible_collections.gpufleet.validation.plugins.module_utils.envelope_statuses import PROBE_STATUSES
 
 SCHEMA_VERSION = "1"
@@ -184,7 +184,7 @@ def _decide(probe, host, outcome, capture, stderr_tail, started, python, stdout_
                   % (problem, _kept(capture)))
         return failed("error", reason), raw_text(capture)
     try:
-        document = json.loads(output_bytes.decode("utf-8"))
+        document = strict_json_loads(output_bytes.decode("utf-8"))
     except ValueError as exc:
         reason = "the probe's result file is not valid JSON (%s); %s" % (exc, _kept(capture))
         return failed("error", reason), raw_text(capture)

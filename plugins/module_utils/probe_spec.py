@@ -4,6 +4,10 @@
 """The argument spec of gpufleet.validation.probe, shared by the module and its action plugin."""
 from __future__ import annotations
 
+# The longest time limit a probe may be given: a day. A longer one would let one stalled probe hold a nightly run past
+# the next night (docs/security.md, "Bounded inputs").
+PROBE_TIMEOUT_LIMIT_S = 86400
+
 PROBE_ARGUMENT_SPEC = dict(
     name=dict(type="str", required=True),
     python=dict(type="str"),

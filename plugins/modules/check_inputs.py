@@ -16,13 +16,14 @@ description:
     probe starts and before anything is written.
   - Checks C(gpufleet_profile) (one of the probe role's profiles), C(gpufleet_python) (a string),
     C(gpufleet_python_candidates) (a list of paths or globs),
-    C(gpufleet_results_dir) (a non-empty string), C(probe_timeouts) (probe name to whole seconds, at least 1),
+    C(gpufleet_results_dir) (a non-empty string), C(probe_timeouts) (probe name to whole seconds, 1 to 86400),
     C(probe_params) (probe name to a mapping; the probe itself refuses a parameter it does not know),
     C(gpufleet_rule_overrides) (against C(schemas/rule_overrides.schema.json) and the rules, that is the rule ids,
     their params and the params' kinds), C(gpufleet_run_id), and that every profile names probes the collection has.
   - Loads the rules file (C(gpufleet_rules_file), or the report role's C(report_rules_file) when set; default
     C(rules/default.yaml)) and fails when it is not valid YAML or
-    breaks C(schemas/rules.schema.json), naming the file and the problem. A broken file in the baselines folder
+    breaks C(schemas/rules.schema.json), or when a rule's C(params.path) names a field its probe's schema rules out,
+    naming the file and the problem. A broken file in the baselines folder
     (C(gpufleet_baselines_dir), default C(baselines/)) is a warning; the judge reports it and compares that SKU's hosts
     with their peers only.
   - Fails when O(hosts) is empty, that is when C(gpufleet_hosts) (default C(all)) matches no host of the inventory,

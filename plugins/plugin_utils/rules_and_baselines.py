@@ -4,14 +4,17 @@
 """Load and validate the judge's inputs on the controller: baselines (one YAML per SKU), rules, rule overrides."""
 from __future__ import annotations
 
+import copy
 import math
 import os
 import statistics
 
 from .judge.rules import param_kind_problem, rules_problems
+from .judge.units import to_judged_unit
 from .probe_archive import collection_root
 from .probes.registry import probe_catalogue
 from .safe_yaml import load_plain_yaml
+from .store.schema_paths import path_problem
 from .store.schemas import schema_problems
 
 BASELINE_SCHEMA = "baseline.schema.json"
@@ -100,8 +103,28 @@ def load_baselines(directory: str | None = None, schemas_dir: str | None = None)
             problems.append("%s skipped: %s" % (shown, "; ".join(unsummarised)))
             continue
         seen[document["id"]] = shown
-        baselines.append(document)
+        baselines.append(in_judged_units(document))
     return baselines, problems
+
+
+def in_judged_units(document: dict) -> dict:
+    """The baseline with every datasheet and known-good number in its quantity's judged unit (judge/units.py), the
+    unit it was stated in kept in its source: known_good.x of 4.2579 TB/s is 4257.9 GB/s "(stated as 4.2579 TB/s)".
+    The schema has refused every unit outside the closed list before this runs."""
+    converted = copy.deepcopy(document)
+    for section in ("datasheet", "known_good"):
+        for number in (converted.get(section) or {}).values():
+            value, unit = to_judged_unit(number["value"], number["unit"])
+            if unit == number["unit"]:
+                continue
+            factor = value / number["value"]
+            number["source"] = "%s (stated as %s %s)" % (number["source"], number["value"], number["unit"])
+            number["value"], number["unit"] = value, unit
+            measured = number.get("measured") or {}
+            for series in ("repeats", "machines"):
+                if series in measured:
+                    measured[series] = [item * factor for item in measured[series]]
+    return converted
 
 
 def _values_off_their_machines(document: dict) -> list[str]:
@@ -127,9 +150,20 @@ def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
     if errors:
         raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))
     problems = rules_problems(document, probe_catalogue().checks)
+    problems += [problem for rule in document["rules"] for problem in field_path_problems(rule["id"], rule["probe"], rule.get("params"))]
     if problems:
         raise ValueError("%s: %s" % (path, "; ".join(problems)))
     return document
+
+
+def field_path_problems(rule_id: str, probe: str, params) -> list[str]:
+    """A rule's params.path (a field of its probe's data, field_equals) that the probe's schema rules out: a typo that
+    would match nothing on any host, refused before anything runs."""
+    field_path = (params or {}).get("path") if isinstance(params, dict) else None
+    if not isinstance(field_path, str):
+        return []
+    problem = path_problem(probe, field_path)
+    return ["rule %s: params.path %r names nothing the %s probe writes: %s" % (rule_id, field_path, probe, problem)] if problem else []
 
 
 def validate_overrides(overrides, rules: dict | None = None, schemas_dir: str | None = None) -> list[str]:
@@ -161,4 +195,7 @@ def validate_overrides(overrides, rules: dict | None = None, schemas_dir: str | 
             mistyped = param_kind_problem(name, defaults[name], change["params"][name])
             if mistyped:
                 problems.append("rule_overrides.%s.params.%s: %s" % (rule_id, name, mistyped))
+            elif name == "path":
+                problems.extend("rule_overrides.%s.%s" % (rule_id, problem.split(": ", 1)[1])
+                                for problem in field_path_problems(rule_id, rule["probe"], change["params"]))
     return problems

@@ -44,7 +44,7 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=probe_catalogue(),
-                            run_each=lambda count, job: run_over_the_cores(count, job, workers))
+                            run_each=lambda count, job: run_over_the_cores(count, job, workers), baseline_problems=baseline_problems)
     # The rules in use name their checks; the default file still names the judge's own (fleet.*, host.* ...).
     judgement.texts = CheckTexts(rules, load_rules()) if rules_path else CheckTexts(rules)
     judgement.unmatched_rules.extend(

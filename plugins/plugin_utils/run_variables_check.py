@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Mapping
 
+from ..module_utils.probe_spec import PROBE_TIMEOUT_LIMIT_S
 from .judge.rules import value_kind
 from .probes.registry import all_profiles
 from .store.paths import check_run_id
@@ -41,10 +42,13 @@ def timeout_problems(value, probes: list[str]) -> list[str]:
     for probe in sorted(known):
         seconds = known[probe]
         if isinstance(seconds, bool) or not isinstance(seconds, int):
-            problems.append("probe_timeouts.%s must be a whole number of seconds (at least 1), not %s %s"
-                            % (probe, value_kind(seconds), shown(seconds)))
+            problems.append("probe_timeouts.%s must be a whole number of seconds (1 to %d), not %s %s"
+                            % (probe, PROBE_TIMEOUT_LIMIT_S, value_kind(seconds), shown(seconds)))
         elif seconds < 1:
             problems.append("probe_timeouts.%s is %d; a time limit must be at least 1 second" % (probe, seconds))
+        elif seconds > PROBE_TIMEOUT_LIMIT_S:
+            problems.append("probe_timeouts.%s is %d; a time limit may be at most %d seconds (a day)"
+                            % (probe, seconds, PROBE_TIMEOUT_LIMIT_S))
     return problems
 
 

@@ -9,6 +9,7 @@ host's probe result says what happened with a reason a person can act on (and ke
 <probe>.raw), the fleet report gives the host the verdict error with that reason, the faulty host's next probe still
 runs, and the run exits 0 with a warning per host that did not pass (the quick profile; docs/reports.md).
 """
+import json
 import os
 import sys
 
@@ -110,6 +111,26 @@ def test_a_probe_that_prints_garbage_is_an_error_and_what_it_wrote_is_kept(netns
     with open(os.path.join(run_dir, in_file, "health.raw"), encoding="utf-8", newline="") as handle:
         assert handle.read() == faulty_python.GARBAGE_FILE_TEXT
     for name in (on_stdout, in_file):
+        assert runs.envelope_of(run_dir, name, "membw")["status"] == "ok"
+
+
+def test_duplicate_keys_and_deep_nesting_are_an_error_in_one_line_and_the_output_is_kept(netns_fleet, tmp_path):
+    """Issue 32: "status" error then ok was stored as ok (the host passed); 200,000 levels were a RecursionError traceback."""
+    fleet, run_dir, code, output = run_with_fault(netns_fleet, tmp_path, "fxdup", ["duplicate_keys", "deep"], hosts=3)
+    good, duplicated, deep = fleet.names
+    assert code == 0, output
+    runs.assert_validated(run_dir, good)
+    envelope = assert_faulty_host_reported(run_dir, output, duplicated, "error",
+                                           "the probe's result file is not valid JSON (the key \"status\" appears twice in one object")
+    with open(os.path.join(run_dir, duplicated, "health.raw"), encoding="utf-8") as handle:
+        kept = handle.read()
+    # Read the old way, the probe's own status (the last key) would have been taken, as it was before issue 32.
+    assert kept.startswith('{"status": "error", ') and json.loads(kept)["status"] != "error", kept[:200]
+    envelope = assert_faulty_host_reported(run_dir, output, deep, "error",
+                                           "the probe's result file is not valid JSON (it is nested deeper than 64 levels")
+    assert "Traceback" not in envelope["reason"] and "\n" not in envelope["reason"]
+    assert os.path.getsize(os.path.join(run_dir, deep, "health.raw")) > 0
+    for name in (duplicated, deep):
         assert runs.envelope_of(run_dir, name, "membw")["status"] == "ok"
 
 

@@ -16,6 +16,7 @@ from ..result_fields import is_unavailable
 from .check_helpers import make_check, param_source
 from .measurement import Device, Measurement, MeasurementsFunction, measured, not_measured
 from .model import Check
+from .not_compared import peers_only_source
 from .repeats import decide, describe_repeats, finite
 
 
@@ -25,6 +26,19 @@ def _reference(context: Any, section: str, key: Optional[str]) -> Tuple[Optional
     if isinstance(entry, dict) and isinstance(entry.get("value"), (int, float)):
         return float(entry["value"]), "%s (%s)" % (context.baseline_source("%s.%s" % (section, key)), entry.get("source", ""))
     return None, ""
+
+
+def _unit_mismatch(context: Any, section: str, key: Optional[str], unit: str) -> Optional[str]:
+    """Why the baseline's section.key cannot be compared with a measurement in unit (a number of another quantity,
+    e.g. a known-good copy rate stated in TFLOP/s), or None. The loader has converted every unit it takes to its
+    quantity's judged unit, so a different unit here is a different quantity."""
+    baseline = getattr(context, "baseline", None) or {}
+    entry = (baseline.get(section) or {}).get(key) if key else None
+    stated = entry.get("unit") if isinstance(entry, dict) else None
+    if stated is None or stated == unit:
+        return None
+    return ("the baseline's %s.%s is in %s, a unit of another quantity than this measurement's %s; fix %s"
+            % (section, key, stated, unit, context.baseline_source("%s.%s" % (section, key))))
 
 
 def reference_entry(context: Any, key: Optional[str]) -> Dict[str, Any]:
@@ -98,13 +112,18 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
         repeated = bool(samples)
         if not samples:
             samples = [float(value)]
+        mismatch = _unit_mismatch(context, "known_good", params.get("known_good"), unit)
+        if mismatch:
+            checks.append(make_check(rule, host, "warn", "%s: %s %s not compared: %s" % (
+                label, what, format_quantity(statistics.median(samples), unit), mismatch), gpu, unit=unit))
+            continue
         if known_good is None:
             median = statistics.median(samples)
             of_datasheet = _of_datasheet(median, datasheet, unit)
             checks.append(make_check(rule, host, "skip", "%s: %s %s%s; no known-good value for SKU %s, so it is "
                                      "compared with its peers only" % (label, what, format_quantity(median, unit), of_datasheet,
                                                                        context.sku or "unknown"),
-                                     gpu, value=round(median, 3), unit=unit))
+                                     gpu, value=round(median, 3), unit=unit, reference_source=peers_only_source(measurement.metric_id)))
             continue
         decision = decide(samples, known_good * fail_pct / 100.0, known_good * warn_pct / 100.0, repeated)
         of_datasheet = _of_datasheet(decision.value, datasheet, unit)

@@ -4,8 +4,9 @@
 """The fleet judgement: every rule on every host, peers compared by SKU, drift against each host's previous run."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
@@ -18,11 +19,14 @@ from .machine_shape import MachineShape, machine_shape
 from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
+from .not_compared import mark_not_compared
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
 
 FAILED_STATUSES = ("error", "timeout", "unreachable")
+# A host check: a severity-fail rule whose field path no host's result holds (docs/judge.md, "Rules that match nothing").
+UNMATCHED_FAIL_RULE = "rules.unmatched_fail_rule"
 DEFAULT_SETTINGS: Dict[str, Any] = {
     "outlier_threshold": 3.5,      # |robust z| above this is an outlier
     "relative_tolerance": 0.10,    # with MAD 0: a value this far (relative) from the median is an outlier
@@ -362,6 +366,17 @@ def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[st
     return checks, statistics
 
 
+def _unmatched_fail_rule_hosts(rule: Mapping[str, Any], empty_hosts: List[str]) -> List[str]:
+    """The hosts a severity-fail rule with a field path (params.path) failed to read on, where it read nothing anywhere.
+
+    Only such rules: a path that exists on no host where the probe ran is a mistyped rule, while a check function that
+    finds nothing (gemm's fp8 rules where the run did not ask for fp8) or a probe that did not run is no fault."""
+    params = rule.get("params") if isinstance(rule.get("params"), Mapping) else {}
+    if rule.get("severity") != "fail" or not isinstance(params.get("path"), str):
+        return []
+    return sorted(set(empty_hosts))
+
+
 def _unmatched(tally: _RuleTally, reached_hosts: List[str]) -> Tuple[List[Check], Dict[str, List[Check]]]:
     unmatched: List[Check] = []
     per_host: Dict[str, List[Check]] = {}
@@ -378,6 +393,11 @@ def _unmatched(tally: _RuleTally, reached_hosts: List[str]) -> Tuple[List[Check]
             words = ("the %s probe gave data on %d host(s) but rule %s (check %s) found no field to read there, so it checked "
                      "nothing: its check or params match nothing in the data" % (rule["probe"], tally.probe_ran[rule_id], rule_id, rule["check"]))
             status = "warn"
+            for host in _unmatched_fail_rule_hosts(rule, tally.empty_hosts.get(rule_id, [])):
+                per_host.setdefault(host, []).append(_host_check(
+                    UNMATCHED_FAIL_RULE, host, rule["probe"], "fail", "rule %s (severity fail) reads %s of the %s data, which no host's "
+                    "result holds, so it checked nothing and cannot vouch for this host: correct the path in the rules file"
+                    % (rule_id, rule["params"]["path"], rule["probe"]), value=rule["params"]["path"], threshold="the field exists"))
         else:
             words, status = ("the %s probe gave no data on any host (%d reached), so rule %s checked nothing"
                              % (rule["probe"], len(reached_hosts), rule_id), "skip")
@@ -532,7 +552,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                 previous: Optional[Mapping[str, Mapping[str, Any]]] = None, previous_run_id: Optional[str] = None,
                 settings: Optional[Mapping[str, Any]] = None,
                 previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None, *,
-                catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None, causes: Optional[Causes] = None) -> FleetJudgement:
+                catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None, causes: Optional[Causes] = None,
+                baseline_problems: Sequence[str] = ()) -> FleetJudgement:
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
@@ -545,6 +566,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     other here (the report passes report_parallel's, over the cores). Each host is judged on its own and its rule tally
     merged in host order, so the judgement is the same however they are run.
     causes: which checks follow from which (judge/causes.py); default: what the rules document declares.
+    baseline_problems: the baseline files that could not be loaded, named where a host without a SKU is not compared.
     An exception while judging one host makes that host's verdict error with the exception; the others are judged.
     """
     options = dict(DEFAULT_SETTINGS)
@@ -601,10 +623,13 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     for name, found in same_gpu_checks(identities, {name: hosts[name].get("groups") or [] for name in reached}).items():
         fleet_checks.setdefault(name, []).extend(found)
     unmatched, empty = _unmatched(tally, reached)
+    group_hosts = Counter(judged[name].group for name in reached)
     for name in reached:
         host = judged[name]
         groups = list(hosts[name].get("groups") or [])
         try:
+            mark_not_compared(host.checks, fleet_checks.get(name, []), host.sku, host.sku_reason, baseline_problems, host.group,
+                              group_hosts[host.group], options["min_peers"])
             checks = host.checks + empty.get(name, []) + fleet_checks.get(name, [])
             unmeasured = gpu_measured_check(name, checks, host.outcomes, host.expected_gpus, host.expected_gpus_source)
             if unmeasured is not None:

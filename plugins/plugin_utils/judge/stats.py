@@ -5,10 +5,15 @@
 
 Pure Python (stdlib only). The robust z-score is Iglewicz and Hoaglin's modified z-score,
 0.6745 * (x - median) / MAD, with MAD the (unscaled) median absolute deviation; |z| > 3.5 is their outlier limit.
+
+No function here raises on finite input, however large or small: a difference or quotient that would leave the float
+range is saturated at the largest finite float (its sign kept), and the coefficient of variation is computed on the
+values scaled by their largest magnitude, so no square or sum can overflow (docs/judge.md, "Numbers the judge accepts").
 """
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
@@ -19,6 +24,26 @@ MODIFIED_Z_FACTOR = 0.6745
 DEFAULT_OUTLIER_THRESHOLD = 3.5
 DEFAULT_RELATIVE_TOLERANCE = 0.10
 DEFAULT_MIN_COUNT = 3
+
+
+LARGEST_FLOAT = sys.float_info.max
+
+
+def saturated(number: float) -> float:
+    """number, with an infinity that arithmetic on finite numbers produced clamped to the largest finite float."""
+    if math.isinf(number):
+        return math.copysign(LARGEST_FLOAT, number)
+    return number
+
+
+def difference(first: float, second: float) -> float:
+    """first - second, saturated: 1e308 - -1e308 is the largest float, not an infinity."""
+    return saturated(float(first) - float(second))
+
+
+def quotient(numerator: float, denominator: float) -> float:
+    """numerator / denominator (denominator not 0), saturated: 1e308 / 1e-10 is the largest float."""
+    return saturated(float(numerator) / float(denominator))
 
 
 def finite_numbers(values: Iterable[float]) -> List[float]:
@@ -37,7 +62,7 @@ def median(values: Iterable[float]) -> float:
     middle = len(numbers) // 2
     if len(numbers) % 2:
         return numbers[middle]
-    return (numbers[middle - 1] + numbers[middle]) / 2.0
+    return numbers[middle - 1] / 2.0 + numbers[middle] / 2.0  # halved first: their sum could overflow
 
 
 def mad(values: Iterable[float], center: Optional[float] = None) -> float:
@@ -46,14 +71,14 @@ def mad(values: Iterable[float], center: Optional[float] = None) -> float:
     if not numbers:
         raise ValueError("MAD of no values")
     middle = median(numbers) if center is None else float(center)
-    return median(abs(number - middle) for number in numbers)
+    return median(abs(difference(number, middle)) for number in numbers)
 
 
 def robust_z(value: float, center: float, mad_value: float) -> Optional[float]:
     """0.6745 * (value - center) / MAD; None when MAD is 0 (the score is undefined)."""
     if mad_value == 0:
         return None
-    return MODIFIED_Z_FACTOR * (float(value) - center) / mad_value
+    return saturated(MODIFIED_Z_FACTOR * quotient(difference(value, center), mad_value))
 
 
 def coefficient_of_variation(values: Iterable[float]) -> Optional[float]:
@@ -61,18 +86,23 @@ def coefficient_of_variation(values: Iterable[float]) -> Optional[float]:
     numbers = finite_numbers(values)
     if len(numbers) < 2:
         return None
-    mean = sum(numbers) / len(numbers)
+    largest = max(abs(number) for number in numbers)
+    if largest == 0:
+        return None
+    # The ratio does not change with scale; scaled into [-1, 1], no sum or square of the values can overflow.
+    scaled = [number / largest for number in numbers]
+    mean = math.fsum(scaled) / len(scaled)
     if mean == 0:
         return None
-    variance = sum((number - mean) ** 2 for number in numbers) / (len(numbers) - 1)
-    return math.sqrt(variance) / abs(mean)
+    variance = math.fsum((number - mean) ** 2 for number in scaled) / (len(scaled) - 1)
+    return quotient(math.sqrt(variance), abs(mean))
 
 
 def relative_change(old: float, new: float) -> Optional[float]:
     """(new - old) / |old|; None when old is 0."""
     if old == 0:
         return None
-    return (float(new) - float(old)) / abs(float(old))
+    return quotient(difference(new, old), abs(float(old)))
 
 
 @dataclass
@@ -116,7 +146,7 @@ def outlier_decision(value: float, count: int, center: Optional[float], spread: 
     if count < min_count or center is None:
         return OutlierResult(None, value, None, None, count, None, "none",
                              "not enough peers: %d value(s), at least %d needed" % (count, min_count))
-    deviation = abs(value - center)
+    deviation = abs(difference(value, center))
     score = robust_z(value, center, spread)
     if noise_floor and deviation <= noise_floor * abs(center):
         return OutlierResult(False, value, center, spread, count, score, "robust_z" if score is not None else "relative",
@@ -130,7 +160,7 @@ def outlier_decision(value: float, count: int, center: Optional[float], spread: 
         outlier = deviation > 0
         return OutlierResult(outlier, value, center, spread, count, None, "relative",
                              "MAD 0 and median 0: %s" % ("differs from every peer's 0" if outlier else "equal to the median"))
-    relative = deviation / abs(center)
+    relative = quotient(deviation, abs(center))
     outlier = relative > relative_tolerance
     return OutlierResult(outlier, value, center, spread, count, None, "relative",
                          "MAD 0, so compared relatively: %s from the median (tolerance %g %%)"

@@ -1,14 +1,15 @@
 """Reading results back from the store: one way for the report, drift's previous run and a probe's derived inputs.
 
 Only probe results are read (never the store's own records), never through a symbolic link, never more than
-RESULT_LIMIT_BYTES; what cannot be read raises OSError or ValueError with the reason.
+RESULT_LIMIT_BYTES; what cannot be read raises OSError or ValueError with the reason. The JSON is parsed as the probe
+module parses a probe's output (module_utils/strict_json.py): a duplicate key, NaN or nesting too deep is refused.
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
+from ...module_utils import strict_json
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .paths import PROBE_NAME_PATTERN
 from .run_dir import STORE_FILES
@@ -32,7 +33,7 @@ def read_json_with_identity(host_path: str, name: str, limit: int = RESULT_LIMIT
         payload, identity = read_file_at(fd, name, limit, os.path.join(os.path.basename(host_path), name))
     finally:
         os.close(fd)
-    return json.loads(payload.decode("utf-8")), identity
+    return strict_json.loads(payload.decode("utf-8")), identity
 
 
 def result_probes(host_path: str) -> List[str]:

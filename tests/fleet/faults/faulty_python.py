@@ -17,6 +17,9 @@ host's other probes run for real and the test sees the play go on for them. Faul
     schema        writes a well-formed envelope with status ok whose data breaks the health schema
     recorded_gpus writes the 2-GPU H200 rig's recorded health data (tests/fixtures) as its own: every host with this
                   fault reports the same GPU UUIDs and serials, like inventory aliases of one machine or copied results
+    duplicate_keys  runs the real probe, then rewrites its result to say "status": "error" before the probe's own
+                  "status" (Python's json keeps the last: a sound result that says error would pass)
+    deep          writes an envelope whose data nests DEEP_LEVELS arrays (json.loads raised RecursionError)
 
 ``missing_interpreter(folder)`` is the path of an interpreter that does not exist. Standard library only; nothing
 here runs a shell.
@@ -33,7 +36,7 @@ import sys
 import time
 
 TARGET_PROBE = "health"
-FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema", "recorded_gpus")
+FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema", "recorded_gpus", "duplicate_keys", "deep")
 HANG_PIDS_FILE = "hang.pids"
 HANG_CHILD_MARKER = "gpufleet-fault-hang-child"
 GARBAGE = b"\x89PNG\r\n\x1a\n not json {{{ \xff\xfe garbage from a broken probe\n"
@@ -43,6 +46,7 @@ SCHEMA_BREAKING_DATA = {"platform": "not an object", "gpus": 8}
 HANG_S = 3600
 RECORDED_HEALTH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures",
                                "health_h200x2_ok_by_the_action.json")
+DEEP_LEVELS = 200000
 
 
 def make_interpreter(folder, fault: str, python: str | None = None) -> str:
@@ -98,6 +102,16 @@ def _recorded_data() -> dict:
         return json.load(handle)["data"]
 
 
+def duplicate_keys_text(result_text: str) -> str:
+    """The probe's own result with "status": "error" put before its own status: the last key would win."""
+    return '{"status": "error", ' + json.dumps(json.loads(result_text))[1:]
+
+
+def deep_text(probe: str) -> str:
+    envelope = json.dumps(_envelope(probe, {"x": None}))
+    return envelope.replace('{"x": null}', '{"x": ' + "[" * DEEP_LEVELS + "]" * DEEP_LEVELS + "}")
+
+
 def run(fault: str, folder: str, probe_argv: list) -> int:
     """Misbehave as ``fault`` for the health probe; run any other probe with the real Python."""
     probe = os.path.splitext(os.path.basename(probe_argv[0]))[0] if probe_argv else ""
@@ -125,6 +139,16 @@ def run(fault: str, folder: str, probe_argv: list) -> int:
     elif fault == "recorded_gpus":
         with open(args.out, "w") as handle:
             json.dump(_envelope(probe, _recorded_data()), handle)
+    elif fault == "duplicate_keys":
+        code = subprocess.call([sys.executable] + probe_argv, stdin=subprocess.DEVNULL)
+        with open(args.out) as handle:
+            text = duplicate_keys_text(handle.read())
+        with open(args.out, "w") as handle:
+            handle.write(text)
+        return code
+    elif fault == "deep":
+        with open(args.out, "w") as handle:
+            handle.write(deep_text(probe))
     return 0
 
 

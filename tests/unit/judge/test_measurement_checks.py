@@ -124,7 +124,8 @@ def test_the_measurements_become_fleet_metrics():
         ("membw.bandwidth_gbps", 0, 4300.0), ("membw.bandwidth_gbps", 1, 4250.0)]
 
 
-def test_an_unknown_sku_is_skipped_and_left_to_its_peers():
+def test_an_unknown_sku_alone_is_not_compared_and_warns():
+    """Left to its peers, but a lone host has none (issue 32): not a pass, a warn that says why."""
     health = health_ok()
     for entry in health["data"]["gpus"]:
         entry["name"] = "NVIDIA H999"
@@ -132,7 +133,8 @@ def test_an_unknown_sku_is_skipped_and_left_to_its_peers():
     hosts = {"rig": {"envelopes": {"health": health, "membw": membw([4300.0, 4300.0])}, "reached": True, "reason": "",
                      "groups": [], "rule_overrides": copy.deepcopy(RIG_OVERRIDES)}}
     check = one(judge_fleet("run3", hosts, baselines(), rules()).hosts["rig"], "membw.bandwidth", 0)
-    assert check.status == "skip" and "no known-good value for SKU unknown" in check.reason
+    assert check.status == "warn" and "not compared: no usable baseline (no baseline matches NVIDIA H999" in check.reason
+    assert "1 host of group unknown:NVIDIA H999 is too few to compare (at least 3 needed)" in check.reason
 
 
 RIG_RUN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
