@@ -97,10 +97,8 @@ def same_gpu_checks(identities: Mapping[str, Set[str]], groups: Mapping[str, Ite
                 status, reason = "pass", ("reports the same GPUs as %s (%s): declared aliases of one machine (inventory group %s)"
                                           % (_named(others), _named(shared), declared))
             else:
-                status, reason = "fail", ("these hosts report the same GPUs: an inventory alias or a copied result: %s share %s. "
-                                          "None of them passes until one inventory group named %s<machine> holds all of them "
-                                          "(one machine under several names), or the copied results are replaced by a run"
-                                          % (_named(hosts), _named(shared), ALIAS_GROUP_PREFIX))
+                status, reason = "fail", ("these hosts report the same GPUs: an inventory alias or a copied result: %s share %s"
+                                          % (_named(hosts), _named(shared)))
             checks.setdefault(host, []).append(Check(
                 id=CHECK_ID, host=host, probe="health", status=status, reason=reason, value=others,
                 reference_source="the GPU UUIDs and board serials of this run's hosts",
