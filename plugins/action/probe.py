@@ -18,6 +18,15 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import LINE_BREAKS, LINE_JOINER, terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.host_deadlines import (
+    START_CALL_S,
+    STAGE_START,
+    STAGE_WAIT,
+    WAIT_CALL_MARGIN_S,
+    HostStalled,
+    host_call_deadline,
+    ssh_keepalive_args,
+)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import cached_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, profile_params, with_derived_params
@@ -144,6 +153,15 @@ class ActionModule(ActionBase):
                 discover = self._discovery(python_found, args, task_vars)
             envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars, discover,
                                                      lambda job: self._record_choice(python_found, job, host_fd, shown_dir))
+        except HostStalled as exc:
+            unreachable = True
+            what = ("the host stopped answering: %s%s" % (exc, "" if self._job_started is None else
+                                                          ", %.0f s after the probe started (its job on the host ends at "
+                                                          "its own limit)" % (time.monotonic() - self._job_started)))
+            envelope = failure_envelope(
+                name, host, "unreachable",
+                "%s; stage: %s; check that it is up and that SSH works (ansible -m ansible.builtin.ping %s)"
+                % (what, exc.stage, host))
         except AnsibleConnectionFailure as exc:
             unreachable = True
             last_answer = _LAST_ANSWER.get(host)
@@ -159,8 +177,9 @@ class ActionModule(ActionBase):
                         % (time.monotonic() - self._job_started))
             envelope = failure_envelope(
                 name, host, "unreachable",
-                "%s: %s; check that it is up and that SSH works (ansible -m ansible.builtin.ping %s)"
-                % (what, str(exc).strip() or type(exc).__name__, host))
+                "%s: %s; stage: %s; check that it is up and that SSH works (ansible -m ansible.builtin.ping %s)"
+                % (what, str(exc).strip() or type(exc).__name__, STAGE_START if self._job_started is None else STAGE_WAIT,
+                   host))
         except AnsibleError as exc:
             # Raised before the probe's job started, e.g. by a connection plugin whose library the controller lacks;
             # recorded so that the play goes on to the report instead of aborting when every host fails so.
@@ -217,12 +236,15 @@ class ActionModule(ActionBase):
         module_args = dict(args, archive_data=base64.b64encode(archive).decode("ascii"),
                            job_dir=self._connection._shell.get_option("async_dir"), first_wait=FIRST_PROGRESS_AFTER_S,
                            discover=discover)
+        ssh_keepalive_args(self._connection)
         self._starting = True
         asked = time.monotonic()
-        job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
-        self._starting = False
-        _LAST_ANSWER[host] = time.monotonic()
-        self._remove_tmp_path(self._connection._shell.tmpdir)
+        start_s = START_CALL_S + FIRST_PROGRESS_AFTER_S + (FIND_PYTHON_TIMEOUT_S if discover is not None else 0)
+        with host_call_deadline(start_s, STAGE_START):
+            job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
+            self._starting = False
+            _LAST_ANSWER[host] = time.monotonic()
+            self._remove_tmp_path(self._connection._shell.tmpdir)
         if discover is not None:
             record_choice(job)
         if "job_id" not in job:
@@ -265,11 +287,12 @@ class ActionModule(ActionBase):
             if now >= deadline:
                 return None
             wait_s = max(0.0, min(next_progress, deadline) - now)
-            status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
-                                          module_args={"job_id": started["job_id"], "job_dir": started["job_dir"],
-                                                       "wait": round(wait_s, 3)})
-            _LAST_ANSWER[host] = time.monotonic()
-            self._remove_tmp_path(self._connection._shell.tmpdir)
+            with host_call_deadline(wait_s + WAIT_CALL_MARGIN_S, STAGE_WAIT):
+                status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
+                                              module_args={"job_id": started["job_id"], "job_dir": started["job_dir"],
+                                                           "wait": round(wait_s, 3)})
+                _LAST_ANSWER[host] = time.monotonic()
+                self._remove_tmp_path(self._connection._shell.tmpdir)
 
 
 def _paramiko_missing(connection):
