@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import base64
+import errno
 import os
 import time
 from contextlib import ExitStack, contextmanager
@@ -42,6 +43,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir 
     INPUTS_FILE,
     StoreRefused,
     claimed_host_dir,
+    finished_earlier,
     host_inputs,
     inputs_at,
     open_run,
@@ -111,6 +113,15 @@ class ActionModule(ActionBase):
                 result.update(failed=True, msg="probe %s was not run on %s: its result could not be stored in %s (%s); "
                                                "set gpufleet_results_dir to a directory this user can write"
                                                % (name, host, os.path.dirname(result_path), exc))
+                return result
+            kept = finished_earlier(host_fd, name, playbook_writer(True), result_path) if store_args["resume"] else None
+            if kept is not None:
+                # A resume never replaces a finished result of an earlier playbook run (docs/store.md).
+                message = ("%s: probe %s kept: its result (%s) is from an earlier playbook run of run %s, so it is not "
+                           "probed again" % (host, name, kept, args["run_id"]))
+                display.display("  " + terminal_text(message))
+                result.update(changed=False, skipped=True, skip_reason="kept", status=kept, result_path=result_path,
+                              msg=message)
                 return result
             python_found = PythonFound(choice, inputs, store_args["python_candidates"])
             return self._run_and_store(result, name, host, args, archive, archive_sha256, input_notes, task_vars,
@@ -201,8 +212,10 @@ class ActionModule(ActionBase):
             return result
         except OSError as exc:
             result.update(failed=True, envelope=envelope, status=envelope["status"],
-                          msg="could not write the result of probe %s for %s to %s: %s; make the results "
-                              "directory writable (gpufleet_results_dir)" % (name, host, result_path, exc))
+                          msg="write failed: %s %s: the result of probe %s for %s could not be written to %s (the "
+                              "report says so); make room in the results directory or make it writable "
+                              "(gpufleet_results_dir)" % (errno.errorcode.get(exc.errno, "errno %s" % exc.errno),
+                                                          exc.strerror or exc, name, host, result_path))
             return result
 
         result.update(changed=False, envelope=envelope, status=envelope["status"], result_path=result_path)
