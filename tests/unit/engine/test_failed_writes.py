@@ -13,6 +13,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import failure_envelope
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import results as store_results
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 
 RUN_ID = "full"
@@ -45,10 +46,15 @@ def _ran(reason="measured"):
 
 
 def _assert_reported_as_a_failed_write(results):
-    host = load_run(os.path.join(str(results), RUN_ID), [HOST]).hosts[0]
+    run = load_run(os.path.join(str(results), RUN_ID), [HOST])
+    host = run.hosts[0]
     assert host.state == "error", (host.state, host.reasons)
     assert any(WRITTEN_AS in reason for reason in host.reasons), host.reasons
     assert not any("not reached" in reason for reason in host.reasons), host.reasons
+    verdict = judge_run(run, str(results), {}).hosts[HOST]
+    assert verdict.verdict == "error" and verdict.reasons == [
+        "host.results: health: %s: the host was reached and probe health ran, but its result could not be stored; make "
+        "room in the results directory (or make it writable) and probe the host again" % WRITTEN_AS], verdict.reasons
 
 
 def test_a_write_that_fails_with_enospc_is_reported_as_a_failed_write(tmp_path, monkeypatch):
