@@ -6,13 +6,14 @@ in) and sends back only what the job returns. Forking is used only where it is s
 forks, in a process with no other thread, for enough items; otherwise, and for whatever a broken worker left undone,
 the items run here, one after the other, so the answer is the same either way.
 
-The workers never outlive the run that started them (docs/scale.md, "Interrupted"). SIGINT or SIGTERM to this process
-while they run ends every worker (SIGTERM, then SIGKILL after STOP_GRACE_S), waits for them, and then does what the
-signal would have done here (Ansible's own handler, KeyboardInterrupt, or the default); nothing left undone runs here
-after a stop. A worker ignores SIGINT (a Ctrl-C reaches the whole process group: this process decides), ends on
-SIGTERM, is sent SIGTERM by the kernel when this process dies however it dies (Linux's parent-death signal: Ansible's
-worker kills itself on a signal without unwinding), and checks before each job that its parent is the one that
-forked it. A worker that ends mid-job leaves no temporary file: the atomic writer removes its own on the way out.
+The workers never outlive the run that started them (docs/scale.md, "An interrupted report ends its workers"). SIGINT
+or SIGTERM to this process while they run ends every worker (SIGTERM, then SIGKILL after STOP_GRACE_S), waits for
+them, and then does what the signal would have done here (Ansible's own handler, KeyboardInterrupt, or the default);
+nothing left undone runs here after a stop. A worker ignores SIGINT (a Ctrl-C reaches the whole process group: this
+process decides), ends on SIGTERM, is sent SIGTERM by the kernel when this process dies however it dies (Linux's
+parent-death signal: Ansible's worker kills itself on a signal without unwinding), and checks before each job that its
+parent is the one that forked it. A worker that ends mid-job leaves no temporary file: the atomic writer removes its
+own on the way out.
 """
 from __future__ import annotations
 
