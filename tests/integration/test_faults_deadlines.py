@@ -65,3 +65,50 @@ def test_a_wedged_sshd_costs_that_host_over_ssh_and_paramiko(netns_fleet, tmp_pa
     code, output, took = _run(fleet, tmp_path / "paramiko", fleet.paramiko_inventory_path, env=fleet.paramiko_env())
     print("paramiko: the run with a wedged sshd took %.1f s" % took)
     _assert_the_wedged_host_cost_only_itself(tmp_path / "paramiko", good, wedged, code, output)
+
+
+def _children(pid):
+    children = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % entry) as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if entry.isdigit() and int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+            children.append(int(entry))
+    return sorted(children)
+
+
+def test_a_controller_worker_that_dies_costs_its_host_not_the_run(tmp_path):
+    from test_bad_input import write_inventory  # pylint: disable=import-error,import-outside-toplevel
+    hosts = ("gpu-a01", "gpu-a02")
+    results = tmp_path / "results"
+    inventory = write_inventory(tmp_path / "inventory.yml", {name: {} for name in hosts})
+    slow = ("-e", json.dumps({"gpufleet_profile": "quick",
+                              "probe_params": {"health": {"cuda_init": False}, "membw": {"sizes_mib": [16, 64, 256]}}}))
+    run = runs.BackgroundRun([runs.ANSIBLE_PLAYBOOK, "validate.yml", "-i", inventory, "-e", "gpufleet_results_dir=%s" % results,
+                              "-e", "gpufleet_run_id=worker", *slow], tmp_path / "run.log")
+    try:
+        runs.wait_for(lambda: all(os.path.exists(results / "worker" / name / "health.json") for name in hosts),
+                      "both hosts' health results", run=run)
+        workers = runs.wait_for(lambda: _children(run.process.pid), "the probe task's workers", run=run)
+        os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer would
+        code, output = run.wait(timeout_s=RUN_BOUND_S)
+    finally:
+        run.kill()
+    assert "A worker was found in a dead state" not in output, output
+    assert code == 2, output
+    run_dir = str(results / "worker")
+    runs.assert_every_file_complete(run_dir)
+    lost = [name for name in hosts if runs.fleet_host(run_dir, name)["verdict"] == "unreachable"]
+    assert len(lost) == 1, [runs.fleet_host(run_dir, name) for name in hosts]
+    survivor = [name for name in hosts if name not in lost][0]
+    runs.assert_validated(run_dir, survivor)
+    membw = runs.envelope_of(run_dir, lost[0], "membw")
+    assert membw["status"] == "unreachable", membw
+    assert "the controller's worker process for this host died (killed by SIGKILL)" in membw["reason"], membw["reason"]
+    assert "the controller's worker process for %s died (killed by SIGKILL)" % lost[0] in output, output
+    runs.assert_reported_as(run_dir, lost[0], "unreachable", "membw: the controller's worker process for this host died")
+    for name in ("index.html", "fleet.json", "junit.xml"):
+        assert os.path.getsize(os.path.join(run_dir, name)) > 0, name

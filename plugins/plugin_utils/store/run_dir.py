@@ -50,10 +50,12 @@ def process_start_ticks(pid: int) -> Optional[int]:
         return None
 
 
-def playbook_writer(resume: bool, profile: Optional[str] = None, limit: Optional[str] = None) -> Dict[str, Any]:
+def playbook_writer(resume: bool, profile: Optional[str] = None, limit: Optional[str] = None,
+                    in_main_process: bool = False) -> Dict[str, Any]:
     """This playbook run as a writer. Every task of one ansible-playbook process computes the same writer_id: the
-    process is a worker's parent, named by the controller, its pid and its start time (a reused pid differs there)."""
-    pid = os.getppid()
+    process is a worker's parent (or, in_main_process, this process itself), named by the controller, its pid and its
+    start time (a reused pid differs there)."""
+    pid = os.getpid() if in_main_process else os.getppid()
     ticks = process_start_ticks(pid)
     controller = socket.gethostname()
     writer_id = hashlib.sha256(("%s|%d|%s" % (controller, pid, ticks)).encode("utf-8", "backslashreplace")).hexdigest()
