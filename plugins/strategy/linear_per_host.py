@@ -64,6 +64,9 @@ class StrategyModule(LinearStrategy):
                 continue
             self._workers[index] = None
             host, task = worker._host, worker._task
+            if not self._waits_for(host, task):
+                worker.close()  # it died after its result came: that result stands
+                continue
             message = "the controller's worker process for %s died (%s) during task %r" % (
                 host.name, worker_death(worker.exitcode), task.get_name())
             stored = self._store_lost_probe(host, task, worker_death(worker.exitcode))
@@ -75,6 +78,13 @@ class StrategyModule(LinearStrategy):
             with self._results_lock:
                 self._results.append(self._convert_wire_task_result_to_raw(wire))
             worker.close()
+
+    def _waits_for(self, host, task):
+        """Whether the result of this host's task has still to come (the queue's entry is dropped when it is processed)."""
+        if (host.name, task._uuid) not in self._queued_task_cache:
+            return False
+        with self._results_lock:
+            return not any(result.host.name == host.name and result.task._uuid == task._uuid for result in self._results)
 
     def _store_lost_probe(self, host, task, cause):
         """For the probe task: store the probe the worker was at as unreachable; its name, or None."""
