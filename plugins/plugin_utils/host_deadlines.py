@@ -63,8 +63,8 @@ def ssh_keepalive_args(connection) -> bool:
 
 
 def _end_connection_clients() -> None:
-    """End this worker's child processes (the connection's ssh clients stuck on the host); a ControlPersist master has
-    left the family and ends on its own keepalives."""
+    """End this worker's descendants: the connection's clients stuck on the host (an ssh client, and a ControlPersist
+    master it started while that client lives), or a local connection's module process. A worker serves one host."""
     table = process_table() or {}
     for pid in descendants(table, os.getpid()):
         try:
