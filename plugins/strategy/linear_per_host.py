@@ -58,6 +58,15 @@ class StrategyModule(LinearStrategy):
                 time.sleep(C.DEFAULT_INTERNAL_POLL_INTERVAL)
         return results
 
+    def _queue_task(self, host, task, task_vars, play_context):
+        """linear's, after waiting here for a free worker slot: linear's own wait would start the next host in the slot
+        of a worker that died, whose host's result would then never come (and the run never end)."""
+        while not any(worker is None or not worker.is_alive() for worker in self._workers):
+            self._answer_for_dead_workers()
+            time.sleep(C.DEFAULT_INTERNAL_POLL_INTERVAL)
+        self._answer_for_dead_workers()
+        super()._queue_task(host, task, task_vars, play_context)
+
     def _answer_for_dead_workers(self):
         for index, worker in enumerate(self._workers):
             if worker is None or not worker.exitcode:  # alive (None) or ended well (0)
