@@ -182,8 +182,7 @@ def gone_writers(record: Dict[str, Any], writer: Dict[str, Any]) -> List[Dict[st
 
 def gone_writer_line(run_id: str, gone: Dict[str, Any]) -> str:
     return ("the writer of run %s (pid %s on %s, started %s) is gone: the results it finished are kept and only what "
-            "has no result is probed now (docs/store.md)" % (run_id, gone.get("pid"), gone.get("controller"),
-                                                              gone.get("started")))
+            "has no result is probed now (docs/store.md)" % (run_id, gone.get("pid"), gone.get("controller"), gone.get("started")))
 
 
 def finished_earlier(host_fd: int, probe: str, writer: Dict[str, Any], shown: str) -> Optional[str]:
