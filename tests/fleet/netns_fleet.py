@@ -10,6 +10,7 @@ As a module (the pytest fixture ``netns_fleet`` in tests/integration/conftest.py
     ...  # ansible-playbook -i fleet.inventory_path ...
     fleet.kill_sshd("gf1a2b-n02")         # new connections to that host are refused
     fleet.make_unreachable("gf1a2b-n03")  # the host stays in the inventory but nothing answers at its address
+    fleet.wedge_sshd("gf1a2b-n01")        # port 22 accepts, sends an SSH banner, then says nothing (a wedged sshd)
     fleet.down()
 
 Over paramiko (docs/connections.md), with host-key checking on as well: ansible-core's paramiko plugin ignores

@@ -6,6 +6,7 @@ dossiers and the fleet's index, fleet.json and junit.xml are written (docs/conne
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -58,6 +59,11 @@ def test_a_wedged_sshd_costs_that_host_over_ssh_and_paramiko(netns_fleet, tmp_pa
     fleet = netns_fleet(hosts=2, prefix="fxwdg")
     good, wedged = fleet.names
     fleet.wedge_sshd(wedged)
+    with socket.create_connection((fleet.host(wedged)["address"], 22), timeout=5) as wedge:
+        assert wedge.recv(64) == b"SSH-2.0-OpenSSH_9.0\r\n"  # the banner, then nothing
+        wedge.settimeout(1.0)
+        with pytest.raises(socket.timeout):
+            wedge.recv(64)
 
     code, output, took = _run(fleet, tmp_path / "ssh", fleet.inventory_path)
     print("ssh: the run with a wedged sshd took %.1f s" % took)
