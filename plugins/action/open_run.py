@@ -7,10 +7,20 @@ from __future__ import annotations
 import os
 
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import run_dir
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir import StoreRefused, open_run, playbook_writer
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir import (
+    StoreRefused,
+    gone_writer_line,
+    gone_writers,
+    open_run,
+    playbook_writer,
+)
+
+display = Display()
 
 
 class ActionModule(ActionBase):
@@ -40,6 +50,9 @@ class ActionModule(ActionBase):
                                            "gpufleet_results_dir to a directory this user can write"
                                            % (args["run_id"], args["results_dir"], exc))
             return result
+        gone = [gone_writer_line(args["run_id"], entry) for entry in gone_writers(record, writer)] if writer["resume"] else []
+        for line in gone:
+            display.display(terminal_text(line))
         result.update(changed=True, run_dir=os.path.abspath(path), writer_id=writer["writer_id"],
-                      writers=len(record["writers"]))
+                      writers=len(record["writers"]), gone_writers=gone)
         return result

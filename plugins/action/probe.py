@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import base64
+import errno
 import os
 import time
 from contextlib import ExitStack, contextmanager
@@ -19,6 +20,15 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec imp
     PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC, PROBE_TIMEOUT_LIMIT_S)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import LINE_BREAKS, LINE_JOINER, terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.host_deadlines import (
+    START_CALL_S,
+    STAGE_START,
+    STAGE_WAIT,
+    WAIT_CALL_MARGIN_S,
+    HostStalled,
+    host_call_deadline,
+    ssh_keepalive_args,
+)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import cached_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, profile_params, with_derived_params
@@ -34,6 +44,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir 
     INPUTS_FILE,
     StoreRefused,
     claimed_host_dir,
+    finished_earlier,
     host_inputs,
     inputs_at,
     open_run,
@@ -107,6 +118,15 @@ class ActionModule(ActionBase):
                                                "set gpufleet_results_dir to a directory this user can write"
                                                % (name, host, os.path.dirname(result_path), exc))
                 return result
+            kept = finished_earlier(host_fd, name, playbook_writer(True), result_path) if store_args["resume"] else None
+            if kept is not None:
+                # A resume never replaces a finished result of an earlier playbook run (docs/store.md).
+                message = ("%s: probe %s kept: its result (%s) is from an earlier playbook run of run %s, so it is not "
+                           "probed again" % (host, name, kept, args["run_id"]))
+                display.display("  " + terminal_text(message))
+                result.update(changed=False, skipped=True, skip_reason="kept", status=kept, result_path=result_path,
+                              msg=message)
+                return result
             python_found = PythonFound(choice, inputs, store_args["python_candidates"])
             return self._run_and_store(result, name, host, args, archive, archive_sha256, input_notes, task_vars,
                                        host_fd, os.path.dirname(result_path), python_found)
@@ -148,6 +168,15 @@ class ActionModule(ActionBase):
                 discover = self._discovery(python_found, args, task_vars)
             envelope, raw_output = self._run_on_host(name, host, args, archive, task_vars, discover,
                                                      lambda job: self._record_choice(python_found, job, host_fd, shown_dir))
+        except HostStalled as exc:
+            unreachable = True
+            what = ("the host stopped answering: %s%s" % (exc, "" if self._job_started is None else
+                                                          ", %.0f s after the probe started (its job on the host ends at "
+                                                          "its own limit)" % (time.monotonic() - self._job_started)))
+            envelope = failure_envelope(
+                name, host, "unreachable",
+                "%s; stage: %s; check that it is up and that SSH works (ansible -m ansible.builtin.ping %s)"
+                % (what, exc.stage, host))
         except AnsibleConnectionFailure as exc:
             unreachable = True
             last_answer = _LAST_ANSWER.get(host)
@@ -163,8 +192,9 @@ class ActionModule(ActionBase):
                         % (time.monotonic() - self._job_started))
             envelope = failure_envelope(
                 name, host, "unreachable",
-                "%s: %s; check that it is up and that SSH works (ansible -m ansible.builtin.ping %s)"
-                % (what, str(exc).strip() or type(exc).__name__, host))
+                "%s: %s; stage: %s; check that it is up and that SSH works (ansible -m ansible.builtin.ping %s)"
+                % (what, str(exc).strip() or type(exc).__name__, STAGE_START if self._job_started is None else STAGE_WAIT,
+                   host))
         except AnsibleError as exc:
             # Raised before the probe's job started, e.g. by a connection plugin whose library the controller lacks;
             # recorded so that the play goes on to the report instead of aborting when every host fails so.
@@ -186,8 +216,10 @@ class ActionModule(ActionBase):
             return result
         except OSError as exc:
             result.update(failed=True, envelope=envelope, status=envelope["status"],
-                          msg="could not write the result of probe %s for %s to %s: %s; make the results "
-                              "directory writable (gpufleet_results_dir)" % (name, host, result_path, exc))
+                          msg="write failed: %s %s: the result of probe %s for %s could not be written to %s (the "
+                              "report says so); make room in the results directory or make it writable "
+                              "(gpufleet_results_dir)" % (errno.errorcode.get(exc.errno, "errno %s" % exc.errno),
+                                                          exc.strerror or exc, name, host, result_path))
             return result
 
         result.update(changed=False, envelope=envelope, status=envelope["status"], result_path=result_path)
@@ -221,12 +253,15 @@ class ActionModule(ActionBase):
         module_args = dict(args, archive_data=base64.b64encode(archive).decode("ascii"),
                            job_dir=self._connection._shell.get_option("async_dir"), first_wait=FIRST_PROGRESS_AFTER_S,
                            discover=discover)
+        ssh_keepalive_args(self._connection)
         self._starting = True
         asked = time.monotonic()
-        job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
-        self._starting = False
-        _LAST_ANSWER[host] = time.monotonic()
-        self._remove_tmp_path(self._connection._shell.tmpdir)
+        start_s = START_CALL_S + FIRST_PROGRESS_AFTER_S + (FIND_PYTHON_TIMEOUT_S if discover is not None else 0)
+        with host_call_deadline(start_s, STAGE_START):
+            job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
+            self._starting = False
+            _LAST_ANSWER[host] = time.monotonic()
+            self._remove_tmp_path(self._connection._shell.tmpdir)
         if discover is not None:
             record_choice(job)
         if "job_id" not in job:
@@ -269,11 +304,12 @@ class ActionModule(ActionBase):
             if now >= deadline:
                 return None
             wait_s = max(0.0, min(next_progress, deadline) - now)
-            status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
-                                          module_args={"job_id": started["job_id"], "job_dir": started["job_dir"],
-                                                       "wait": round(wait_s, 3)})
-            _LAST_ANSWER[host] = time.monotonic()
-            self._remove_tmp_path(self._connection._shell.tmpdir)
+            with host_call_deadline(wait_s + WAIT_CALL_MARGIN_S, STAGE_WAIT):
+                status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
+                                              module_args={"job_id": started["job_id"], "job_dir": started["job_dir"],
+                                                           "wait": round(wait_s, 3)})
+                _LAST_ANSWER[host] = time.monotonic()
+                self._remove_tmp_path(self._connection._shell.tmpdir)
 
 
 def _paramiko_missing(connection):

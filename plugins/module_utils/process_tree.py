@@ -14,6 +14,7 @@ import ctypes
 import os
 import sys
 
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 
@@ -58,6 +59,15 @@ def set_child_subreaper(enabled):
     if prctl is None:
         return False
     return prctl(PR_SET_CHILD_SUBREAPER, ctypes.c_ulong(1 if enabled else 0), 0, 0, 0) == 0
+
+
+def set_parent_death_signal(signum):
+    """Have the kernel send signum to this process when the thread that forked it ends (its parent dies, even by
+    SIGKILL); False where the system cannot."""
+    prctl = _prctl()
+    if prctl is None:
+        return False
+    return prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(int(signum)), 0, 0, 0) == 0
 
 
 def start_ticks(pid):

@@ -13,8 +13,10 @@ version_added: "0.1.0"
 description:
   - Makes C(<results_dir>/<run_id>/) for a fresh run and records this playbook run (its writer) in C(run.json).
   - A run id names one run. An id that already names a run is refused, so nothing is written, unless O(resume) is
-    set (add a slice of hosts, re-probe hosts); the reserved name C(latest) and a run directory that is a symbolic link
-    are always refused.
+    set (add a slice of hosts, probe what has no result yet); the reserved name C(latest) and a run directory that is a
+    symbolic link are always refused.
+  - A resume says which earlier playbook runs of the run are gone. Their finished results are kept: the probes then
+    run only where a host has no result, or one that says the host was not reached.
   - The probes then write each host's directory only while this playbook run holds it (C(writer.json)); a host that
     another live playbook run holds is refused, naming that run. See C(docs/store.md).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
@@ -76,6 +78,13 @@ writers:
   description: How many playbook runs have written into this run, this one included.
   returned: success
   type: int
+gone_writers:
+  description:
+    - When resuming, one line for each earlier playbook run of this run that no longer runs (ended or killed), naming
+      its pid and controller; the results it finished are kept and only what has no result is probed.
+  returned: success
+  type: list
+  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -5,22 +5,66 @@ workers are forked, so each starts with the run and its judgement already in mem
 in) and sends back only what the job returns. Forking is used only where it is safe and worth it: on a platform that
 forks, in a process with no other thread, for enough items; otherwise, and for whatever a broken worker left undone,
 the items run here, one after the other, so the answer is the same either way.
+
+The workers never outlive the run that started them (docs/scale.md, "An interrupted report ends its workers"). SIGINT
+or SIGTERM to this process while they run ends every worker (SIGTERM, then SIGKILL after STOP_GRACE_S), waits for
+them, and then does what the signal would have done here (Ansible's own handler, KeyboardInterrupt, or the default);
+nothing left undone runs here after a stop. A worker ignores SIGINT (a Ctrl-C reaches the whole process group: this
+process decides), ends on SIGTERM, is sent SIGTERM by the kernel when this process dies however it dies (Linux's
+parent-death signal: Ansible's worker kills itself on a signal without unwinding), and checks before each job that its
+parent is the one that forked it. A worker that ends mid-job leaves no temporary file: the atomic writer removes its
+own on the way out.
 """
 from __future__ import annotations
 
 import gc
 import multiprocessing
 import os
+import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import set_parent_death_signal
+
 MIN_ITEMS_PER_WORKER = 25  # below this a worker's start (a fork, a pipe) costs more than it saves
 CHUNK_ITEMS = 20  # items per job sent to a worker: small enough to balance, large enough to keep the pipes quiet
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_GRACE_S = 5.0  # a worker sent SIGTERM has this long to remove its temporary file before SIGKILL
+WORKER_STOPPED_EXIT = 143
+
 # What the forked workers run: set just before the pool forks them, so they inherit it instead of unpickling it.
 _JOB: List[Optional[Callable[[int], Any]]] = [None]
+_PARENT_PID = [0]  # in a worker: the pid of the process that forked it
+
+
+class _WorkerStopped(BaseException):
+    """In a worker: SIGTERM arrived, or its parent is gone. A BaseException, so a job's `except Exception` keeps
+    nothing going, and the atomic writer's cleanup runs on the way out."""
+
+
+class Interrupted(BaseException):
+    """In the process that runs the workers: a stop signal arrived while they ran."""
+
+    def __init__(self, signum: int, frame: Any) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.frame = frame
+
+
+def _stop_worker(unused_signum: int, unused_frame: Any) -> None:
+    raise _WorkerStopped()
+
+
+def _start_worker(parent_pid: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_worker)
+    set_parent_death_signal(signal.SIGTERM)
+    _PARENT_PID[0] = parent_pid
+    if os.getppid() != parent_pid:  # the parent died before the death signal was set
+        os._exit(WORKER_STOPPED_EXIT)  # pylint: disable=protected-access
 
 
 def usable_cores() -> int:
@@ -40,7 +84,56 @@ def worker_count(items: int, requested: Optional[int] = None) -> int:
 
 def _run_chunk(indices: Sequence[int]) -> Dict[int, Any]:
     job = _JOB[0]
-    return {index: job(index) for index in indices}
+    done = {}
+    try:
+        for index in indices:
+            if os.getppid() != _PARENT_PID[0]:
+                raise _WorkerStopped()
+            done[index] = job(index)
+    except _WorkerStopped:
+        # Not back to the pool's loop, which would report the exception to a parent that is gone and take the next job.
+        os._exit(WORKER_STOPPED_EXIT)  # pylint: disable=protected-access
+    return done
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted(signum, frame)
+
+
+def _stop_handlers() -> Dict[int, Any]:
+    """Make SIGINT and SIGTERM raise Interrupted here (only the main thread can); the handlers they had."""
+    previous = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, _raise_interrupted)
+    return previous
+
+
+def _end_workers(pool: Optional[ProcessPoolExecutor]) -> None:
+    """SIGTERM to every worker of the pool, SIGKILL to any still alive STOP_GRACE_S later; returns when all are gone."""
+    if pool is None:
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor has no public list of them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(STOP_GRACE_S)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+def _signal_again(interrupted: Interrupted, previous: Any) -> None:
+    """Do what the stop signal would have done had the workers not been running."""
+    if callable(previous):
+        previous(interrupted.signum, interrupted.frame)  # Ansible's handler, or Python's KeyboardInterrupt
+    elif previous == signal.SIG_DFL:
+        os.kill(os.getpid(), interrupted.signum)
+    raise KeyboardInterrupt()
 
 
 def run_indexed(count: int, job: Callable[[int], Any], workers: int, chunk_items: int = CHUNK_ITEMS) -> Dict[int, Any]:
@@ -50,18 +143,38 @@ def run_indexed(count: int, job: Callable[[int], Any], workers: int, chunk_items
     if workers > 1:
         _JOB[0] = job
         chunks = [list(range(start, min(count, start + chunk_items))) for start in range(0, count, chunk_items)]
+        previous = _stop_handlers()
+        pool = None
         try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                for answer in pool.map(_run_chunk, chunks):
-                    done.update(answer)
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                       initializer=_start_worker, initargs=(os.getpid(),))
+            for answer in pool.map(_run_chunk, chunks):
+                done.update(answer)
+            pool.shutdown(wait=True)
         except (BrokenProcessPool, OSError):
-            pass  # a worker died (killed, out of memory) or could not be forked: what it left undone runs below
+            # a worker died (killed, out of memory) or could not be forked: what it left undone runs below
+            _end_workers(pool)
+        except Interrupted as interrupted:
+            _end_workers(pool)
+            handler = previous.get(interrupted.signum)
+            _restore(previous)
+            _signal_again(interrupted, handler)
+        except BaseException:
+            _end_workers(pool)
+            raise
         finally:
+            _restore(previous)
             _JOB[0] = None
     for index in range(count):
         if index not in done:
             done[index] = job(index)
     return done
+
+
+def _restore(previous: Dict[int, Any]) -> None:
+    while previous:
+        signum, handler = previous.popitem()
+        signal.signal(signum, handler)
 
 
 def run_over_the_cores(count: int, job: Callable[[int], Any], workers: Optional[int] = None) -> Dict[int, Any]:

@@ -10,6 +10,7 @@ As a module (the pytest fixture ``netns_fleet`` in tests/integration/conftest.py
     ...  # ansible-playbook -i fleet.inventory_path ...
     fleet.kill_sshd("gf1a2b-n02")         # new connections to that host are refused
     fleet.make_unreachable("gf1a2b-n03")  # the host stays in the inventory but nothing answers at its address
+    fleet.wedge_sshd("gf1a2b-n01")        # port 22 accepts, sends an SSH banner, then says nothing (a wedged sshd)
     fleet.down()
 
 Over paramiko (docs/connections.md), with host-key checking on as well: ansible-core's paramiko plugin ignores
@@ -87,6 +88,20 @@ PARAMIKO_ENV = {
 PARAMIKO_ENV_DROPPED = ("ANSIBLE_HOST_KEY_CHECKING", "ANSIBLE_SSH_HOST_KEY_CHECKING",
                         "ANSIBLE_PARAMIKO_HOST_KEY_AUTO_ADD", "ANSIBLE_PARAMIKO_LOOK_FOR_KEYS", "SSH_AUTH_SOCK")
 _FLEETS_MADE = [0]
+# A wedged sshd (Fleet.wedge_sshd): accepts every connection, sends an OpenSSH banner, then nothing, and keeps the
+# connection open. Run by the fleet's Python inside the host's namespace; its argument is the port.
+WEDGED_SSHD = r"""
+import socket, sys
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("0.0.0.0", int(sys.argv[1])))
+listener.listen(64)
+held = []
+while True:
+    connection, unused_address = listener.accept()
+    connection.sendall(b"SSH-2.0-OpenSSH_9.0\r\n")
+    held.append(connection)
+"""
 
 
 class FleetError(Exception):
@@ -330,6 +345,7 @@ class Fleet:
         self.state = "new"
         self._ip = None
         self._claimed = False
+        self._wedged = []  # the wedged sshd processes this object started (reaped at down)
 
     # ----- paths -----
     @property
@@ -813,6 +829,18 @@ class Fleet:
             self._start_sshd(host)
         self.wait_for_sshd(name)
 
+    def wedge_sshd(self, name: str) -> None:
+        """Put a wedged sshd on the host's port 22 in place of its sshd (which is stopped, with every session): it
+        accepts connections and sends its banner, then stays silent. OpenSSH's ConnectTimeout does not end that."""
+        host = self.host(name)
+        self.kill_sshd(name, sessions=True)
+        log = open(os.path.join(self.host_dir(name), "wedged-sshd.log"), "ab")
+        with log:
+            self._wedged.append(subprocess.Popen(
+                [self._tool_ip(), "netns", "exec", host["namespace"], self.python, "-c", WEDGED_SSHD, str(SSH_PORT)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True))
+        self.wait_for_sshd(name)
+
     def make_unreachable(self, name: str) -> None:
         """Kill everything in the host's namespace and delete it (its veth goes with it). The host stays in the
         inventory; connections to its address then fail (no route to host: nothing answers ARP on the bridge)."""
@@ -835,6 +863,8 @@ class Fleet:
         if self.state == "new":  # up() never claimed a name: nothing here is this fleet's
             return
         self._teardown(strict=True)
+        for process in self._wedged:
+            process.wait(timeout=COMMAND_TIMEOUT_S)  # killed with everything in its namespace
         self.state = "down"
         self.save()
 

@@ -48,6 +48,25 @@ def result_probes(host_path: str) -> List[str]:
     return found
 
 
+def write_failures(host_path: str, mark: str) -> Dict[str, Tuple[str, float]]:
+    """{probe: (errno name, when)} of the write failures recorded in a host's directory (files named
+    <probe><mark><ERRNO NAME>, plugins/plugin_utils/store/results.py), the latest of each probe."""
+    if not os.path.isdir(host_path) or os.path.islink(host_path):
+        return {}
+    found: Dict[str, Tuple[str, float]] = {}
+    for name in sorted(os.listdir(host_path)):
+        probe, unused_mark, error_name = name.partition(mark)
+        if not error_name or not PROBE_NAME_PATTERN.match(probe) or not error_name.isalnum():
+            continue
+        try:
+            when = os.lstat(os.path.join(host_path, name)).st_mtime
+        except OSError:
+            continue
+        if probe not in found or when > found[probe][1]:
+            found[probe] = (error_name, when)
+    return found
+
+
 def read_envelope(host_path: str, probe: str) -> Dict[str, Any]:
     """A probe's stored envelope, a JSON object; OSError or ValueError saying why it cannot be read."""
     return read_envelope_with_identity(host_path, probe)[0]

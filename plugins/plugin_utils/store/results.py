@@ -1,18 +1,22 @@
 """Validate a probe's envelope and store it: a trusted result, or an error that keeps what was rejected."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 
 from ...module_utils.probe_envelope import failure_envelope
 from ...module_utils.secret_redaction import redact_credentials
 from .atomic import json_text
-from .safe_fs import open_root, write_bytes_at
+from .safe_fs import NEW_FILE_FLAGS, open_root, write_bytes_at
 from .schemas import envelope_problems, schemas_digest
 
 PROVENANCE_KEYS = ("run_id", "collection_version", "probe_sha256", "params")
 REASON_PROBLEMS_SHOWN = 5
 RAW_LIMIT_BYTES = 8 * 2 ** 20  # a rejected output this large is for a person to read, not to replay
+# <probe>.write-failed-<ERRNO NAME>: an empty file that says the probe's result was made but could not be written. Its
+# name is the record, so it needs no data block: it can be made on a file system with no space left (docs/store.md).
+WRITE_FAILED_MARK = ".write-failed-"
 
 
 def trusted_envelope(envelope: dict, raw_output: str | None = None) -> tuple[dict, str | None]:
@@ -56,12 +60,44 @@ def store_result_at(host_fd: int, probe: str, envelope: dict, raw_output: str | 
     # The host redacted them already (the probe, then the module): again here, for a host whose copy is older or bypassed.
     stored, raw = trusted_envelope(redact_credentials(envelope), redact_credentials(raw_output))
     stored["schemas_sha256"] = schemas_digest()  # what it was just validated against (schemas.stored_envelope_problems)
-    write_bytes_at(host_fd, probe + ".json", json_text(stored).encode("utf-8"),
-                   shown=os.path.join(shown_dir, probe + ".json"))
+    try:
+        write_bytes_at(host_fd, probe + ".json", json_text(stored).encode("utf-8"),
+                       shown=os.path.join(shown_dir, probe + ".json"))
+    except OSError as exc:
+        record_write_failure(host_fd, probe, exc)
+        raise
+    clear_write_failures(host_fd, probe)
     if raw is not None:
         write_bytes_at(host_fd, probe + ".raw", bounded_raw(raw).encode("utf-8", "backslashreplace"),
                        shown=os.path.join(shown_dir, probe + ".raw"))
     return stored
+
+
+def write_failure_name(probe: str, error_number: int) -> str:
+    return probe + WRITE_FAILED_MARK + errno.errorcode.get(error_number, "E%d" % error_number)
+
+
+def record_write_failure(host_fd: int, probe: str, exc: OSError) -> bool:
+    """Leave <probe>.write-failed-<ERRNO> (empty) in the host's directory; False where even that cannot be made."""
+    if not isinstance(exc.errno, int):
+        return False
+    try:
+        os.close(os.open(write_failure_name(probe, exc.errno), NEW_FILE_FLAGS, 0o644, dir_fd=host_fd))
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    return True
+
+
+def clear_write_failures(host_fd: int, probe: str) -> None:
+    """Remove what record_write_failure left for the probe: its result is written now."""
+    for name in os.listdir(host_fd):
+        if name.startswith(probe + WRITE_FAILED_MARK):
+            try:
+                os.unlink(name, dir_fd=host_fd)
+            except FileNotFoundError:
+                pass
 
 
 def store_result(result_path: str, envelope: dict, raw_output: str | None = None) -> dict:

@@ -31,6 +31,7 @@ WRITER_FILE = "writer.json"
 INPUTS_FILE = "inputs.json"
 STORE_FILES = (RUN_RECORD, WRITER_FILE, INPUTS_FILE)
 RECORD_LIMIT_BYTES = 4 * 2 ** 20
+RESULT_RECORD_LIMIT_BYTES = 64 * 2 ** 20  # read.RESULT_LIMIT_BYTES: read imports this module
 RESUME_VARIABLE = "gpufleet_resume"
 ANSIBLE_PYTHON = "the interpreter Ansible uses on the host"  # inputs.json's python when none was given or found
 
@@ -49,16 +50,31 @@ def process_start_ticks(pid: int) -> Optional[int]:
         return None
 
 
-def playbook_writer(resume: bool, profile: Optional[str] = None, limit: Optional[str] = None) -> Dict[str, Any]:
+def playbook_writer(resume: bool, profile: Optional[str] = None, limit: Optional[str] = None,
+                    in_main_process: bool = False) -> Dict[str, Any]:
     """This playbook run as a writer. Every task of one ansible-playbook process computes the same writer_id: the
-    process is a worker's parent, named by the controller, its pid and its start time (a reused pid differs there)."""
-    pid = os.getppid()
+    process is a worker's parent (or, in_main_process, this process itself), named by the controller, its pid and its
+    start time (a reused pid differs there)."""
+    pid = os.getpid() if in_main_process else os.getppid()
     ticks = process_start_ticks(pid)
     controller = socket.gethostname()
     writer_id = hashlib.sha256(("%s|%d|%s" % (controller, pid, ticks)).encode("utf-8", "backslashreplace")).hexdigest()
     return {"writer_id": writer_id[:24], "controller": controller, "pid": pid, "pid_start_ticks": ticks,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "profile": profile, "limit": limit,
             "resume": bool(resume)}
+
+
+def process_started_epoch(ticks: Optional[int]) -> Optional[float]:
+    """When a process that started ``ticks`` clock ticks after boot started, in seconds since the epoch (boot time from
+    /proc/uptime, to a hundredth of a second); None where that cannot be known."""
+    if not isinstance(ticks, int):
+        return None
+    try:
+        with open("/proc/uptime", "rb") as handle:
+            booted = time.time() - float(handle.read().split()[0])
+        return booted + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def writer_alive(writer: Dict[str, Any]) -> bool:
@@ -156,6 +172,34 @@ def open_run(results_dir: str, run_id: str, writer: Dict[str, Any]) -> Dict[str,
             return record
         finally:
             os.close(run_fd)
+
+
+def gone_writers(record: Dict[str, Any], writer: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The earlier writers of the run (run.json) that no longer run: a resume says so, whether they ended or were killed."""
+    return [entry for entry in (record or {}).get("writers", [])
+            if isinstance(entry, dict) and entry.get("writer_id") != writer["writer_id"] and not writer_alive(entry)]
+
+
+def gone_writer_line(run_id: str, gone: Dict[str, Any]) -> str:
+    return ("the writer of run %s (pid %s on %s, started %s) is gone: the results it finished are kept and only what "
+            "has no result is probed now (docs/store.md)" % (run_id, gone.get("pid"), gone.get("controller"), gone.get("started")))
+
+
+def finished_earlier(host_fd: int, probe: str, writer: Dict[str, Any], shown: str) -> Optional[str]:
+    """The status of the probe's result when an earlier playbook run wrote it (before this one started) and it is a
+    finished result, which a resume keeps (docs/store.md); None when the probe has to run: no result, one of this
+    playbook run, or ``unreachable`` (the host was not reached, so nothing was measured)."""
+    name = probe + ".json"
+    if entry_kind(host_fd, name) != "file":
+        return None
+    started = process_started_epoch(writer.get("pid_start_ticks"))
+    if started is None or os.stat(name, dir_fd=host_fd, follow_symlinks=False).st_mtime >= started:
+        return None
+    try:
+        status = json.loads(read_bytes_at(host_fd, name, RESULT_RECORD_LIMIT_BYTES, shown).decode("utf-8")).get("status")
+    except (OSError, ValueError, AttributeError):
+        status = "error"  # unreadable: kept as it is, for the report to say why
+    return None if status == "unreachable" else str(status)
 
 
 def run_record(results_dir: str, run_id: str) -> Optional[Dict[str, Any]]:

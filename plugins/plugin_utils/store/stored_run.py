@@ -1,6 +1,7 @@
 """Load a run directory into what the report shows: hosts, their envelopes by probe, their state."""
 from __future__ import annotations
 
+import errno
 import os
 from collections import OrderedDict, abc
 from dataclasses import dataclass, field
@@ -12,7 +13,8 @@ from ..result_fields import unavailable_fields
 from .paths import host_dir_name, is_hashed_dir_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
 from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
-from .read import read_envelope_with_identity, read_json_below, result_probes
+from .read import read_envelope_with_identity, read_json_below, result_probes, write_failures
+from .results import WRITE_FAILED_MARK
 
 # Worse states rank higher; error and timeout are equally bad.
 STATE_RANK = {"ok": 0, "unavailable": 1, "partial": 2, "timeout": 3, "error": 3, "unreachable": 4}
@@ -193,7 +195,27 @@ def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
 
 
 def read_host_probes(host_path: str) -> Dict[str, ProbeEntry]:
-    return {probe: read_probe_entry(host_path, probe) for probe in result_probes(host_path)}
+    """The host's results, and in place of a result a write failure recorded after it (or with none): the host was
+    reached and its probe ran, so it is an error that names the errno, never "not reached"."""
+    probes = {probe: read_probe_entry(host_path, probe) for probe in result_probes(host_path)}
+    for probe, (error_name, when) in write_failures(host_path, WRITE_FAILED_MARK).items():
+        try:
+            written = os.lstat(os.path.join(host_path, probe + ".json")).st_mtime
+        except OSError:
+            written = None
+        if written is not None and written > when:
+            continue  # written again since the failure
+        probes[probe] = ProbeEntry(probe, "error", write_failure_reason(probe, error_name, written is not None), {},
+                                   probe + ".json", None)
+    return probes
+
+
+def write_failure_reason(probe: str, error_name: str, older_kept: bool) -> str:
+    code = getattr(errno, error_name, None)
+    text = os.strerror(code) if isinstance(code, int) else "unknown error"
+    return ("write failed: %s %s: the host was reached and probe %s ran, but its result could not be stored%s; make "
+            "room in the results directory (or make it writable) and probe the host again"
+            % (error_name, text, probe, " (an earlier result of this run is kept beside it, not shown)" if older_kept else ""))
 
 
 def read_host_inputs(host_path: str) -> Tuple[Dict[str, Any], str]:

@@ -1,0 +1,102 @@
+"""The deadlines of every operation on a host, so that a host that stops answering costs that host, not the run.
+
+Two layers (docs/connections.md, "Deadlines"):
+
+- The connection notices a silent peer by itself. OpenSSH's ConnectTimeout covers the TCP connection only: a server
+  that accepts and sends its banner and then nothing (a wedged sshd) holds ``ssh`` in the key exchange forever, and a
+  host that stops answering mid-command holds it in the session. ServerAliveInterval x ServerAliveCountMax bounds both
+  (the keepalives run from the key exchange on): ``ssh_keepalive_args`` adds them to an ssh connection that has none.
+  paramiko's ``timeout`` (default 10 s) bounds its connection, banner, key exchange and login.
+- Each module run on the host has a deadline of its own on the controller (``host_call_deadline``), whatever the
+  connection is: past it the call is abandoned, the connection's client processes of this worker are ended, and the
+  probe is stored ``unreachable`` with the stage it stalled in.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import descendants, process_table
+
+KEEPALIVE_INTERVAL_S = 10
+KEEPALIVE_COUNT = 3
+KEEPALIVE_ARGS = "-o ServerAliveInterval=%d -o ServerAliveCountMax=%d" % (KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT)
+SSH_ARG_OPTIONS = ("ssh_args", "ssh_common_args", "ssh_extra_args")
+# The start of a probe: connect (ConnectTimeout, 10 s by default), log in, copy and start the module, wait for its first
+# seconds. Its Python search has a limit of its own, added where it runs (plugins/action/probe.py).
+START_CALL_S = 120
+# A wait for a running probe asks the host to answer within the seconds given; past them by this much it has stalled.
+WAIT_CALL_MARGIN_S = 60
+
+STAGE_START = "connecting to the host and starting the probe"
+STAGE_WAIT = "waiting for the running probe"
+
+
+class HostStalled(Exception):
+    """A module run on the host passed its deadline."""
+
+    def __init__(self, stage: str, seconds: float) -> None:
+        super().__init__("no answer within %.0f s while %s" % (seconds, stage))
+        self.stage = stage
+        self.seconds = seconds
+
+
+def ssh_keepalive_args(connection) -> bool:
+    """Give an ssh connection keepalives when none of its arguments sets them; True when it added them."""
+    if getattr(connection, "transport", None) != "ssh":
+        return False
+    given = []
+    for option in SSH_ARG_OPTIONS:
+        try:
+            given.append(str(connection.get_option(option) or ""))
+        except KeyError:
+            continue
+    if any("serveraliveinterval" in text.lower() for text in given):
+        return False
+    common = str(connection.get_option("ssh_common_args") or "")
+    connection.set_option("ssh_common_args", (common + " " + KEEPALIVE_ARGS).strip())
+    return True
+
+
+def _end_connection_clients() -> None:
+    """End this worker's descendants: the connection's clients stuck on the host (an ssh client, and a ControlPersist
+    master it started while that client lives), or a local connection's module process. A worker serves one host."""
+    table = process_table() or {}
+    for pid in descendants(table, os.getpid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+@contextmanager
+def host_call_deadline(seconds: float, stage: str) -> Iterator[None]:
+    """Raise HostStalled in the block when it runs past seconds (the main thread only: elsewhere the block runs
+    unbounded but for the connection's own limits). A timer set before (Ansible's task timeout) keeps running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stalled(signum, frame):
+        if time.monotonic() - begun < seconds and callable(previous_handler):
+            previous_handler(signum, frame)  # the timer set before (Ansible's task timeout) was due first
+            return
+        _end_connection_clients()
+        raise HostStalled(stage, seconds)
+
+    begun = time.monotonic()
+    previous_handler = signal.signal(signal.SIGALRM, stalled)
+    previous_left, unused_interval = signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.setitimer(signal.ITIMER_REAL, seconds if not previous_left else min(seconds, previous_left))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_handler)
+        if previous_left:
+            # The earlier timer goes on with what it had left; one already due fires at once.
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, previous_left - (time.monotonic() - begun)))
