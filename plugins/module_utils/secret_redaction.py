@@ -42,7 +42,7 @@ CREDENTIAL_MARKER = "<redacted: a credential-shaped value>"
 TOKEN_SHAPES = (
     r"(?<![A-Za-z0-9_])(?:"
     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|(?:AKIA|ASIA)[A-Z0-9]{16}"
-    r"|xox[a-z]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[a-z]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]*[A-Za-z0-9]{20}[A-Za-z0-9_-]*|glpat-[A-Za-z0-9_-]{20,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
     r")(?![A-Za-z0-9_])")
 TOKEN = re.compile(TOKEN_SHAPES)

@@ -36,8 +36,9 @@ STAGE_START = "connecting to the host and starting the probe"
 STAGE_WAIT = "waiting for the running probe"
 
 
-class HostStalled(Exception):
-    """A module run on the host passed its deadline."""
+class HostStalled(BaseException):
+    """A module run on the host passed its deadline. A BaseException, so that no `except Exception` on the way (the
+    ssh connection's retries with ansible_ssh_retries > 0) swallows it and runs the call again without a deadline."""
 
     def __init__(self, stage: str, seconds: float) -> None:
         super().__init__("no answer within %.0f s while %s" % (seconds, stage))

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .control_chars import INVISIBLE_CHARACTERS, escape_control
 from .number_format import format_quantity
-from .store.paths import host_dir_name
+from .store.paths import INDEX_HTML_FILE, INDEX_MD_FILE, JUNIT_FILE, PROMETHEUS_FILE, host_dir_name
 
 FLEET_SCHEMA_VERSION = "1"
 STATUS_VALUES = {"pass": 0, "warn": 1, "fail": 2, "error": 3, "skip": -1}
@@ -86,7 +86,7 @@ def _fleet_json_without_hosts(judgement: FleetJudgement, run_model: Any) -> Dict
         "unmatched_rules": [json_safe(check.to_dict()) for check in judgement.unmatched_rules],
         "fleet_statistics": json_safe(judgement.fleet_statistics),
         "setting_minorities": json_safe(judgement.setting_minorities),
-        "files": {"index_html": "index.html", "index_markdown": "index.md", "junit": "junit.xml", "prometheus": "gpufleet.prom"},
+        "files": {"index_html": INDEX_HTML_FILE, "index_markdown": INDEX_MD_FILE, "junit": JUNIT_FILE, "prometheus": PROMETHEUS_FILE},
     }
 
 

@@ -112,9 +112,20 @@ def _stop_handlers() -> Dict[int, Any]:
 
 
 def _end_workers(pool: Optional[ProcessPoolExecutor]) -> None:
-    """SIGTERM to every worker of the pool, SIGKILL to any still alive STOP_GRACE_S later; returns when all are gone."""
+    """SIGTERM to every worker of the pool, SIGKILL to any still alive STOP_GRACE_S later; returns when all are gone.
+    A second Ctrl-C meanwhile is ignored: the run is already stopping, and it would leave the workers half ended."""
     if pool is None:
         return
+    held = {}
+    if threading.current_thread() is threading.main_thread():
+        held = {signum: signal.signal(signum, signal.SIG_IGN) for signum in STOP_SIGNALS}
+    try:
+        _terminate(pool)
+    finally:
+        _restore(held)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
     processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor has no public list of them
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:

@@ -37,6 +37,8 @@ TOKENS = (
     "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
     "xoxp-1234567890-abcdefghij",
     "sk-proj-" + "Ab3" * 16,
+    "sk-" + "Ab3" * 16,
+    "sk-ant-api03-" + "Ab3" * 30 + "-AA",
     "glpat-" + "x1Y2z3" * 4,
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
 )
@@ -53,6 +55,7 @@ ORDINARY = (
     "/opt/NVIDIA/cuda-12.4/lib64/libcudart.so.12", "./Bench/Results2026/H200xNodeA01Run17Final",
     "NVIDIA_H200_SXM_141GB_HBM3e_v2_x", "HPC-X_v2.18-CUDA12-gcc-ubuntu22.04", "TORCH_NCCL_ASYNC_ERROR_HANDLING1",
     "nvidia-h200-sxm-141gb-node-a01-rack3", "task-runner-sk-1", "disk-AKIA", "the ghp_ prefix",
+    "sk-seoul-gpu-h200-node-0017", "sk-hynix-hbm3e-12hi-141gb-rack-07-node",
 )
 
 

@@ -6,7 +6,8 @@ names for one machine or copies of one result, and none of them passes until the
 
 A declaration is an inventory group whose name begins with ALIAS_GROUP_PREFIX holding every host that shares the
 GPUs (``gpufleet_alias_node17: {hosts: {node17: {}, node17-ib: {}}}``). A GPU in MIG mode is left out: each MIG
-instance of one GPU may be given to another container, and those containers report the same parent GPU.
+instance of one GPU may be given to another container, and those containers report the same parent GPU. A vGPU
+guest's board serial is left out too (the guests of one board share it; each vGPU has its own UUID).
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from .model import Check
 CHECK_ID = "fleet.same_gpus"
 ALIAS_GROUP_PREFIX = "gpufleet_alias_"
 # What NVML gives for a board without a readable serial: never evidence that two boards are one.
-_NOT_A_SERIAL = re.compile(r"^(|0+|n/?a|\[n/a\]|not supported|unknown|none)$", re.IGNORECASE)
+_NOT_A_SERIAL = re.compile(r"^\[?(|0+|n/?a|not (supported|available)|unknown|none)\]?$", re.IGNORECASE)
+_SHARED_BOARD_MODES = ("vgpu",)
 _NAMED_AT_MOST = 4
 
 
@@ -43,7 +45,8 @@ def gpu_identities(health_data: Optional[Mapping[str, Any]], measured_uuids: Ite
             continue
         if isinstance(uuid, str) and uuid:
             identities.add("uuid %s" % uuid)
-        if isinstance(serial, str) and not _NOT_A_SERIAL.match(serial.strip()):
+        if (isinstance(serial, str) and not _NOT_A_SERIAL.match(serial.strip())
+                and gpu.get("virtualization_mode") not in _SHARED_BOARD_MODES):
             identities.add("serial %s" % serial.strip())
     identities.update("uuid %s" % uuid for uuid in measured_uuids if isinstance(uuid, str) and uuid and uuid not in mig_uuids)
     return identities

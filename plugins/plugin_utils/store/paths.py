@@ -16,22 +16,25 @@ PROBE_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 # The run's own files, beside its host directories: the one list that the writers name their files from and that
 # host_dir_name escapes, so that no host's directory can take one's place (a host named run.json or index.html).
 RUN_RECORD_FILE = "run.json"
-FLEET_INDEX_FILES = ("index.html", "index.md")
-FLEET_EXPORT_FILES = ("fleet.json", "junit.xml", "gpufleet.prom")
+INDEX_HTML_FILE, INDEX_MD_FILE = "index.html", "index.md"
+FLEET_JSON_FILE, JUNIT_FILE, PROMETHEUS_FILE = "fleet.json", "junit.xml", "gpufleet.prom"
+FLEET_INDEX_FILES = (INDEX_HTML_FILE, INDEX_MD_FILE)
+FLEET_EXPORT_FILES = (FLEET_JSON_FILE, JUNIT_FILE, PROMETHEUS_FILE)
 RUN_LEVEL_NAMES = (RUN_RECORD_FILE,) + FLEET_INDEX_FILES + FLEET_EXPORT_FILES
 
 
 def host_dir_name(inventory_hostname: str) -> str:
     """A file-system-safe, injective name for a host: unsafe bytes become %XX; a leading '.' (hidden, '.', '..',
     the store's temporary files) and the first character of a name in RUN_LEVEL_NAMES are escaped too, so unquoting
-    still gives back the host name and no host's directory is one of the run's own files."""
+    still gives back the host name and no host's directory is one of the run's own files (in any case: a results
+    directory on a case-insensitive file system, APFS or an SMB share, holds Index.html where index.html is)."""
     if not inventory_hostname:
         raise ValueError("an empty host name has no results directory")
     encoded = "".join(
         char if not _SAFE_CHARS.match(char) else "".join("%%%02X" % byte for byte in char.encode("utf-8"))
         for char in inventory_hostname
     )
-    if encoded.startswith(".") or encoded in RUN_LEVEL_NAMES:
+    if encoded.startswith(".") or encoded.lower() in RUN_LEVEL_NAMES:
         encoded = "%%%02X" % ord(encoded[0]) + encoded[1:]
     if len(encoded) > HOST_DIR_NAME_MAX:
         # Bounded and still collision-free: the cut name plus a hash of the whole one (the real name is in inputs.json).

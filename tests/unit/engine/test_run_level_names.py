@@ -28,7 +28,14 @@ def test_a_run_level_name_is_escaped_and_unquotes_back(name):
 def test_the_escape_stays_injective():
     names = set(RUN_LEVEL_NAMES) | {host_dir_name(name) for name in RUN_LEVEL_NAMES} | {"%2572un.json", ".run.json", "run.jsonx"}
     assert len({host_dir_name(name) for name in names}) == len(names)
-    assert host_dir_name("gpu-a01") == "gpu-a01" and host_dir_name("Run.json") == "Run.json"
+    assert host_dir_name("gpu-a01") == "gpu-a01"
+
+
+@pytest.mark.parametrize("name", ("Run.json", "INDEX.HTML", "Fleet.Json"))
+def test_a_run_level_name_in_another_case_is_escaped_too(name):
+    """A case-insensitive file system (APFS, an SMB share) holds Index.html where index.html is."""
+    escaped = host_dir_name(name)
+    assert escaped.lower() not in RUN_LEVEL_NAMES and escaped.startswith("%") and unquote(escaped) == name
 
 
 def _health(host):

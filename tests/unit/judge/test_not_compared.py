@@ -21,12 +21,13 @@ def _broken_h200_baselines(tmp_path):
 
 
 def _host(number, speed=1.0):
-    """The recorded H200 rig as host n (its own GPU UUIDs), its copy bandwidth times speed."""
+    """The recorded H200 rig as host n (its own GPU UUIDs and serials), its copy bandwidth times speed."""
     health, membw = health_ok(), recorded("membw")
     for envelope in (health, membw):
         text_uuids = {GPU0: "GPU-%08d-0000-0000-0000-000000000000" % number, GPU1: "GPU-%08d-1111-1111-1111-111111111111" % number}
         for gpu in envelope["data"].get("gpus", []):
             gpu["uuid"] = text_uuids[gpu["uuid"]]
+            gpu["serial"] = "%07d%06d" % (number, gpu["index"])
         for device in envelope["data"].get("devices", []):
             device["device"]["uuid"] = text_uuids[device["device"]["uuid"]]
             device["headline"]["bandwidth_gbps"] *= speed

@@ -64,7 +64,7 @@ def test_hosts_joined_through_different_gpus_are_one_set():
                                                                  "copied result: a, b, c share ")
 
 
-def test_mig_gpus_and_serials_that_identify_nothing_are_not_evidence():
+def test_mig_gpus_vgpu_guests_serials_and_serials_that_identify_nothing_are_not_evidence():
     mig_a, mig_b = health_ok(), as_machine(health_ok(), 2)
     for envelope in (mig_a, mig_b):
         envelope["data"]["gpus"][0]["mig_mode"] = {"current": "enabled", "pending": "enabled"}
@@ -74,7 +74,13 @@ def test_mig_gpus_and_serials_that_identify_nothing_are_not_evidence():
         for gpu in envelope["data"]["gpus"]:
             gpu["serial"] = serial
     blank_b["data"]["gpus"][0]["serial"] = "0"
-    judgement = _fleet({"mig-a": mig_a, "mig-b": mig_b, "blank-a": blank_a, "blank-b": blank_b})
+    blank_b["data"]["gpus"][1]["serial"] = "[Not Supported]"
+    blank_a["data"]["gpus"][1]["serial"] = "Not Available"
+    vgpu_a, vgpu_b = as_machine(health_ok(), 5), as_machine(health_ok(), 6)
+    for envelope in (vgpu_a, vgpu_b):
+        for gpu in envelope["data"]["gpus"]:
+            gpu.update(serial="1653724055774", virtualization_mode="vgpu")
+    judgement = _fleet({"mig-a": mig_a, "mig-b": mig_b, "blank-a": blank_a, "blank-b": blank_b, "vgpu-a": vgpu_a, "vgpu-b": vgpu_b})
     for name in judgement.hosts:
         assert checks_of(judgement.hosts[name], CHECK_ID) == [], name
 
