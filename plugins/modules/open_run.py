@@ -15,7 +15,7 @@ description:
   - A run id names one run. An id that already names a run is refused, so nothing is written, unless O(resume) is
     set (add a slice of hosts, probe what has no result yet); the reserved name C(latest) and a run directory that is a
     symbolic link are always refused.
-  - A resume says which earlier playbook runs of the run are gone. Their finished results are kept: the probes then
+  - A resume says which earlier playbook runs of the run are gone. Their finished results are kept; the probes then
     run only where a host has no result, or one that says the host was not reached.
   - The probes then write each host's directory only while this playbook run holds it (C(writer.json)); a host that
     another live playbook run holds is refused, naming that run. See C(docs/store.md).

@@ -11,8 +11,8 @@ short_description: The linear strategy, where a controller worker that dies cost
 version_added: 0.1.0
 description:
   - Runs tasks as C(linear) does.
-  - With C(linear), a worker process that dies (killed, out of memory) ends the whole run with "A worker was found in
-    a dead state": no other host is probed and no report is written. Here the host whose worker died is UNREACHABLE
+  - With C(linear), a worker process that dies (killed, out of memory) ends the whole run with C(A worker was found in
+    a dead state); no other host is probed and no report is written. Here the host whose worker died is UNREACHABLE
     with the cause (the signal or exit status); for the collection's probe task, the probe it was at is stored as
     C(unreachable) with that cause, and the other hosts and the report go on (docs/connections.md).
   - The probe play of C(validate.yml) uses it.
