@@ -73,7 +73,8 @@ def test_a_high_entropy_value_is_a_credential(value):
 
 def test_generated_keys_are_high_entropy():
     generator = random.Random(32)
-    keys = ["".join(generator.choice(ALNUM) for _ in range(length)) for length in (32, 40, 64) for _ in range(500)]
+    keys = ["".join(generator.choice(ALNUM) for unused_char in range(length)) for length in (32, 40, 64)
+            for unused_key in range(500)]
     missed = [key for key in keys if not is_high_entropy(key)]
     assert len(missed) <= len(keys) // 200, missed[:5]  # a key with no digit or no capital is missed: 0.4 % at 32
 

@@ -31,8 +31,8 @@ def _draw(rng: random.Random) -> float:
 
 def _populations():
     rng = random.Random(SEED)
-    for _ in range(DRAWS):
-        yield [_draw(rng) for _ in range(rng.randint(1, 9))]
+    for unused_draw in range(DRAWS):
+        yield [_draw(rng) for unused_value in range(rng.randint(1, 9))]
 
 
 def _finite_or_none(value):
