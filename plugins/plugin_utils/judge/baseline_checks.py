@@ -16,7 +16,7 @@ from ..result_fields import is_unavailable
 from .check_helpers import make_check, param_source
 from .measurement import Device, Measurement, MeasurementsFunction, measured, not_measured
 from .model import Check
-from .not_compared import peers_only_source
+from .not_compared import NO_KNOWN_GOOD, peers_only_source
 from .repeats import decide, describe_repeats, finite
 
 
@@ -120,9 +120,9 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
         if known_good is None:
             median = statistics.median(samples)
             of_datasheet = _of_datasheet(median, datasheet, unit)
-            checks.append(make_check(rule, host, "skip", "%s: %s %s%s; no known-good value for SKU %s, so it is "
+            checks.append(make_check(rule, host, "skip", "%s: %s %s%s%s for SKU %s, so it is "
                                      "compared with its peers only" % (label, what, format_quantity(median, unit), of_datasheet,
-                                                                       context.sku or "unknown"),
+                                                                       NO_KNOWN_GOOD, context.sku or "unknown"),
                                      gpu, value=round(median, 3), unit=unit, reference_source=peers_only_source(measurement.metric_id)))
             continue
         decision = decide(samples, known_good * fail_pct / 100.0, known_good * warn_pct / 100.0, repeated)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
@@ -486,7 +486,7 @@ class _HostJudgement:
     # {probe: its envelope's status and reason}: what gpu_measured_check reads, kept instead of the envelopes
     outcomes: Dict[str, Any] = field(default_factory=dict)
     # the GPUs it reports, by UUID and serial (identity_checks.gpu_identities)
-    gpu_identities: set = field(default_factory=set)
+    gpu_identities: Set[str] = field(default_factory=set)
 
 
 def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],

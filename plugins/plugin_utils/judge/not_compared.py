@@ -16,6 +16,8 @@ from typing import Iterable, List, Optional, Sequence
 from .model import Check
 
 PEERS_ONLY_SOURCE = "the fleet median, for want of a known-good value"
+# Where a peers-only skip's reason says why it waited (baseline_checks writes it); a warn keeps what comes before.
+NO_KNOWN_GOOD = "; no known-good value"
 FLEET_CHECK_PREFIX = "fleet."
 PROBLEM_CHARACTERS = 300  # of each broken baseline file's problem, in the reason
 
@@ -61,7 +63,7 @@ def mark_not_compared(checks: Iterable[Check], fleet_checks: Sequence[Check], sk
             continue
         check.status = "warn"
         check.reason = "%s; not compared: %s and %d host%s of group %s %s too few to compare (at least %d needed)" % (
-            check.reason.split("; no known-good value")[0], why_no_baseline(sku_reason, baseline_problems), group_hosts,
+            check.reason.split(NO_KNOWN_GOOD)[0], why_no_baseline(sku_reason, baseline_problems), group_hosts,
             "" if group_hosts == 1 else "s", group, "is" if group_hosts == 1 else "are", min_peers)
         marked.append(check)
     return marked

@@ -22,6 +22,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional
 
+from ...module_utils import strict_json
 from .atomic import json_text
 from .paths import RUN_RECORD_FILE, check_run_id, host_dir_name
 from .safe_fs import entry_kind, link_target_at, open_dir_at, open_root, read_bytes_at, write_bytes_at
@@ -196,7 +197,7 @@ def finished_earlier(host_fd: int, probe: str, writer: Dict[str, Any], shown: st
     if started is None or os.stat(name, dir_fd=host_fd, follow_symlinks=False).st_mtime >= started:
         return None
     try:
-        status = json.loads(read_bytes_at(host_fd, name, RESULT_RECORD_LIMIT_BYTES, shown).decode("utf-8")).get("status")
+        status = strict_json.loads(read_bytes_at(host_fd, name, RESULT_RECORD_LIMIT_BYTES, shown).decode("utf-8")).get("status")
     except (OSError, ValueError, AttributeError):
         status = "error"  # unreadable: kept as it is, for the report to say why
     return None if status == "unreachable" else str(status)
