@@ -46,7 +46,8 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
                             previous_problems=previous.problems or None, catalogue=probe_catalogue(),
                             run_each=lambda count, job: run_over_the_cores(count, job, workers), baseline_problems=baseline_problems)
     # The rules in use name their checks; the default file still names the judge's own (fleet.*, host.* ...).
-    judgement.texts = CheckTexts(rules, load_rules()) if rules_path else CheckTexts(rules)
+    titles = {metric_id: spec.title for metric_id, spec in probe_catalogue().metric_specs.items()}
+    judgement.texts = CheckTexts(rules, load_rules(), metric_titles=titles) if rules_path else CheckTexts(rules, metric_titles=titles)
     judgement.unmatched_rules.extend(
         Check(id="baselines.load", host="", probe="", status="error",
               reason="%s; hosts of that SKU are compared with their peers only" % problem)

@@ -14,7 +14,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.envelope_statu
     MEASURED_STATUSES,
     PROBE_STATUSES,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, profiles
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, judging_of, profiles
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import PROBE_SECTIONS
 from probelib import runner
 
@@ -65,4 +65,5 @@ def test_every_probe_has_a_schema_a_time_limit_a_way_to_run_a_view_a_doc_page_an
     assert [name for name, title in titles.items() if probe in re.findall(r"[a-z0-9_]+", title)], probe
     rules = [rule for rule in load_yaml("rules", "default.yaml")["rules"] if rule.get("probe") == probe]
     assert bool(rules) != bool(declared.judges_nothing), (probe, [rule["id"] for rule in rules])
-    assert bool(declared.checks) == bool(rules), probe
+    judging = judging_of(probe)
+    assert bool(judging is not None and judging.checks) == bool(rules), probe

@@ -9,8 +9,9 @@ judge_fleet; a test may hand it another.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional
 
+from ..probes.metric_catalogue import MetricSpec
 from .metrics import Metric
 from .model import Check
 from .settings import Setting, SettingsFunction
@@ -33,6 +34,11 @@ class ProbeCatalogue:
     gpu_free: FrozenSet[str] = frozenset()
     # settings(data) -> the configured values compared with the previous run and with the SKU's other hosts.
     settings: Mapping[str, SettingsFunction] = field(default_factory=dict)
+    # {metric id: its spec}: every probe's metric catalogue (plugin_utils/probes/<probe>/metrics.py).
+    metric_specs: Mapping[str, MetricSpec] = field(default_factory=dict)
+
+    def metric_spec(self, metric_id: str) -> Optional[MetricSpec]:
+        return self.metric_specs.get(metric_id)
 
     def probe_metrics(self, probe: str, data: Any) -> List[Metric]:
         """The metrics of one probe's data ([] for a probe without metrics or without data)."""

@@ -32,10 +32,9 @@ DEFAULT_SETTINGS: Dict[str, Any] = {
     "relative_tolerance": 0.10,    # with MAD 0: a value this far (relative) from the median is an outlier
     "noise_floor": 0.05,           # a deviation within this fraction of the median is never an outlier
     "min_peers": 3,                # values needed (the host's own included) before comparing
-    "drift_tolerance": 0.10,       # relative change of a metric since the previous run that counts as drift
-    # per metric id, overriding drift_tolerance: CUDA init took 5.2 to 6.6 s across calls on the same H200 rig
-    # (docs/health.md), and idle temperature follows the room
-    "drift_tolerances": {"health.cuda_init_s": 0.5, "health.temperature_c": 0.2},
+    # relative change since the previous run that counts as drift, for a metric the catalogue does not declare (a
+    # declared metric's own drift_tolerance wins; None there: not compared between runs)
+    "drift_tolerance": 0.10,
 }
 # The reason of drift.previous_run when the host has no earlier run; the dossier says it too when nothing was compared.
 NO_EARLIER_RUN = "no earlier run of this host measured anything to compare with"
@@ -295,15 +294,21 @@ def _worse(better: str, change: float) -> bool:
     return better == "none" or (better == "higher" and change < 0) or (better == "lower" and change > 0)
 
 
+def _drift_tolerance(metric_id: str, catalogue: ProbeCatalogue, settings: Mapping[str, Any]) -> Optional[float]:
+    """The metric's drift tolerance from its catalogue entry (None: not compared between runs), else the default."""
+    spec = catalogue.metric_spec(metric_id)
+    return settings["drift_tolerance"] if spec is None else spec.drift_tolerance
+
+
 def _metric_drift(host: str, probe: str, samples: List[Metric], earlier_samples: List[Metric], earlier_run: str,
-                  settings: Dict[str, Any]) -> List[Check]:
+                  settings: Dict[str, Any], catalogue: ProbeCatalogue) -> List[Check]:
     before = {(sample.metric_id, sample.gpu_uuid): sample for sample in earlier_samples}
     checks = []
     for sample in samples:
         old = before.get((sample.metric_id, sample.gpu_uuid))
-        if old is None:
+        tolerance = _drift_tolerance(sample.metric_id, catalogue, settings)
+        if old is None or tolerance is None:
             continue
-        tolerance = settings["drift_tolerances"].get(sample.metric_id, settings["drift_tolerance"])
         change = relative_change(old.value, sample.value)
         label = "%s: " % gpu_label({"index": sample.gpu_index, "uuid": sample.gpu_uuid}) if sample.gpu_uuid else ""
         fields = {"gpu_uuid": sample.gpu_uuid, "gpu_index": sample.gpu_index, "value": sample.value, "unit": sample.unit,
@@ -696,7 +701,8 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
             if earlier_data is None or not samples or probe in earlier_problems:
                 continue
             earlier_run = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
-            moved = _metric_drift(host, probe, samples, catalogue.probe_metrics(probe, earlier_data), earlier_run, options)
+            moved = _metric_drift(host, probe, samples, catalogue.probe_metrics(probe, earlier_data), earlier_run, options,
+                                  catalogue)
             for check in moved if changed.get(earlier_run) else []:
                 # a measured rate beside the settings that changed under it: did the change move it?
                 check.reason += "; settings changed since that run: %s" % ", ".join(changed[earlier_run])

@@ -268,13 +268,14 @@ class CheckTexts:
 
     documents: rules documents, the first one winning (the user's rules file before the default one, whose
     judge_checks and titles then still name the judge's own checks). A rule without a title is titled by its
-    description, without a remedy or action by nothing.
+    description, without a remedy or action by nothing. metric_titles: {metric id: title}, the metric catalogue's.
     """
 
-    def __init__(self, *documents: Any) -> None:
+    def __init__(self, *documents: Any, metric_titles: Optional[Mapping[str, str]] = None) -> None:
         self.rules: Dict[str, CheckText] = {}
         self.judge_checks: IdPatterns[CheckText] = IdPatterns()
-        self.titles: Dict[str, str] = {}
+        # a metric's title is its catalogue entry's (probes/<probe>/metrics.py); a setting's, the documents' titles
+        self.titles: Dict[str, str] = dict(metric_titles or {})
         for document in documents:
             for rule in rule_list(document):
                 if not isinstance(rule, Mapping) or not isinstance(rule.get("id"), str) or rule["id"] in self.rules:

@@ -1,35 +1,48 @@
-"""The probes' declarations, found from the probe scripts: probes/<name>.py has plugin_utils/probes/<name>.py.
+"""The probes, found from the probe scripts: probes/<name>.py has the package plugin_utils/probes/<name>/.
 
-Everything that differs between probes on the controller is read from here: the profiles and their order, the
-default time limits, the parameters a profile gives, the judge's checks and metrics, the dossier's sections.
+Running a probe reads only its run.py (RUN = ProbeRun: profiles, order, time limit, what a profile gives); judging a
+run reads each judging.py and metrics.py (probe_catalogue), rendering it each view.py (sections). So the probe
+action's per-host work imports no judge or report code.
 """
 from __future__ import annotations
 
 import importlib
+import os
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..judge.catalogue import ProbeCatalogue
 from ..probe_archive import available_probes
-from .declaration import DeclarationError, ProbeDeclaration, ProbeSection
+from .declaration import DeclarationError, ProbeRun, ProbeSection
+from .metric_catalogue import MetricSpec, spec_problems
 
-# Modules of this package that are not declarations.
-NOT_DECLARATIONS = ("declaration", "registry")
+# Modules of this package that are not probes: a probe cannot take their names.
+NOT_PROBES = ("declaration", "judging", "metric_catalogue", "param_spec", "registry")
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def _declaration_of(name: str) -> ProbeDeclaration:
-    if name in NOT_DECLARATIONS:
+def _probe_module(name: str, part: str) -> Any:
+    """plugin_utils/probes/<name>/<part>.py imported, or None where the probe has no such file."""
+    if name in NOT_PROBES:
         raise DeclarationError("a probe cannot be named %r: plugin_utils/probes/%s.py is the registry's own" % (name, name))
+    if not os.path.isfile(os.path.join(_PACKAGE_DIR, name, part + ".py")):
+        return None
     try:
-        module = importlib.import_module("." + name, __package__)
+        return importlib.import_module(".%s.%s" % (name, part), __package__)
     except ImportError as exc:
-        raise DeclarationError("probes/%s.py has no declaration: plugin_utils/probes/%s.py could not be imported (%s); "
-                               "docs/adding-a-probe.md says what it holds" % (name, name, exc)) from exc
-    declaration = getattr(module, "DECLARATION", None)
-    if not isinstance(declaration, ProbeDeclaration):
-        raise DeclarationError("plugin_utils/probes/%s.py must define DECLARATION = ProbeDeclaration(...)" % name)
+        raise DeclarationError("plugin_utils/probes/%s/%s.py could not be imported (%s); docs/adding-a-probe.md says what "
+                               "it holds" % (name, part, exc)) from exc
+
+
+def _declaration_of(name: str) -> ProbeRun:
+    module = _probe_module(name, "run")
+    if module is None:
+        raise DeclarationError("probes/%s.py has no declaration: plugin_utils/probes/%s/run.py is missing; "
+                               "docs/adding-a-probe.md says what it holds" % (name, name))
+    declaration = getattr(module, "RUN", None)
+    if not isinstance(declaration, ProbeRun):
+        raise DeclarationError("plugin_utils/probes/%s/run.py must define RUN = ProbeRun(...)" % name)
     if declaration.name != name:
-        raise DeclarationError("plugin_utils/probes/%s.py declares the probe %r; a declaration is named for its file"
+        raise DeclarationError("plugin_utils/probes/%s/run.py declares the probe %r; a probe is named for its package"
                                % (name, declaration.name))
     if isinstance(declaration.timeout_s, bool) or not isinstance(declaration.timeout_s, int) or declaration.timeout_s < 1:
         raise DeclarationError("probe %s: timeout_s must be a whole number of seconds >= 1" % name)
@@ -37,22 +50,22 @@ def _declaration_of(name: str) -> ProbeDeclaration:
 
 
 @lru_cache(maxsize=None)
-def _declarations(root: Optional[str]) -> Dict[str, ProbeDeclaration]:
+def _declarations(root: Optional[str]) -> Dict[str, ProbeRun]:
     return {name: _declaration_of(name) for name in available_probes(root)}
 
 
-def declarations(root: Optional[str] = None) -> Dict[str, ProbeDeclaration]:
+def declarations(root: Optional[str] = None) -> Dict[str, ProbeRun]:
     """{probe: declaration}, for every probe script of the collection (root: its directory, default this one)."""
     return dict(_declarations(root))
 
 
-def declaration(name: str) -> Optional[ProbeDeclaration]:
+def declaration(name: str) -> Optional[ProbeRun]:
     return _declarations(None).get(name)
 
 
 def profiles() -> Dict[str, List[str]]:
     """{profile: [probe, ...]} in the order they run: built from each probe's declared profiles."""
-    members: Dict[str, List[ProbeDeclaration]] = {}
+    members: Dict[str, List[ProbeRun]] = {}
     for probe in _declarations(None).values():
         for profile in probe.profiles:
             members.setdefault(profile, []).append(probe)
@@ -72,20 +85,59 @@ def default_timeouts() -> Dict[str, int]:
 
 def sections() -> Dict[str, ProbeSection]:
     """{probe: its dossier section}; a probe without one renders through the generic table alone."""
-    return {name: probe.section for name, probe in _declarations(None).items() if probe.section is not None}
+    found = {}
+    for name in _declarations(None):
+        module = _probe_module(name, "view")
+        section = getattr(module, "SECTION", None) if module is not None else None
+        if module is not None and not isinstance(section, ProbeSection):
+            raise DeclarationError("plugin_utils/probes/%s/view.py must define SECTION = ProbeSection(...)" % name)
+        if section is not None:
+            found[name] = section
+    return found
 
 
 @lru_cache(maxsize=None)
-def probe_catalogue() -> ProbeCatalogue:
-    """What the judge is told about the probes."""
+def judging_of(name: str) -> Any:
+    """The probe's JUDGING (a probes.judging.ProbeJudging), or None for a probe without judging.py."""
+    from .judging import ProbeJudging  # the judge's modules load only when a run is judged
+    module = _probe_module(name, "judging")
+    if module is None:
+        return None
+    found = getattr(module, "JUDGING", None)
+    if not isinstance(found, ProbeJudging):
+        raise DeclarationError("plugin_utils/probes/%s/judging.py must define JUDGING = ProbeJudging(...)" % name)
+    return found
+
+
+@lru_cache(maxsize=None)
+def metric_catalogue() -> Dict[str, MetricSpec]:
+    """{metric id: its spec}, of every probe's metrics.py; a broken catalogue is a DeclarationError."""
+    found: Dict[str, MetricSpec] = {}
+    problems: List[str] = []
+    for name in _declarations(None):
+        module = _probe_module(name, "metrics")
+        specs = tuple(getattr(module, "METRICS", ())) if module is not None else ()
+        problems.extend(spec_problems(name, specs))
+        found.update((spec.id, spec) for spec in specs if isinstance(spec, MetricSpec))
+    if problems:
+        raise DeclarationError("; ".join(problems))
+    return found
+
+
+@lru_cache(maxsize=None)
+def probe_catalogue() -> Any:
+    """What the judge is told about the probes (a judge.catalogue.ProbeCatalogue)."""
+    from ..judge.catalogue import ProbeCatalogue  # the judge's modules load only when a run is judged
     found = _declarations(None)
+    judging = {name: judging_of(name) for name in found}
     return ProbeCatalogue(
-        checks={name: dict(probe.checks) for name, probe in found.items() if probe.checks},
-        metrics={name: probe.metrics for name, probe in found.items() if probe.metrics is not None},
+        checks={name: dict(entry.checks) for name, entry in judging.items() if entry is not None and entry.checks},
+        metrics={name: entry.metrics for name, entry in judging.items() if entry is not None and entry.metrics is not None},
         min_gpus={name: probe.min_gpus for name, probe in found.items() if probe.min_gpus > 1},
         judges_nothing=frozenset(name for name, probe in found.items() if probe.judges_nothing),
         gpu_free=frozenset(name for name, probe in found.items() if not probe.needs_gpu),
-        settings={name: probe.settings for name, probe in found.items() if probe.settings is not None})
+        settings={name: entry.settings for name, entry in judging.items() if entry is not None and entry.settings is not None},
+        metric_specs=metric_catalogue())
 
 
 def probe_metrics(probe: str, data: Any) -> list:

@@ -2,10 +2,11 @@
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Device, Measurement
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import DeclarationError, ProbeDeclaration
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import DeclarationError
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.judging import ProbeJudging
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
     all_profiles,
-    declaration,
+    judging_of,
     profile_probes,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import host_problems
@@ -18,7 +19,7 @@ def toy_measurements(data):
 
 
 def toy(**fields):
-    return ProbeDeclaration(name="toy", run_order=1, timeout_s=10, profiles={"quick": {}}, **fields)
+    return ProbeJudging(**fields)
 
 
 def test_a_baseline_check_and_the_metrics_come_from_the_one_reader():
@@ -54,7 +55,7 @@ def test_an_unsound_declaration_says_what_is_wrong(fields, words):
 def test_the_shipped_measurement_probes_name_their_reader_once():
     for name, checks in (("membw", {"headline_bandwidth", "repeat_cv"}), ("hostbw", {"pinned_h2d", "pinned_d2h"}),
                          ("gemm", {"bf16_burst", "bf16_sustained", "fp8_burst", "fp8_sustained"})):
-        probe = declaration(name)
+        probe = judging_of(name)
         assert set(probe.checks) == checks and probe.metrics is not None and probe.measurements is not None
 
 

@@ -1,10 +1,11 @@
 """Each measurement probe's declaration reads its own data layout once, into judge/measurement.py's records; its metrics
 and gemm's derived memory bandwidth come from those records."""
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Device, Measurement, metrics_of
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm import gemm_measurements, membw_bandwidth_by_gpu
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw import hostbw_measurements
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw import membw_measurements
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.judging import gemm_measurements
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.derived import membw_bandwidth_by_gpu
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw.judging import hostbw_measurements
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.judging import membw_measurements
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import judging_of
 
 from helpers import H200X1_RUN, recorded
 
@@ -52,7 +53,7 @@ def test_membw_bandwidth_by_gpu_keys_the_cpu_path_as_cpu():
     assert membw_bandwidth_by_gpu(data) == {GPU0: 4245.95, "cpu": 40.0}
     assert membw_bandwidth_by_gpu(None) == {}
     # the metric is the GPU's alone
-    assert [(metric.metric_id, metric.gpu_uuid, metric.value) for metric in declaration("membw").metrics(data)] == [
+    assert [(metric.metric_id, metric.gpu_uuid, metric.value) for metric in judging_of("membw").metrics(data)] == [
         ("membw.bandwidth_gbps", GPU0, 4245.95)]
 
 
@@ -124,7 +125,7 @@ def test_gemm_reads_each_state_with_its_power_limit():
     fp8 = found["gemm.fp8_sustained_tflops"]
     assert (fp8.missing.status, fp8.missing.listed_first, fp8.missing.sentence) == (
         "skip", True, "fp8_e4m3 matmul is not offered here: fp8 needs compute capability 8.9, this GPU has 8.0")
-    assert [(metric.metric_id, metric.value) for metric in declaration("gemm").metrics({"devices": [gemm_entry()]})] == [
+    assert [(metric.metric_id, metric.value) for metric in judging_of("gemm").metrics({"devices": [gemm_entry()]})] == [
         ("gemm.bf16_burst_tflops", 779.01), ("gemm.bf16_sustained_tflops", 662.4)]
 
 

@@ -6,6 +6,7 @@ import copy
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import ACTIONS, CheckTexts, rules_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import metric_catalogue
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules
 
 
@@ -24,7 +25,7 @@ def test_every_default_rule_has_a_title_a_remedy_and_an_action(default_rules):
 
 
 def test_every_judge_check_and_metric_of_the_examples_has_a_title(default_rules):
-    texts = CheckTexts(default_rules)
+    texts = CheckTexts(default_rules, metric_titles={spec_id: spec.title for spec_id, spec in metric_catalogue().items()})
     for check_id in ("host.reachable", "host.gpu_measured", "host.nothing_checked", "health.probe_status", "fleet.settings",
                      "drift.gpus", "drift.previous_run"):
         text = texts.of(check_id)

@@ -11,7 +11,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.pcie_path import path_between
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.settings import settings_drift
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.tuning_checks import TUNING_CHECKS
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import judging_of
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_tuning import tuning_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 
@@ -104,7 +104,7 @@ def test_raising_max_read_request_is_a_warned_change_per_device_and_leaves_max_p
     after = copy.deepcopy(before)
     for device in after["pci_devices"]:
         device["max_read_request_bytes"] = 4096
-    settings = declaration("tuning").settings
+    settings = judging_of("tuning").settings
     checks = {check.id: check for check in settings_drift("rtx", "tuning", settings(after), settings(before), "r1")}
     read_request = checks["drift.tuning.pcie_max_read_request_bytes"]
     assert read_request.status == "warn" and read_request.value == 12
@@ -115,7 +115,7 @@ def test_raising_max_read_request_is_a_warned_change_per_device_and_leaves_max_p
 
 
 def test_every_setting_of_the_incident_is_compared(tmp_path):
-    ids = {setting.setting_id for setting in declaration("tuning").settings(measured(tuning_trees.rtx_pro_6000_two_numa, tmp_path))}
+    ids = {setting.setting_id for setting in judging_of("tuning").settings(measured(tuning_trees.rtx_pro_6000_two_numa, tmp_path))}
     for wanted in ("tuning.pcie_max_payload_bytes", "tuning.pcie_max_read_request_bytes", "tuning.pcie_acs_control",
                    "tuning.numa_balancing", "tuning.cmdline_settings", "tuning.nmi_watchdog", "tuning.sched_autogroup_enabled",
                    "tuning.vm_swappiness", "tuning.vm_dirty_ratio", "tuning.net_core_rmem_max_bytes", "tuning.cpufreq_drivers",

@@ -3,8 +3,8 @@ import json
 import os
 import shutil
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion import NO_MEMBW_RESULT, fusion_inputs
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, with_derived_params
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion.derived import NO_MEMBW_RESULT, fusion_inputs
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, judging_of, sections, with_derived_params
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RIG_MEMBW = os.path.join(ROOT, "docs", "examples", "h200x2", "20261130T035514Z-509823", "localhost", "membw.json")
@@ -14,7 +14,7 @@ def test_it_runs_after_membw_and_before_gemm_and_judges_nothing():
     found = declaration("fusion")
     assert declaration("membw").run_order < found.run_order == 35 < declaration("gemm").run_order
     assert set(found.profiles) == {"acceptance", "full"} and found.timeout_s == 300
-    assert found.judges_nothing and not found.checks and found.section is not None
+    assert found.judges_nothing and judging_of("fusion") is None and "fusion" in sections()
 
 
 def test_the_membw_headline_of_each_gpu_is_handed_over(tmp_path):

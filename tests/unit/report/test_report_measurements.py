@@ -2,7 +2,7 @@
 import json
 import os
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw import membw_measurements
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.judging import membw_measurements
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_measurements import gemm_view, hostbw_view, membw_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 

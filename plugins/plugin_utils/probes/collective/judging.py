@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ..judge.interconnect_checks import COLLECTIVE_CHECKS
-from ..judge.metrics import Metric
-from ..report_interconnect import collective_view
-from ..result_fields import number_or_none
-from .declaration import ProbeDeclaration, ProbeSection
+from ...judge.interconnect_checks import COLLECTIVE_CHECKS
+from ...judge.metrics import Metric
+from ...result_fields import number_or_none
+from ..judging import ProbeJudging
 
 
 def collective_peak_metrics(probe: str) -> Callable[[Dict[str, Any]], List[Metric]]:
@@ -26,14 +25,7 @@ def collective_peak_metrics(probe: str) -> Callable[[Dict[str, Any]], List[Metri
     return metrics
 
 
-DECLARATION = ProbeDeclaration(
-    name="collective",
-    run_order=70,
-    timeout_s=900,
-    profiles={"acceptance": {}, "full": {}, "interconnect": {}},
+JUDGING = ProbeJudging(
     checks=COLLECTIVE_CHECKS,
     metrics=collective_peak_metrics("collective"),
-    section=ProbeSection(collective_view),
-    min_gpus=2,
-    summary="NCCL all-reduce bus bandwidth across the host's GPUs over message sizes, data verified",
 )

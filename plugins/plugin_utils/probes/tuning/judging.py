@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..judge.pcie_path import device_label
-from ..judge.settings import Setting
-from ..judge.tuning_checks import TUNING_CHECKS
-from ..report_tuning import acs_text, tuning_view
-from ..result_fields import MISSING, dig, is_unavailable
-from .declaration import ProbeDeclaration, ProbeSection
+from ...judge.pcie_path import device_label
+from ...judge.settings import Setting
+from ...judge.tuning_checks import TUNING_CHECKS
+from ...report_tuning import acs_text
+from ...result_fields import MISSING, dig, is_unavailable
+from ..judging import ProbeJudging
 
 # (setting id, key of a pci_devices entry or a path into it, words, unit). Link speed is left out: GPUs lower it when idle.
 PCI_SETTINGS = (
@@ -95,16 +95,7 @@ def tuning_settings(data: Dict[str, Any]) -> List[Setting]:
     return found
 
 
-DECLARATION = ProbeDeclaration(
-    name="tuning",
-    run_order=15,
-    timeout_s=120,
-    # sysfs and procfs reads only (0.2 s on a host): the profiles that judge a host record the tuning they measured
-    # under; health and quick stay the fastest sweeps (a profile of one's own adds tuning to them: docs/tuning.md)
-    profiles={"acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
+JUDGING = ProbeJudging(
     checks=TUNING_CHECKS,
     settings=tuning_settings,
-    section=ProbeSection(tuning_view),
-    needs_gpu=False,
-    summary="PCIe payload, read request, link, ACS and ASPM on every GPU's path; kernel, C-state, cpufreq and memory tuning",
 )

@@ -9,54 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..judge.measurement import Condition, Device, Measurement, Missing, measured, not_measured
-from ..judge.repeats import finite
-from ..judge.sku import identify_host
-from ..report_measurements import gemm_view
-from ..result_fields import is_unavailable
-from ..rules_and_baselines import load_baselines
-from ..store.read import measured_data
-from .declaration import ProbeDeclaration, ProbeSection
-from .membw import membw_headlines
+from ...judge.measurement import Condition, Device, Measurement, Missing, measured, not_measured
+from ...judge.repeats import finite
+from ...result_fields import is_unavailable
+from ..judging import ProbeJudging
 
-GEMM_PEAK_KEYS = {"fp32": "fp32", "tf32": "tf32_dense", "bf16": "bf16_dense", "fp16": "fp16_dense", "fp8_e4m3": "fp8_dense"}
-
-
-def membw_bandwidth_by_gpu(membw_data: Any) -> Dict[str, float]:
-    """{GPU UUID: membw's headline bandwidth}, from membw's measurements; the CPU path's is keyed "cpu"."""
-    return membw_headlines(membw_data)[0]
-
-
-def baseline_peaks(health_data: Any, baselines: List[dict]) -> Tuple[Dict[str, float], str]:
-    if not isinstance(health_data, dict):
-        return {}, ""
-    sku, unused_reason, unused_per_gpu = identify_host(health_data.get("gpus"), baselines)
-    baseline = next((candidate for candidate in baselines if candidate.get("id") == sku), None)
-    if baseline is None:
-        return {}, ""
-    datasheet = baseline.get("datasheet") or {}
-    peaks = {dtype: float(datasheet[key]["value"]) for dtype, key in GEMM_PEAK_KEYS.items()
-             if isinstance(datasheet.get(key), dict) and isinstance(datasheet[key].get("value"), (int, float))}
-    return peaks, sku
-
-
-def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
-    derived, notes = {}, []
-    if "memory_bandwidth_gbps" not in params:
-        bandwidths = membw_bandwidth_by_gpu(measured_data(host_path, "membw"))
-        if bandwidths:
-            derived["memory_bandwidth_gbps"] = bandwidths
-            notes.append("memory_bandwidth_gbps from this run's membw result")
-    if "peak_tflops" not in params:
-        baselines, unused_problems = load_baselines()
-        peaks, sku = baseline_peaks(measured_data(host_path, "health"), baselines)
-        if peaks:
-            derived["peak_tflops"] = peaks
-            notes.append("peak_tflops from baselines/%s.yaml (SKU identified from this run's health result)" % sku)
-    return dict(params, **derived), notes
-
-
-# The calibration shape's rate in each named state, each its own metric: a shape sweep's best mixes the two states.
 STATE_METRICS = (("bf16", "burst"), ("bf16", "sustained"), ("fp8_e4m3", "burst"), ("fp8_e4m3", "sustained"))
 STATE_WORDS = {"burst": "burst (from idle, before the power cap)", "sustained": "sustained (steady state at the power limit)"}
 LOWER_POWER_LIMIT = ("its sustained rate was measured at a %(measured)g W power limit and the known-good at %(reference)g W, so "
@@ -124,15 +81,8 @@ def gemm_measurements(data: Dict[str, Any]) -> List[Measurement]:
     return found
 
 
-DECLARATION = ProbeDeclaration(
-    name="gemm",
-    run_order=40,
-    timeout_s=900,
-    profiles={"acceptance": {}, "full": {}},
+JUDGING = ProbeJudging(
     measurements=gemm_measurements,
     baseline_checks={"bf16_burst": state_metric_id("bf16", "burst"), "bf16_sustained": state_metric_id("bf16", "sustained"),
                      "fp8_burst": state_metric_id("fp8_e4m3", "burst"), "fp8_sustained": state_metric_id("fp8_e4m3", "sustained")},
-    section=ProbeSection(gemm_view),
-    derived_params=gemm_inputs,
-    summary="matmul throughput per dtype over shapes on the roofline, burst and sustained at the power limit",
 )

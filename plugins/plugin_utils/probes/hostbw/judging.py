@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..judge.measurement import Device, Measurement, measured, not_measured
-from ..judge.repeats import finite
-from ..report_measurements import hostbw_view
-from ..result_fields import is_unavailable
-from .declaration import ProbeDeclaration, ProbeSection
+from ...judge.measurement import Device, Measurement, measured, not_measured
+from ...judge.repeats import finite
+from ...result_fields import is_unavailable
+from ..judging import ProbeJudging
 
 # The directions a pinned copy is judged and compared in (the bidirectional and pageable copies are shown, not judged).
 DIRECTIONS = ("h2d", "d2h")
@@ -47,13 +46,7 @@ def hostbw_measurements(data: Dict[str, Any]) -> List[Measurement]:
     return found
 
 
-DECLARATION = ProbeDeclaration(
-    name="hostbw",
-    run_order=50,
-    timeout_s=600,
-    profiles={"acceptance": {}, "full": {}},
+JUDGING = ProbeJudging(
     measurements=hostbw_measurements,
     baseline_checks={"pinned_h2d": _metric_id("h2d"), "pinned_d2h": _metric_id("d2h")},
-    section=ProbeSection(hostbw_view),
-    summary="host-to-device and device-to-host copy bandwidth per GPU, pinned and pageable",
 )

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..judge.load_checks import LOAD_CHECKS
-from ..judge.metrics import Metric
-from ..report_load import load_view
-from ..result_fields import number_or_none
-from .declaration import ProbeDeclaration, ProbeSection
+from ...judge.load_checks import LOAD_CHECKS
+from ...judge.metrics import Metric
+from ...result_fields import number_or_none
+from ..judging import ProbeJudging
 
 
 def load_metrics(data: Dict[str, Any]) -> List[Metric]:
@@ -27,15 +26,7 @@ def load_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
-DECLARATION = ProbeDeclaration(
-    name="load",
-    # last: no bandwidth probe may follow sustained load without a cool-down
-    run_order=90,
-    timeout_s=600,
-    # full holds the load three minutes instead of one: slow thermal faults show within it
-    profiles={"acceptance": {}, "full": {"duration_s": 180}},
+JUDGING = ProbeJudging(
     checks=LOAD_CHECKS,
     metrics=load_metrics,
-    section=ProbeSection(load_view),
-    summary="a sustained bf16 matmul load per GPU with clocks, power, temperature and processes sampled",
 )

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..judge.interconnect_checks import P2P_CHECKS
-from ..judge.metrics import Metric
-from ..report_interconnect import p2p_view
-from ..result_fields import number_or_none
-from .declaration import ProbeDeclaration, ProbeSection
+from ...judge.interconnect_checks import P2P_CHECKS
+from ...judge.metrics import Metric
+from ...result_fields import number_or_none
+from ..judging import ProbeJudging
 
 
 def p2p_metrics(data: Dict[str, Any]) -> List[Metric]:
@@ -22,14 +21,7 @@ def p2p_metrics(data: Dict[str, Any]) -> List[Metric]:
     return metrics
 
 
-DECLARATION = ProbeDeclaration(
-    name="p2p",
-    run_order=60,
-    timeout_s=900,
-    profiles={"acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
+JUDGING = ProbeJudging(
     checks=P2P_CHECKS,
     metrics=p2p_metrics,
-    section=ProbeSection(p2p_view),
-    min_gpus=2,
-    summary="peer-to-peer copy bandwidth of every ordered GPU pair, one-way and two-way",
 )

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..report_fusion import fusion_view
-from ..store.read import measured_data
-from .declaration import ProbeDeclaration, ProbeSection
-from .membw import membw_headlines
+from ...store.read import measured_data
+from ..membw.judging import membw_headlines
 
 NO_MEMBW_RESULT = ("this run has no measured membw result on this host (membw did not run before fusion, or it "
                    "measured nothing), so there is no copy plateau to set the achieved bandwidth against")
@@ -46,17 +44,3 @@ def fusion_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any
     if "membw_bandwidth_source" not in params:
         derived["membw_bandwidth_source"] = source
     return dict(params, **derived), [note]
-
-
-DECLARATION = ProbeDeclaration(
-    name="fusion",
-    run_order=35,
-    timeout_s=300,
-    profiles={"acceptance": {}, "full": {}},
-    section=ProbeSection(fusion_view),
-    derived_params=fusion_inputs,
-    judges_nothing=("how much a compiler's kernel fusion saves explains where an elementwise chain's time goes (launches "
-                    "or bytes); a slow or missing fused kernel is a software stack's property, not a GPU fault, and the "
-                    "memory bandwidth itself is judged by membw"),
-    summary="an elementwise chain unfused (4 eager kernels) and fused (torch.compile), its HBM traffic counted",
-)

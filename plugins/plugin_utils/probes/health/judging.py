@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..judge.health_checks import HEALTH_CHECKS
-from ..judge.metrics import Metric
-from ..judge.settings import Setting
-from ..report_health import health_view
-from ..result_fields import MISSING, dig, is_unavailable, number_or_none
-from .declaration import ProbeDeclaration, ProbeSection
+from ...judge.health_checks import HEALTH_CHECKS
+from ...judge.metrics import Metric
+from ...judge.settings import Setting
+from ...result_fields import MISSING, dig, is_unavailable, number_or_none
+from ..judging import ProbeJudging
 
 
 def health_metrics(data: Dict[str, Any]) -> List[Metric]:
@@ -57,15 +56,8 @@ def health_settings(data: Dict[str, Any]) -> List[Setting]:
             for setting_id, path, words in VERSION_SETTINGS for value in (dig(data, *path),) if value is not MISSING]
 
 
-DECLARATION = ProbeDeclaration(
-    name="health",
-    run_order=10,
-    timeout_s=300,
-    # health alone is the fastest check of every host, e.g. a nightly sweep of a large fleet
-    profiles={"health": {}, "quick": {}, "acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
+JUDGING = ProbeJudging(
     checks=HEALTH_CHECKS,
     metrics=health_metrics,
     settings=health_settings,
-    section=ProbeSection(health_view, "sections/health.html.j2", "sections/health.md.j2"),
-    summary="device nodes, cgroup, CUDA init, NVML inventory and state per GPU",
 )

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..judge.copy_repeat_checks import membw_repeat_cv
-from ..judge.measurement import Device, Measurement, measured, not_measured
-from ..judge.repeats import finite
-from ..number_format import format_quantity
-from ..report_measurements import membw_view
-from ..result_fields import error_words, is_unavailable
-from .declaration import ProbeDeclaration, ProbeSection
+from ...judge.copy_repeat_checks import membw_repeat_cv
+from ...judge.measurement import Device, Measurement, measured, not_measured
+from ...judge.repeats import finite
+from ...number_format import format_quantity
+from ...result_fields import error_words, is_unavailable
+from ..judging import ProbeJudging
 
 # How a repeated headline says which size it was repeated at.
 REPEATED_AT = {"plateau": "plateau", "largest_size_no_plateau": "largest size, no plateau was found",
@@ -58,15 +57,8 @@ def membw_headlines(membw_data: Any) -> Tuple[Dict[str, float], List[str]]:
     return found, missing
 
 
-DECLARATION = ProbeDeclaration(
-    name="membw",
-    run_order=30,
-    timeout_s=600,
-    # full repeats the headline size five times instead of three: a tighter median and spread
-    profiles={"quick": {"quick": True}, "acceptance": {}, "full": {"repeats": 5}, "post_upgrade": {}},
+JUDGING = ProbeJudging(
     checks={"repeat_cv": membw_repeat_cv},
     measurements=membw_measurements,
     baseline_checks={"headline_bandwidth": "membw.bandwidth_gbps"},
-    section=ProbeSection(membw_view),
-    summary="device memory copy bandwidth swept over sizes to its plateau, repeated",
 )

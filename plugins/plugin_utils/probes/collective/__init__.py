@@ -1,0 +1,1 @@
+"""collective: the all-reduce across the host's GPUs, swept over message sizes."""

@@ -1,0 +1,8 @@
+"""collective_hosts: its metric catalogue, every number the judge compares across hosts and with the previous run."""
+from __future__ import annotations
+
+from ..metric_catalogue import MetricSpec
+
+METRICS = (
+    MetricSpec("collective_hosts.peak_busbw_gbps", "All-reduce bandwidth across hosts", "GB/s", "higher", drift_tolerance=0.10),
+)

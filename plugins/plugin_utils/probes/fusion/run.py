@@ -1,0 +1,24 @@
+"""fusion: how it runs (light: read for every host before its probes run)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from ..declaration import ProbeRun
+
+
+def fusion_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+    from .derived import fusion_inputs as derive  # only when fusion runs: it reads the run's stored results
+    return derive(host_path, params)
+
+
+RUN = ProbeRun(
+    name="fusion",
+    run_order=35,
+    timeout_s=300,
+    profiles={"acceptance": {}, "full": {}},
+    judges_nothing="how much a compiler's kernel fusion saves explains where an elementwise chain's time goes (launches "
+                   "or bytes); a slow or missing fused kernel is a software stack's property, not a GPU fault, and the "
+                   "memory bandwidth itself is judged by membw",
+    summary="an elementwise chain unfused (4 eager kernels) and fused (torch.compile), its HBM traffic counted",
+    derived_params=fusion_inputs,
+)

@@ -1,0 +1,15 @@
+"""gemm: its metric catalogue, every number the judge compares across hosts and with the previous run."""
+from __future__ import annotations
+
+from ..metric_catalogue import MetricSpec
+
+METRICS = (
+    MetricSpec("gemm.bf16_burst_tflops", "BF16 matmul (burst)", "TFLOP/s", "higher", drift_tolerance=0.10,
+               baseline_key="bf16_matmul"),
+    MetricSpec("gemm.bf16_sustained_tflops", "BF16 matmul (sustained)", "TFLOP/s", "higher", drift_tolerance=0.10,
+               baseline_key="bf16_matmul_sustained"),
+    MetricSpec("gemm.fp8_burst_tflops", "FP8 matmul (burst)", "TFLOP/s", "higher", drift_tolerance=0.10,
+               baseline_key="fp8_matmul"),
+    MetricSpec("gemm.fp8_sustained_tflops", "FP8 matmul (sustained)", "TFLOP/s", "higher", drift_tolerance=0.10,
+               baseline_key="fp8_matmul_sustained"),
+)

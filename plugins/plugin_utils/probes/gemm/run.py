@@ -1,0 +1,21 @@
+"""gemm: how it runs (light: read for every host before its probes run)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from ..declaration import ProbeRun
+
+
+def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+    from .derived import gemm_inputs as derive  # only when gemm runs: it reads the run's stored results
+    return derive(host_path, params)
+
+
+RUN = ProbeRun(
+    name="gemm",
+    run_order=40,
+    timeout_s=900,
+    profiles={"acceptance": {}, "full": {}},
+    summary="matmul throughput per dtype over shapes on the roofline, burst and sustained at the power limit",
+    derived_params=gemm_inputs,
+)

@@ -1,0 +1,13 @@
+"""health: how it runs (light: read for every host before its probes run)."""
+from __future__ import annotations
+
+from ..declaration import ProbeRun
+
+RUN = ProbeRun(
+    name="health",
+    run_order=10,
+    timeout_s=300,
+    # health alone is the fastest check of every host, e.g. a nightly sweep of a large fleet
+    profiles={"health": {}, "quick": {}, "acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
+    summary="device nodes, cgroup, CUDA init, NVML inventory and state per GPU",
+)

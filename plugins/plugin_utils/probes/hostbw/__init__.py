@@ -1,0 +1,1 @@
+"""hostbw: host-to-device and device-to-host copy bandwidth, pinned and pageable."""

@@ -1,0 +1,11 @@
+"""hostbw: its metric catalogue, every number the judge compares across hosts and with the previous run."""
+from __future__ import annotations
+
+from ..metric_catalogue import MetricSpec
+
+METRICS = (
+    MetricSpec("hostbw.pinned_h2d_gbps", "Host-to-GPU bandwidth", "GB/s", "higher", drift_tolerance=0.10,
+               baseline_key="nvbandwidth_h2d_ce"),
+    MetricSpec("hostbw.pinned_d2h_gbps", "GPU-to-host bandwidth", "GB/s", "higher", drift_tolerance=0.10,
+               baseline_key="nvbandwidth_d2h_ce"),
+)

@@ -1,0 +1,12 @@
+"""hostbw: how it runs (light: read for every host before its probes run)."""
+from __future__ import annotations
+
+from ..declaration import ProbeRun
+
+RUN = ProbeRun(
+    name="hostbw",
+    run_order=50,
+    timeout_s=600,
+    profiles={"acceptance": {}, "full": {}},
+    summary="host-to-device and device-to-host copy bandwidth per GPU, pinned and pageable",
+)

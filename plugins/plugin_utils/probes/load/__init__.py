@@ -1,0 +1,1 @@
+"""load: a sustained matmul load per GPU, with clocks, power, temperature and processes sampled."""

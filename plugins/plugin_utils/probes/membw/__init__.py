@@ -1,0 +1,1 @@
+"""membw: device memory bandwidth, a copy swept over sizes to its plateau."""

@@ -1,0 +1,9 @@
+"""p2p: its metric catalogue, every number the judge compares across hosts and with the previous run."""
+from __future__ import annotations
+
+from ..metric_catalogue import MetricSpec
+
+METRICS = (
+    MetricSpec("p2p.worst_pair_gbps", "Slowest GPU pair", "GB/s", "higher", drift_tolerance=0.10),
+    MetricSpec("p2p.worst_pair_bidirectional_gbps", "Slowest GPU pair, both ways", "GB/s", "higher", drift_tolerance=0.10),
+)

@@ -1,0 +1,1 @@
+"""tuning: the host settings an operator changes (PCIe on every GPU's path, kernel, CPU idle and frequency, memory)."""
