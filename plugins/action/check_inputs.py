@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_
     hosts_problems,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import DeclarationError, all_profiles, declarations
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import SchemaToolMissing, schema_file_problems
 
 
 def _variables(source, names):
@@ -44,8 +45,12 @@ class ActionModule(ActionBase):
         del validation
         try:
             probes = sorted(declarations())
-        except DeclarationError as exc:
+            broken_schemas = schema_file_problems()
+        except (DeclarationError, SchemaToolMissing) as exc:
             result.update(failed=True, msg="the collection's probes are broken, so nothing was run: %s" % exc)
+            return result
+        if broken_schemas:
+            result.update(failed=True, msg="the collection's schemas are broken, so nothing was run: %s" % "; ".join(broken_schemas))
             return result
         problems = []
         hosts = list(args["hosts"])

@@ -9,7 +9,7 @@ import pytest
 from referencing.exceptions import Unresolvable
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import (
-    load_schema, schema_problems, schema_registry, schema_validator)
+    load_schema, schema_file_problems, schema_problems, schema_registry, schema_validator)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMAS = sorted(os.path.basename(path) for path in glob.glob(os.path.join(ROOT, "schemas", "*.schema.json")))
@@ -98,3 +98,18 @@ def test_every_common_definition_is_shared_by_two_schemas():
                 users[key].add(name)
                 pending.extend(inside[key])
     assert {key: sorted(users[key]) for key in common if len(users[key]) < 2} == {}
+
+
+def test_every_shipped_schema_is_a_sound_draft_2020_12_schema():
+    # the probe workers no longer check the metaschema per host: check_inputs does it once per run, and this test
+    assert schema_file_problems() == []
+
+
+def test_a_broken_schema_file_is_named_before_anything_runs(tmp_path):
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "good.schema.json").write_text('{"type": "object"}')
+    (tmp_path / "schemas" / "bad.schema.json").write_text('{"type": "objekt"}')
+    (tmp_path / "schemas" / "torn.schema.json").write_text('{"type": ')
+    problems = schema_file_problems(str(tmp_path))
+    assert [problem.split(" ", 1)[0] for problem in problems] == ["schemas/bad.schema.json", "schemas/torn.schema.json"]
+    assert "not a sound draft 2020-12 schema" in problems[0] and "is not JSON" in problems[1]

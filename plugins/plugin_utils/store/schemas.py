@@ -57,20 +57,36 @@ def schema_registry(root: str | None = None):
 
 def _validator(schema: dict, root: str | None = None):
     validator_class = _draft202012()[0]
-    validator_class.check_schema(schema)
     return validator_class(schema, registry=schema_registry(root), format_checker=validator_class.FORMAT_CHECKER)
 
 
 def schema_validator(file_name: str, root: str | None = None):
-    """The validator of schemas/<file_name> (checked to be a sound draft 2020-12 schema), resolving through the registry."""
+    """The validator of schemas/<file_name>, resolving through the registry. The schema itself is not checked against
+    the draft 2020-12 metaschema here (a probe worker would pay for it on every host): schema_file_problems does that
+    once per run, in check_inputs, and the unit tests do it for every shipped schema."""
     return _schema_validator(file_name, root)
 
 
-# Keyed by both arguments always: lru_cache keys schema_validator(name) and schema_validator(name, None) apart, and
-# the workers inherit the one that worker_warmup builds (docs/scale.md).
+# Keyed by both arguments always: lru_cache keys schema_validator(name) and schema_validator(name, None) apart.
 @lru_cache(maxsize=None)
 def _schema_validator(file_name: str, root: str | None):
     return _validator(load_schema(file_name, root), root)
+
+
+def schema_file_problems(root: str | None = None) -> list:
+    """Every schemas/*.schema.json that is not JSON or not a sound draft 2020-12 schema, in words ([] when all are)."""
+    validator_class = _draft202012()[0]
+    problems = []
+    for file_name in sorted(os.listdir(schemas_dir(root))):
+        if not file_name.endswith(SCHEMA_SUFFIX):
+            continue
+        try:
+            validator_class.check_schema(load_schema(file_name, root))
+        except ValueError as exc:
+            problems.append("schemas/%s is not JSON: %s" % (file_name, exc))
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # jsonschema's SchemaError and its kin
+            problems.append("schemas/%s is not a sound draft 2020-12 schema: %s" % (file_name, " ".join(str(exc).split())[:300]))
+    return problems
 
 
 def _where(prefix: str, path) -> str:
