@@ -39,9 +39,11 @@ def test_the_statuses_are_the_envelope_schemas_on_both_sides():
     assert set(MEASURED_STATUSES) <= set(PROBE_STATUSES)
 
 
-def test_the_probes_are_the_ones_this_test_knows():
-    assert PROBES == ["collective", "collective_hosts", "fusion", "gemm", "health", "hostbw", "load", "membw", "p2p",
-                      "precision", "toolchain", "tuning"]
+def test_every_probe_script_has_a_controller_package_and_every_package_a_script():
+    # no list of the probes anywhere: discovery pairs probes/<name>.py with plugins/plugin_utils/probes/<name>/
+    packages = sorted(entry for entry in os.listdir(os.path.join(ROOT, "plugins", "plugin_utils", "probes"))
+                      if os.path.isfile(os.path.join(ROOT, "plugins", "plugin_utils", "probes", entry, "run.py")))
+    assert PROBES and packages == PROBES == sorted(declarations())
 
 
 @pytest.mark.parametrize("probe", PROBES)
