@@ -74,7 +74,7 @@ METHOD = {
 
 
 def _open_session() -> Any:
-    from probelib.health.nvml_access import NvmlSession  # pylint: disable=import-outside-toplevel
+    from probelib.nvml.access import NvmlSession  # pylint: disable=import-outside-toplevel
     return NvmlSession().open()
 
 
@@ -94,8 +94,8 @@ def torch_reason(torch: Any, session: Any) -> str:
 
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
-    from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
     from probelib.load.run import LoadRun  # pylint: disable=import-outside-toplevel
+    from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
 
     check_params(params)
     plan = make_plan(params)

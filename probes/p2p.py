@@ -55,7 +55,7 @@ def method_of(spin: Spin) -> Dict[str, str]:
     return {
         "pairs": "every ordered pair (src, dst) of the visible GPUs, N x (N - 1), by torch index; torch's GPUs are matched "
                  "to NVML's by UUID, and the link class comes from the health probe's topology code "
-                 "(probelib.health.nvml_topology: NVML, else nvidia-smi topo -m)",
+                 "(probelib.nvml.topology: NVML, else nvidia-smi topo -m)",
         "copy": "dst.copy_(src) of uint8 buffers on two GPUs: torch issues cudaMemcpyAsync on the source GPU's current "
                 "stream (a copy engine), with peer access enabled; each direction sets its own stream on both GPUs",
         "bandwidth": "GB/s = bytes copied / time per copy / 1e9 (GB = 1e9 bytes), each byte counted once; bidirectional "

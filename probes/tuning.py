@@ -7,8 +7,8 @@ from typing import Any, Dict, Optional
 
 from probelib import outcome
 from probelib.fields import SectionErrors, is_unavailable
-from probelib.health.context import SystemRoots
 from probelib.runner import ProbeResult, main
+from probelib.system.roots import SystemRoots
 from probelib.tuning.kernel_settings import read_kernel_settings
 from probelib.tuning.pci_tree import PciTree, config_space_section, read_pci_tree
 

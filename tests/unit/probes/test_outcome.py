@@ -12,7 +12,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas 
 from probelib import outcome
 from probelib.collective.outcome import reason_of as collective_reason, status_of as collective_status
 from probelib.fields import SectionErrors
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
 from probelib.outcome import NOTHING_MEASURED
 from probelib.p2p.matrix import run_reason, run_status
 from probelib.runner import ProbeResult, build_envelope

@@ -12,7 +12,7 @@ import membw
 import precision
 from probelib.collective import outcome as collective_outcome
 from probelib.fields import SectionErrors
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
 from probelib.outcome import NOTHING_MEASURED
 from probelib.p2p import matrix
 
