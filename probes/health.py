@@ -87,7 +87,8 @@ def collect(params: Dict[str, Any], roots: SystemRoots = None, nvml: NvmlSession
         session.close()
     read_again_after_init(data, roots, errors, stat_fn)
     data["errors"] = errors.errors
-    return ProbeResult(status_of(usable, errors), data, reason_of(usable, session, errors), environment_of(data))
+    status, reason = outcome_of(usable, session, errors)
+    return ProbeResult(status, data, reason, environment_of(data))
 
 
 def open_nvml_session(roots: SystemRoots) -> NvmlSession:
@@ -115,15 +116,12 @@ def read_again_after_init(data: Dict[str, Any], roots: SystemRoots, errors: Sect
         roots, nodes["nodes"], nodes["probe_ran_as_root"], stat_fn))
 
 
-def status_of(nvml_usable: bool, errors: SectionErrors) -> str:
-    """Without a usable NVML the probe's subject is absent: unavailable (the platform is still reported)."""
-    return outcome.status_of(bool(errors.errors), nvml_usable, unmeasured="unavailable")
-
-
-def reason_of(nvml_usable: bool, session: NvmlSession, errors: SectionErrors) -> str:
-    return outcome.reason_of(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]),
-                             "sections that failed: ", measured=nvml_usable, unmeasured_because=session.reason,
-                             separator=", ")
+def outcome_of(nvml_usable: bool, session: NvmlSession, errors: SectionErrors) -> Tuple[str, str]:
+    """(status, reason). Without a usable NVML the probe's subject is absent: unavailable (the platform is still
+    reported), and the reason starts with why NVML is not usable."""
+    return outcome.decide(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]), nvml_usable,
+                          "sections that failed: ", unmeasured="unavailable", unmeasured_because=session.reason,
+                          separator=", ")
 
 
 def environment_of(data: Dict[str, Any]) -> Dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 from probelib.fields import unavailable
 from probelib.p2p.links import classify
-from probelib.p2p.matrix import assemble_matrix, run_reason, run_status
+from probelib.p2p.matrix import assemble_matrix, run_outcome
 from probelib.p2p.pair_run import run_pair
 from probelib.p2p.pairs import nvml_indices, ordered_pairs, topology_pair
 from probelib.p2p.plan import check_params, make_plan
@@ -122,7 +122,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     data = {"method": method_of(spin), "plan": plan, "topology": summarize(topology),
             "devices": device_entries(devices, nvml_index), "pairs": pairs,
             "matrix": assemble_matrix(len(devices), pairs), "errors": errors}
-    return ProbeResult(run_status(pairs, errors), data, run_reason(pairs, errors), environment)
+    status, reason = run_outcome(pairs, errors)
+    return ProbeResult(status, data, reason, environment)
 
 
 if __name__ == "__main__":

@@ -39,12 +39,9 @@ def collect(params: Dict[str, Any], roots: Optional[SystemRoots] = None,
         "errors": errors.errors,
     }
     measured = not (is_unavailable(tree) and is_unavailable(kernel))
-    return ProbeResult(
-        outcome.status_of(bool(errors.errors), measured),
-        data,
-        outcome.reason_of(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]),
-                          "sections that failed: ", measured=measured, separator=", "),
-    )
+    status, reason = outcome.decide(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]), measured,
+                                    "sections that failed: ", separator=", ")
+    return ProbeResult(status, data, reason)
 
 
 if __name__ == "__main__":
