@@ -12,8 +12,7 @@ from probelib.collective.explain import explain_local
 from probelib.collective.interface import choose_interface
 from probelib.collective import ring_prediction
 from probelib.collective.links import gpu_link_rates, gpu_links
-from probelib.collective.outcome import (envelope_environment, environment_nccl, public_devices, reason_of, software,
-                                         status_of)
+from probelib.collective.outcome import envelope_environment, environment_nccl, outcome_of, public_devices, software
 from probelib.collective.plan import MAX_WORLD_SIZE, check_common, iterations_rule, message_sizes, worker_plan
 from probelib.fields import read_field, unavailable
 from probelib.runner import ParameterError, ProbeResult, main
@@ -161,7 +160,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     data["explanation"] = explain_local(kind, world_size, data["curves"], data["topology"], data["environment_nccl"],
                                         bool(params["p2p_disabled_sweep"]))
     data["ring_comparison"] = ring_prediction.comparisons(data["prediction"], _measured_by_size(data, world_size, sizes[-1]))
-    return ProbeResult(status_of(data["curves"], data["errors"]), data, reason_of(data["curves"], data["errors"]), environment)
+    status, reason = outcome_of(data["curves"], data["errors"])
+    return ProbeResult(status, data, reason, environment)
 
 
 def _run_one(name: str, plan: Dict[str, Any], world_size: int, env: Dict[str, str], settings: Dict[str, str],

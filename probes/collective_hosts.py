@@ -11,8 +11,7 @@ from probelib.collective.environment import debug_settings, socket_settings
 from probelib.collective.explain import explain_hosts
 from probelib.collective.interface import choose_interface
 from probelib.collective.links import gpu_links
-from probelib.collective.outcome import (envelope_environment, environment_nccl, public_devices, reason_of, software,
-                                         status_of)
+from probelib.collective.outcome import envelope_environment, environment_nccl, outcome_of, public_devices, software
 from probelib.collective.plan import MAX_WORLD_SIZE, check_common, iterations_rule, message_sizes, worker_plan
 from probelib.fields import read_field, unavailable
 from probelib.runner import ParameterError, ProbeResult, main
@@ -143,7 +142,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     data["curves"].append(curve)
     data["errors"].extend(errors)
     data["explanation"] = explain_hosts(kind, data["hosts"], world_size, data["curves"])
-    return ProbeResult(status_of(data["curves"], data["errors"]), data, reason_of(data["curves"], data["errors"]), environment)
+    status, reason = outcome_of(data["curves"], data["errors"])
+    return ProbeResult(status, data, reason, environment)
 
 
 def _plan(backend: str, kind: str, world_size: int, sizes: list, params: Dict[str, Any], settings: Dict[str, str]) -> Dict[str, Any]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from probelib import outcome
 from probelib.gemm.cases import ShapeError, build_plan
@@ -137,7 +137,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     finally:
         if snapshots is not None:
             snapshots.close()
-    return ProbeResult(status_of(data), data, reason_of(data), environment)
+    status, reason = outcome_of(data)
+    return ProbeResult(status, data, reason, environment)
 
 
 def model_shapes(params: Dict[str, Any]) -> Optional[ModelShapes]:
@@ -196,13 +197,10 @@ def measured(data: Dict[str, Any]) -> bool:
                for device in data["devices"] for result in device["results"])
 
 
-def status_of(data: Dict[str, Any]) -> str:
-    return outcome.status_of(bool(data["errors"]), measured(data))
-
-
-def reason_of(data: Dict[str, Any]) -> str:
-    """The first 5 failures, then how many more; nothing measured without a failure says so."""
-    return outcome.reason_of(data["errors"], describe_error, "what failed: ", measured=measured(data), limit=5)
+def outcome_of(data: Dict[str, Any]) -> Tuple[str, str]:
+    """(status, reason): the reason names the first 5 failures, then how many more; nothing measured without a failure
+    says so."""
+    return outcome.decide(data["errors"], describe_error, measured(data), "what failed: ", limit=5)
 
 
 def describe_error(error: Dict[str, Any]) -> str:

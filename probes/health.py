@@ -8,17 +8,19 @@ from typing import Any, Callable, Dict, List, Tuple
 from probelib import outcome
 from probelib.fields import SectionErrors, is_unavailable
 from probelib.health.cgroup_devices import collect_cgroup_devices
-from probelib.health.context import HealthContext, SystemRoots
 from probelib.health.cuda_init import collect_cuda_init
 from probelib.health.device_nodes import collect_device_nodes, read_after_init, read_device_nodes
 from probelib.health.kernel_log import collect_kernel_log
 from probelib.health.machine import collect_machine
-from probelib.health.nvml_access import NvmlSession
-from probelib.health.nvml_devices import collect_gpus, nvml_bus_ids
-from probelib.health.nvml_topology import collect_topology
+from probelib.health.nvml_devices import collect_gpus
 from probelib.health.platform_info import collect_platform
 from probelib.health.software import collect_software
+from probelib.nvml.access import NvmlSession
+from probelib.nvml.context import ReadContext
+from probelib.nvml.identity import nvml_bus_ids
+from probelib.nvml.topology import collect_topology
 from probelib.runner import ProbeResult, main
+from probelib.system.roots import SystemRoots
 
 DESCRIPTION = (
     "Read the health of this host's GPU stack through NVML (nvidia-ml-py) and the kernel: driver and CUDA "
@@ -35,19 +37,19 @@ DEFAULTS: Dict[str, Any] = {
     "device_open_test": True,
 }
 
-Section = Callable[[HealthContext], Any]
+Section = Callable[[ReadContext], Any]
 StatFunction = Callable[[str], Any]
 NvmlOpener = Callable[[SystemRoots], NvmlSession]
-# Where the readings made before NVML opened are kept in HealthContext.cache.
+# Where the readings made before NVML opened are kept in ReadContext.cache.
 AS_FOUND = "as_found"
 
 
-def device_nodes_with_nvml(context: HealthContext) -> Any:
+def device_nodes_with_nvml(context: ReadContext) -> Any:
     """The nodes as found before NVML opened, with the open test and NVML's GPU count added now."""
     return collect_device_nodes(context, as_found=context.cache[AS_FOUND]["device_nodes"])
 
 
-def cgroup_devices_as_found(context: HealthContext) -> Any:
+def cgroup_devices_as_found(context: ReadContext) -> Any:
     return context.cache[AS_FOUND]["cgroup_devices"]
 
 
@@ -75,7 +77,7 @@ def collect(params: Dict[str, Any], roots: SystemRoots = None, nvml: NvmlSession
     errors = SectionErrors()
     as_found = read_before_nvml(params, roots, errors, stat_fn)
     session = nvml if nvml is not None else (open_nvml or open_nvml_session)(roots)
-    context = HealthContext(params=params, nvml=session, roots=roots, cache={AS_FOUND: as_found})
+    context = ReadContext(params=params, nvml=session, roots=roots, cache={AS_FOUND: as_found})
     data: Dict[str, Any] = {}
     usable = session.usable
     try:
@@ -85,7 +87,8 @@ def collect(params: Dict[str, Any], roots: SystemRoots = None, nvml: NvmlSession
         session.close()
     read_again_after_init(data, roots, errors, stat_fn)
     data["errors"] = errors.errors
-    return ProbeResult(status_of(usable, errors), data, reason_of(usable, session, errors), environment_of(data))
+    status, reason = outcome_of(usable, session, errors)
+    return ProbeResult(status, data, reason, environment_of(data))
 
 
 def open_nvml_session(roots: SystemRoots) -> NvmlSession:
@@ -96,7 +99,7 @@ def read_before_nvml(params: Dict[str, Any], roots: SystemRoots, errors: Section
                      stat_fn: StatFunction) -> Dict[str, Any]:
     """The device nodes and the cgroup device rules as the host has them. As root, NVML and CUDA initialisation
     re-create stale /dev/nvidia* nodes, so this reading comes before anything loads either."""
-    context = HealthContext(params=params, nvml=NvmlSession(), roots=roots)
+    context = ReadContext(params=params, nvml=NvmlSession(), roots=roots)
     return {
         "device_nodes": errors.run("device_nodes", lambda: read_device_nodes(roots, stat_fn)),
         "cgroup_devices": errors.run("cgroup_devices", lambda: collect_cgroup_devices(context)),
@@ -113,15 +116,12 @@ def read_again_after_init(data: Dict[str, Any], roots: SystemRoots, errors: Sect
         roots, nodes["nodes"], nodes["probe_ran_as_root"], stat_fn))
 
 
-def status_of(nvml_usable: bool, errors: SectionErrors) -> str:
-    """Without a usable NVML the probe's subject is absent: unavailable (the platform is still reported)."""
-    return outcome.status_of(bool(errors.errors), nvml_usable, unmeasured="unavailable")
-
-
-def reason_of(nvml_usable: bool, session: NvmlSession, errors: SectionErrors) -> str:
-    return outcome.reason_of(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]),
-                             "sections that failed: ", measured=nvml_usable, unmeasured_because=session.reason,
-                             separator=", ")
+def outcome_of(nvml_usable: bool, session: NvmlSession, errors: SectionErrors) -> Tuple[str, str]:
+    """(status, reason). Without a usable NVML the probe's subject is absent: unavailable (the platform is still
+    reported), and the reason starts with why NVML is not usable."""
+    return outcome.decide(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]), nvml_usable,
+                          "sections that failed: ", unmeasured="unavailable", unmeasured_because=session.reason,
+                          separator=", ")
 
 
 def environment_of(data: Dict[str, Any]) -> Dict[str, Any]:

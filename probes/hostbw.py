@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from probelib import outcome
 from probelib.hostbw.device_run import run_device
@@ -81,7 +81,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         if snapshots is not None:
             snapshots.close()
     data = {"method": METHOD, "plan": plan, "devices": entries, "errors": errors}
-    return ProbeResult(status_of(entries, errors), data, reason_of(entries, errors), environment)
+    status, reason = outcome_of(entries, errors)
+    return ProbeResult(status, data, reason, environment)
 
 
 def _open_snapshots() -> Any:
@@ -93,14 +94,11 @@ def measured(entries: List[Dict[str, Any]]) -> bool:
     return any("median_gbps" in result for entry in entries for result in entry.get("results", []))
 
 
-def status_of(entries: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    return outcome.status_of(bool(errors), measured(entries))
-
-
-def reason_of(entries: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    """Empty when every copy ran (the envelope requires it for ok); on the CPU the data's note says it was not PCIe."""
-    return outcome.reason_of(errors, lambda error: "%s %s (%s)" % (error["device"], error["what"], error["error"]),
-                             measured=measured(entries))
+def outcome_of(entries: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> Tuple[str, str]:
+    """(status, reason): the reason is empty when every copy ran (the envelope requires it for ok); on the CPU the
+    data's note says it was not PCIe."""
+    return outcome.decide(errors, lambda error: "%s %s (%s)" % (error["device"], error["what"], error["error"]),
+                          measured(entries))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ processes sampled through NVML, and the idle state before and after."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from probelib import outcome
 from probelib.fields import unavailable
@@ -74,7 +74,7 @@ METHOD = {
 
 
 def _open_session() -> Any:
-    from probelib.health.nvml_access import NvmlSession  # pylint: disable=import-outside-toplevel
+    from probelib.nvml.access import NvmlSession  # pylint: disable=import-outside-toplevel
     return NvmlSession().open()
 
 
@@ -94,8 +94,8 @@ def torch_reason(torch: Any, session: Any) -> str:
 
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
-    from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
     from probelib.load.run import LoadRun  # pylint: disable=import-outside-toplevel
+    from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
 
     check_params(params)
     plan = make_plan(params)
@@ -113,7 +113,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         data.update(LoadRun(torch, devices, session, plan).execute())
     finally:
         session.close()
-    return ProbeResult(status_of(data), data, reason_of(data), environment)
+    status, reason = outcome_of(data)
+    return ProbeResult(status, data, reason, environment)
 
 
 def measured(data: Dict[str, Any]) -> bool:
@@ -121,12 +122,8 @@ def measured(data: Dict[str, Any]) -> bool:
     return any(isinstance(gpu["load"]["achieved_tflops"], (int, float)) for gpu in data["gpus"])
 
 
-def status_of(data: Dict[str, Any]) -> str:
-    return outcome.status_of(bool(data["errors"]), measured(data))
-
-
-def reason_of(data: Dict[str, Any]) -> str:
-    return outcome.reason_of(data["errors"], describe_error, measured=measured(data))
+def outcome_of(data: Dict[str, Any]) -> Tuple[str, str]:
+    return outcome.decide(data["errors"], describe_error, measured(data))
 
 
 def describe_error(error: Dict[str, Any]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
-from probelib import outcome
+from probelib import device_outcome
 from probelib.measure.devices import measured_devices
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.gpu_state import METHOD as SNAPSHOT_METHOD
@@ -107,29 +107,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
               for entry in results for problem in entry.get("problems", [])]
     data = {"method": method_of(kind), "plan": plan, "devices": results, "errors": errors}
-    return ProbeResult(status_of(results), data, reason_of(results), environment)
-
-
-def measured(results: List[Dict[str, Any]]) -> bool:
-    return any(entry["status"] != "error" for entry in results)
-
-
-def status_of(results: List[Dict[str, Any]]) -> str:
-    """ok: every device ok; partial: a device measured something and not every one is ok; error: none measured."""
-    return outcome.status_of(any(entry["status"] != "ok" for entry in results), measured(results))
-
-
-def reason_of(results: List[Dict[str, Any]]) -> str:
-    """The devices that are not ok, each with its status and problems."""
-    return outcome.reason_of([entry for entry in results if entry["status"] != "ok"], describe_device, "",
-                             measured=measured(results))
-
-
-def describe_device(entry: Dict[str, Any]) -> str:
-    what = "%s:%d (%s)" % (entry["device"]["kind"], entry["device"]["index"], entry["device"]["name"])
-    details = [entry["error"]["message"]] if entry.get("error") else []
-    details += [problem for problem in entry.get("problems", []) if problem not in details]
-    return "%s %s: %s" % (what, entry["status"], "; ".join(details))
+    status, reason = device_outcome.decide(results)
+    return ProbeResult(status, data, reason, environment)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 from probelib.fields import unavailable
 from probelib.p2p.links import classify
-from probelib.p2p.matrix import assemble_matrix, run_reason, run_status
+from probelib.p2p.matrix import assemble_matrix, run_outcome
 from probelib.p2p.pair_run import run_pair
 from probelib.p2p.pairs import nvml_indices, ordered_pairs, topology_pair
 from probelib.p2p.plan import check_params, make_plan
@@ -55,7 +55,7 @@ def method_of(spin: Spin) -> Dict[str, str]:
     return {
         "pairs": "every ordered pair (src, dst) of the visible GPUs, N x (N - 1), by torch index; torch's GPUs are matched "
                  "to NVML's by UUID, and the link class comes from the health probe's topology code "
-                 "(probelib.health.nvml_topology: NVML, else nvidia-smi topo -m)",
+                 "(probelib.nvml.topology: NVML, else nvidia-smi topo -m)",
         "copy": "dst.copy_(src) of uint8 buffers on two GPUs: torch issues cudaMemcpyAsync on the source GPU's current "
                 "stream (a copy engine), with peer access enabled; each direction sets its own stream on both GPUs",
         "bandwidth": "GB/s = bytes copied / time per copy / 1e9 (GB = 1e9 bytes), each byte counted once; bidirectional "
@@ -122,7 +122,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     data = {"method": method_of(spin), "plan": plan, "topology": summarize(topology),
             "devices": device_entries(devices, nvml_index), "pairs": pairs,
             "matrix": assemble_matrix(len(devices), pairs), "errors": errors}
-    return ProbeResult(run_status(pairs, errors), data, run_reason(pairs, errors), environment)
+    status, reason = run_outcome(pairs, errors)
+    return ProbeResult(status, data, reason, environment)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from probelib import outcome
 from probelib.fields import unavailable
@@ -114,20 +114,17 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         tensors.append(entry)
         errors.extend(format_errors)
     data["tensors"], data["errors"] = tensors, errors
-    return ProbeResult(status_of(tensors, errors), data, reason_of(tensors, errors), environment)
+    status, reason = outcome_of(tensors, errors)
+    return ProbeResult(status, data, reason, environment)
 
 
 def measured(tensors: List[Dict[str, Any]]) -> bool:
     return any("formats" in entry for entry in tensors)
 
 
-def status_of(tensors: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    return outcome.status_of(bool(errors), measured(tensors))
-
-
-def reason_of(tensors: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    return outcome.reason_of(errors, lambda error: "%s %s (%s)" % (error["tensor"], error["what"], error["error"]),
-                             measured=measured(tensors))
+def outcome_of(tensors: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> Tuple[str, str]:
+    return outcome.decide(errors, lambda error: "%s %s (%s)" % (error["tensor"], error["what"], error["error"]),
+                          measured(tensors))
 
 
 if __name__ == "__main__":

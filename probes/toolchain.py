@@ -6,7 +6,7 @@ import sys
 from typing import Any, Callable, Dict, List
 
 from probelib.fields import SectionErrors, is_unavailable, unavailable
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
 from probelib.runner import ParameterError, ProbeResult, main
 from probelib.toolchain import devices_contract, driver_contract, environment, nccl_contract, persistence
 from probelib.toolchain.children import (DEVICES_CHILD, LIBRARIES_CHILD, cuda_devices_state, libcuda_state, run_report,

@@ -7,8 +7,8 @@ from typing import Any, Dict, Optional
 
 from probelib import outcome
 from probelib.fields import SectionErrors, is_unavailable
-from probelib.health.context import SystemRoots
 from probelib.runner import ProbeResult, main
+from probelib.system.roots import SystemRoots
 from probelib.tuning.kernel_settings import read_kernel_settings
 from probelib.tuning.pci_tree import PciTree, config_space_section, read_pci_tree
 
@@ -39,12 +39,9 @@ def collect(params: Dict[str, Any], roots: Optional[SystemRoots] = None,
         "errors": errors.errors,
     }
     measured = not (is_unavailable(tree) and is_unavailable(kernel))
-    return ProbeResult(
-        outcome.status_of(bool(errors.errors), measured),
-        data,
-        outcome.reason_of(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]),
-                          "sections that failed: ", measured=measured, separator=", "),
-    )
+    status, reason = outcome.decide(errors.errors, lambda error: "%s (%s)" % (error["section"], error["error"]), measured,
+                                    "sections that failed: ", separator=", ")
+    return ProbeResult(status, data, reason)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """The envelope's status and reason, decided one way for every probe from two facts: did anything fail, and was anything
 measured. A result that measured nothing is never ok, even when no failure was recorded.
 
-A probe supplies only what counts as measured, its failed items, how one of them is worded, and the prefix.
+A probe supplies only what counts as measured, its failed items, how one of them is worded, and the prefix; ``decide``
+gives the status and the reason together. A probe whose data holds one entry per device, each with its own status,
+decides through probelib.device_outcome.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 OK = "ok"
 PARTIAL = "partial"
@@ -37,3 +39,13 @@ def reason_of(failures: Sequence[Any], describe: Callable[[Any], str], prefix: s
         parts.append("%s%s%s" % (prefix, separator.join(describe(failure) for failure in shown),
                                  more % left_out if left_out > 0 else ""))
     return "; ".join(part for part in parts if part)
+
+
+def decide(failures: Sequence[Any], describe: Callable[[Any], str], measured: bool, prefix: str = "failed: ", *,
+           unmeasured: str = ERROR, unmeasured_because: str = "", separator: str = "; ", limit: Optional[int] = None,
+           more: str = " (and %d more)") -> Tuple[str, str]:
+    """(status, reason) from the same failed items and the same answer to "was anything measured": ``status_of`` and
+    ``reason_of`` above, with their words."""
+    return (status_of(bool(failures), measured, unmeasured),
+            reason_of(failures, describe, prefix, measured=measured, unmeasured_because=unmeasured_because,
+                      separator=separator, limit=limit, more=more))

@@ -54,9 +54,9 @@ def nvml_indices_by_uuid(torch_uuids: Mapping[int, Any], nvml_uuids: List[Any]) 
 
 def gpu_links(devices: List[Dict[str, Any]]) -> Any:
     """{source, link_classes, pairs} for the GPUs in ``devices`` (measured_devices entries), or unavailable."""
-    from probelib.health.context import HealthContext  # pylint: disable=import-outside-toplevel
-    from probelib.health.nvml_access import NvmlSession  # pylint: disable=import-outside-toplevel
-    from probelib.health.nvml_topology import collect_topology  # pylint: disable=import-outside-toplevel
+    from probelib.nvml.access import NvmlSession  # pylint: disable=import-outside-toplevel
+    from probelib.nvml.context import ReadContext  # pylint: disable=import-outside-toplevel
+    from probelib.nvml.topology import collect_topology  # pylint: disable=import-outside-toplevel
 
     session = NvmlSession().open()
     try:
@@ -67,7 +67,7 @@ def gpu_links(devices: List[Dict[str, Any]]) -> Any:
         mapping = nvml_indices_by_uuid({device["index"]: device["uuid"] for device in devices}, nvml_uuids)
         if len(mapping) < len(devices):
             return unavailable("%d of %d GPUs could not be matched to NVML by UUID" % (len(devices) - len(mapping), len(devices)))
-        topology = collect_topology(HealthContext(params={}, nvml=session))
+        topology = collect_topology(ReadContext(params={}, nvml=session))
         if is_unavailable(topology):
             return topology
         return select_pairs(topology, mapping)
@@ -89,8 +89,8 @@ def nvlink_version_of(nvlinks: Any) -> Any:
 
 def gpu_link_rates(devices: List[Dict[str, Any]]) -> Any:
     """{torch index: {nvlink_version, pcie_max_gen, pcie_max_width}} from NVML, for the ring's link rate, or unavailable."""
-    from probelib.health.nvml_access import NvmlSession  # pylint: disable=import-outside-toplevel
-    from probelib.health.nvml_nvlink import read_nvlinks  # pylint: disable=import-outside-toplevel
+    from probelib.nvml.access import NvmlSession  # pylint: disable=import-outside-toplevel
+    from probelib.nvml.nvlink import read_nvlinks  # pylint: disable=import-outside-toplevel
 
     session = NvmlSession().open()
     try:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Tuple
 
 from probelib import outcome as shared
 from probelib.collective.environment import allowed_environment, nccl_version
@@ -13,15 +13,11 @@ def measured(curves: List[Mapping[str, Any]]) -> bool:
     return any(curve.get("sweep") for curve in curves)
 
 
-def status_of(curves: List[Mapping[str, Any]], errors: List[Mapping[str, str]]) -> str:
-    """ok: a curve has points and nothing failed; partial: something failed but a curve has points; error: no point."""
-    return shared.status_of(bool(errors), measured(curves))
-
-
-def reason_of(curves: List[Mapping[str, Any]], errors: List[Mapping[str, str]]) -> str:
-    """Empty when nothing failed and a curve has points (the envelope requires it for ok)."""
-    return shared.reason_of(errors, lambda error: "curve %s, %s: %s" % (error["curve"], error["what"], error["error"]),
-                            measured=measured(curves))
+def outcome_of(curves: List[Mapping[str, Any]], errors: List[Mapping[str, str]]) -> Tuple[str, str]:
+    """(status, reason). ok: a curve has points and nothing failed; partial: something failed but a curve has points;
+    error: no point. The reason is empty for ok (the envelope requires it)."""
+    return shared.decide(errors, lambda error: "curve %s, %s: %s" % (error["curve"], error["what"], error["error"]),
+                         measured(curves))
 
 
 def software(torch: Any, backend: str) -> Dict[str, Any]:

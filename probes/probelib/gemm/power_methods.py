@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from probelib.fields import is_number, unavailable
 from probelib.gemm.records import significant
-from probelib.health.clock_event_reasons import decode_clock_event_reasons
+from probelib.nvml.clock_event_reasons import decode_clock_event_reasons
 
 GPU_IDLE_BIT = 0x0001
 SW_POWER_CAP_BIT = 0x0004

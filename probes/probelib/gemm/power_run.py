@@ -10,9 +10,9 @@ from probelib.fields import unavailable
 from probelib.gemm import power_methods, roofline
 from probelib.gemm.cases import GemmCase
 from probelib.gemm.records import significant
-from probelib.load.nvml_reads import POWER_LIMIT_FUNCTIONS, GpuReads, milliwatts_to_w
 from probelib.load.sampler import Sampler
 from probelib.measure.timing import time_per_iteration_s
+from probelib.nvml.gpu_reads import POWER_LIMIT_FUNCTIONS, GpuReads, milliwatts_to_w
 
 IDLE_POLL_S = 0.1
 

@@ -5,9 +5,9 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from probelib.fields import unavailable
-from probelib.health.context import HealthContext
 from probelib.health.device_nodes import parse_proc_devices
-from probelib.health.sysfs import read_text
+from probelib.nvml.context import ReadContext
+from probelib.system.sysfs import read_text
 
 CGROUP_V2_REASON = ("cgroup v2 enforces device access with an eBPF program attached to the cgroup; there is no "
                     "allow-list file to read (see device_nodes.nodes[].open_rw for what is actually allowed)")
@@ -84,7 +84,7 @@ def cgroup_version(entries: List[Dict[str, Any]], sys_root: str) -> int:
     return 1 if any(entry["hierarchy"] != "0" for entry in entries) else 2
 
 
-def collect_cgroup_devices(context: HealthContext) -> Dict[str, Any]:
+def collect_cgroup_devices(context: ReadContext) -> Dict[str, Any]:
     roots = context.roots
     try:
         entries = parse_proc_self_cgroup(read_text(os.path.join(roots.proc, "self", "cgroup")))

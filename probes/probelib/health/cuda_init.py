@@ -1,16 +1,12 @@
 """CUDA initialisation in a fresh Python process, so a crash or hang there cannot take the probe down."""
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
 import sys
-import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict
 
 from probelib.fields import unavailable
-from probelib.health.context import HealthContext
+from probelib.nvml.context import ReadContext
+from probelib.system.child_process import last_json_line, run_child, signal_name
 
 STDERR_TAIL_CHARS = 2000
 
@@ -90,52 +86,6 @@ emit()
 '''
 
 
-def last_json_line(stdout: str) -> Optional[Dict[str, Any]]:
-    for line in reversed(stdout.splitlines()):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def run_child(argv: List[str], timeout_s: float) -> Dict[str, Any]:
-    started = time.monotonic()
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                               shell=False, start_new_session=True)
-    timed_out = False
-    try:
-        stdout, stderr = process.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        stdout, stderr = process.communicate()
-    return {
-        "returncode": process.returncode,
-        "timed_out": timed_out,
-        "stdout": stdout.decode("utf-8", "replace"),
-        "stderr": stderr.decode("utf-8", "replace"),
-        "wall_s": round(time.monotonic() - started, 3),
-    }
-
-
-def signal_name(returncode: Optional[int]) -> Optional[str]:
-    if returncode is None or returncode >= 0:
-        return None
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return "signal %d" % -returncode
-
-
 def interpret(run: Dict[str, Any], python: str, timeout_s: float) -> Any:
     """Turn the child's exit, output and JSON line into the cuda_init section."""
     report = last_json_line(run["stdout"])
@@ -199,7 +149,7 @@ def _reason(result: Dict[str, Any]) -> str:
     return "the CUDA init process exited with %s" % result["returncode"]
 
 
-def collect_cuda_init(context: HealthContext, python: str = sys.executable) -> Any:
+def collect_cuda_init(context: ReadContext, python: str = sys.executable) -> Any:
     if not context.params.get("cuda_init", True):
         return unavailable("skipped: parameter cuda_init is false")
     timeout_s = float(context.params.get("cuda_init_timeout_s", 120))

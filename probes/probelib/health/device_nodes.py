@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from probelib.fields import is_unavailable, unavailable
-from probelib.health.context import HealthContext, SystemRoots
-from probelib.health.sysfs import read_text
+from probelib.nvml.context import ReadContext
+from probelib.system.roots import SystemRoots
+from probelib.system.sysfs import read_text
 
 # Names /proc/devices gives major 195: "nvidia-frontend" (older drivers), "nvidia" and "nvidiactl" (R580).
 FRONTEND_DRIVERS = ("nvidia-frontend", "nvidia", "nvidiactl")
@@ -211,7 +212,7 @@ def nvml_comparison(gpu_node_count: int, nvml_count: Any) -> Dict[str, Any]:
     }
 
 
-def collect_device_nodes(context: HealthContext, stat_fn: Callable[[str], Any] = os.stat,
+def collect_device_nodes(context: ReadContext, stat_fn: Callable[[str], Any] = os.stat,
                          as_found: Any = None) -> Any:
     """The nodes as found (read now unless as_found is given), with the open test and NVML's GPU count added."""
     section = as_found if as_found is not None else read_device_nodes(context.roots, stat_fn)

@@ -11,8 +11,8 @@ import time
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 from probelib.fields import unavailable
-from probelib.health.context import HealthContext
-from probelib.health.sysfs import normalize_bus_id, optional_text
+from probelib.nvml.context import ReadContext
+from probelib.system.sysfs import normalize_bus_id, optional_text
 
 # XIDs that node health checks (aznhc, gcm, NHC) treat as hardware faults; see REFERENCE.md.
 HARDWARE_XIDS = frozenset({48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 94, 95, 119, 120})
@@ -167,7 +167,7 @@ def summarize(source: str, lines: List[str], attempts: List[Dict[str, str]],
     }
 
 
-def collect_kernel_log(context: HealthContext, bus_ids: Optional[List[Any]] = None,
+def collect_kernel_log(context: ReadContext, bus_ids: Optional[List[Any]] = None,
                        journal_reader: Callable[[int], List[str]] = read_journalctl) -> Any:
     roots = context.roots
     max_lines = int(context.params.get("kernel_log_lines", 20000))

@@ -11,16 +11,17 @@ import os
 from typing import Any, Dict, List, Optional
 
 from probelib.fields import is_unavailable, read_field, unavailable
-from probelib.health.context import HealthContext, SystemRoots
-from probelib.health.nvml_devices import nvml_bus_ids
-from probelib.health.sysfs import normalize_bus_id, read_stripped, read_text
 from probelib.measure.host_gpus import NVIDIA_VENDOR, is_nvidia_gpu
+from probelib.nvml.context import ReadContext
+from probelib.nvml.identity import nvml_bus_ids
+from probelib.system.roots import SystemRoots
+from probelib.system.sysfs import normalize_bus_id, read_stripped, read_text
 
 NVSWITCH_CLASS_PREFIX = "0x0680"
 DMI_FIELDS = ("sys_vendor", "product_name", "board_vendor", "board_name")
 
 
-def collect_machine(context: HealthContext) -> Dict[str, Any]:
+def collect_machine(context: ReadContext) -> Dict[str, Any]:
     return machine_evidence(context.roots, nvml_listing(context))
 
 
@@ -34,7 +35,7 @@ def machine_evidence(roots: SystemRoots, nvml: Any) -> Dict[str, Any]:
     }
 
 
-def nvml_listing(context: HealthContext) -> Any:
+def nvml_listing(context: ReadContext) -> Any:
     """{normalized bus id: NVML index} of the GPUs NVML lists, or an unavailable field saying why NVML cannot tell."""
     if not context.nvml.usable:
         return unavailable("NVML is not usable, so whether it lists each GPU is unknown: %s" % context.nvml.reason)

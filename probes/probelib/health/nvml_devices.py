@@ -1,16 +1,14 @@
 """Per-GPU state from NVML: identity, memory, clocks, power, thermals, ECC, PCIe, modes, NVLink, processes."""
 from __future__ import annotations
 
-import os
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from probelib.fields import is_unavailable, read_field, unavailable
-from probelib.health.clock_event_reasons import describe_clock_event_reasons
-from probelib.health.context import HealthContext
-from probelib.health.gpu_processes import collect_processes
-from probelib.health.nvml_access import NvmlReader
-from probelib.health.nvml_nvlink import read_nvlinks
-from probelib.health.sysfs import normalize_bus_id, pci_device_dir, read_int, read_stripped
+from probelib.nvml.access import NvmlReader
+from probelib.nvml.clock_event_reasons import describe_clock_event_reasons
+from probelib.nvml.context import ReadContext
+from probelib.nvml.gpu_processes import collect_processes
+from probelib.nvml.identity import gpu_identity, gpu_nvlinks
 
 MIB = 1 << 20
 # nvml.h enum values.
@@ -41,7 +39,7 @@ def milliwatts_to_w(value: int) -> float:
     return round(value / 1000.0, 3)
 
 
-def collect_gpus(context: HealthContext) -> Any:
+def collect_gpus(context: ReadContext) -> Any:
     nvml = context.nvml
     if not nvml.usable:
         return unavailable(nvml.reason)
@@ -55,23 +53,7 @@ def collect_gpus(context: HealthContext) -> Any:
     return gpus
 
 
-def gpu_identity(context: HealthContext, index: int) -> Dict[str, Any]:
-    """Bus id and NUMA node of one GPU, cached because the topology needs them too."""
-    def compute() -> Dict[str, Any]:
-        reader = context.nvml.reader
-        handle = context.nvml.handles[index]
-        pci = reader.value("nvmlDeviceGetPciInfo", handle)
-        bus_id = pci if is_unavailable(pci) else read_field(lambda: normalize_bus_id(_text(pci.busId)), "PCI bus id")
-        return {"pci_info": pci, "bus_id": bus_id, "numa": read_numa(context, reader, handle, bus_id)}
-    return context.cached("identity:%d" % index, compute)
-
-
-def gpu_nvlinks(context: HealthContext, index: int) -> Any:
-    return context.cached("nvlink:%d" % index,
-                          lambda: read_nvlinks(context.nvml.reader, context.nvml.handles[index]))
-
-
-def describe_gpu(context: HealthContext, index: int, handle: Any) -> Dict[str, Any]:
+def describe_gpu(context: ReadContext, index: int, handle: Any) -> Dict[str, Any]:
     reader = context.nvml.reader
     identity = gpu_identity(context, index)
     pci = identity["pci_info"]
@@ -110,10 +92,6 @@ def describe_gpu(context: HealthContext, index: int, handle: Any) -> Dict[str, A
         "nvlink": gpu_nvlinks(context, index),
         "processes": collect_processes(reader, handle, context.roots.proc),
     }
-
-
-def _text(value: Any) -> str:
-    return value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _split_pair(value: Any, first: str, second: str, convert=lambda v: v) -> Any:
@@ -228,25 +206,3 @@ def read_pcie(reader: NvmlReader, handle: Any) -> Dict[str, Any]:
 
 def read_mig_mode(reader: NvmlReader, handle: Any) -> Any:
     return _split_pair(reader.value("nvmlDeviceGetMigMode", handle), "current", "pending", enabled_name)
-
-
-def read_numa(context: HealthContext, reader: NvmlReader, handle: Any, bus_id: Any) -> Dict[str, Any]:
-    numa: Dict[str, Any] = {"nvml_numa_node": reader.value("nvmlDeviceGetNumaNodeId", handle)}
-    if is_unavailable(bus_id):
-        numa["sysfs_numa_node"] = bus_id
-        numa["local_cpulist"] = bus_id
-        return numa
-    directory = pci_device_dir(bus_id, context.roots.sys)
-    numa["sysfs_numa_node"] = read_field(lambda: read_int(os.path.join(directory, "numa_node")),
-                                         "%s/numa_node" % directory)
-    numa["local_cpulist"] = read_field(lambda: read_stripped(os.path.join(directory, "local_cpulist")),
-                                       "%s/local_cpulist" % directory)
-    return numa
-
-
-def nvml_bus_ids(context: HealthContext) -> List[Any]:
-    """Bus id per NVML index, for sections that match kernel-log lines or links to GPUs."""
-    if not context.nvml.usable:
-        return []
-    return [gpu_identity(context, index)["bus_id"] if handle is not None else unavailable("no handle")
-            for index, handle in enumerate(context.nvml.handles)]

@@ -9,9 +9,10 @@ from collections import Counter
 from typing import Any, Dict, List, Mapping, Optional
 
 from probelib.fields import read_field, unavailable
-from probelib.health.context import HealthContext, SystemRoots
-from probelib.health.sysfs import parse_cpulist, read_int, read_stripped, read_text
+from probelib.nvml.context import ReadContext
 from probelib.secret_shapes import shown_environment
+from probelib.system.roots import SystemRoots
+from probelib.system.sysfs import parse_cpulist, read_int, read_stripped, read_text
 
 ALLOWED_ENVIRONMENT_NAMES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
 ALLOWED_ENVIRONMENT_PREFIXES = ("NCCL_",)
@@ -22,7 +23,7 @@ CONTAINER_CGROUP_HINTS = (
 )
 
 
-def collect_platform(context: HealthContext) -> Dict[str, Any]:
+def collect_platform(context: ReadContext) -> Dict[str, Any]:
     roots = context.roots
     uname = platform.uname()
     cmdline = read_field(lambda: read_stripped(os.path.join(roots.proc, "cmdline")), "/proc/cmdline")

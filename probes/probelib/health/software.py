@@ -5,9 +5,9 @@ import os
 from typing import Any, Dict
 
 from probelib.fields import read_field, unavailable
-from probelib.health.context import HealthContext
-from probelib.health.nvml_access import package_version
-from probelib.health.sysfs import read_stripped
+from probelib.nvml.access import package_version
+from probelib.nvml.context import ReadContext
+from probelib.system.sysfs import read_stripped
 
 
 def format_cuda_version(encoded: int) -> str:
@@ -15,7 +15,7 @@ def format_cuda_version(encoded: int) -> str:
     return "%d.%d" % (encoded // 1000, (encoded % 1000) // 10)
 
 
-def collect_software(context: HealthContext) -> Dict[str, Any]:
+def collect_software(context: ReadContext) -> Dict[str, Any]:
     nvml = context.nvml
     kernel_module = read_field(
         lambda: read_stripped(os.path.join(context.roots.sys, "module", "nvidia", "version")),

@@ -6,7 +6,7 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from probelib.fields import is_unavailable, read_field, unavailable
-from probelib.health.sysfs import normalize_bus_id, parse_cpulist, pci_device_dir, read_int, read_stripped
+from probelib.system.sysfs import normalize_bus_id, parse_cpulist, pci_device_dir, read_int, read_stripped
 
 NO_NUMA_NOTE = "no NUMA affinity information (VM?): sysfs numa_node is -1, the copies ran on every allowed CPU"
 

@@ -7,13 +7,13 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from probelib.fields import unavailable
-from probelib.health.clock_event_reasons import CLOCK_EVENT_REASON_BITS
 from probelib.load.cooldown import cool_down
 from probelib.load.matmul_load import READY_TIMEOUT_S, GpuLoad
-from probelib.load.nvml_reads import COLUMNS, GpuReads, match_handles
 from probelib.load.processes import aggregate, own_pids
 from probelib.load.sampler import Sampler
 from probelib.load.summary import summarize_gpu
+from probelib.nvml.clock_event_reasons import CLOCK_EVENT_REASON_BITS
+from probelib.nvml.gpu_reads import COLUMNS, GpuReads, match_handles
 
 JOIN_GRACE_S = 120.0
 

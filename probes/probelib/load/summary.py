@@ -6,9 +6,9 @@ import statistics
 from typing import Any, Dict, List, Optional, Sequence
 
 from probelib.fields import is_unavailable, number_or_none, numbers, unavailable
-from probelib.health.clock_event_reasons import SLOWDOWN_REASONS, decode_clock_event_reasons
-from probelib.load.nvml_reads import COLUMNS
 from probelib.load.stats import fraction, spread
+from probelib.nvml.clock_event_reasons import SLOWDOWN_REASONS, decode_clock_event_reasons
+from probelib.nvml.gpu_reads import COLUMNS
 
 METRICS = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temperature_c", "gpu_util_pct")
 HARDWARE_SLOWDOWN = ("hw_slowdown", "hw_power_brake_slowdown")

@@ -9,8 +9,8 @@ import os
 from typing import Any, Dict, List
 
 from probelib.fields import unavailable
-from probelib.health.nvml_access import NO_KERNEL_MODULE
 from probelib.measure.host_gpus import HostGpus, read_host_gpus
+from probelib.nvml.access import NO_KERNEL_MODULE
 from probelib.runner import ProbeError
 
 GPU_PROBES_RULE = "the GPU probes measure GPUs, never the CPU in their place"

@@ -6,10 +6,10 @@ import time
 from typing import Any, Dict, Optional
 
 from probelib.fields import unavailable
-from probelib.health.clock_event_reasons import describe_clock_event_reasons
-from probelib.health.gpu_processes import collect_processes
-from probelib.health.nvml_access import NvmlSession
-from probelib.load.nvml_reads import GpuReads
+from probelib.nvml.access import NvmlSession
+from probelib.nvml.clock_event_reasons import describe_clock_event_reasons
+from probelib.nvml.gpu_processes import collect_processes
+from probelib.nvml.gpu_reads import GpuReads
 
 _NVML_CLOCK_SM, _NVML_CLOCK_MEM = 1, 2
 

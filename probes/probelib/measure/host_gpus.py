@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple
 
-from probelib.health.nvml_access import NvmlSession, missing_kernel_module
+from probelib.nvml.access import NvmlSession, missing_kernel_module
 
 NVIDIA_VENDOR = "0x10de"
 # VGA and 3D controllers; an NVSwitch is a bridge (0x0680) and no GPU.

@@ -1,6 +1,6 @@
-"""What joins two GPUs, read from the health probe's topology entry: NVLink (direct or through NVSwitch) or a PCIe path.
+"""What joins two GPUs, read from a topology entry (probelib.nvml.topology, as health records it): NVLink (direct or through NVSwitch) or a PCIe path.
 
-Pure: the entry is a dict as probelib.health.nvml_topology.collect_topology writes it (unordered, gpu_a < gpu_b);
+Pure: the entry is a dict as probelib.nvml.topology.collect_topology writes it (unordered, gpu_a < gpu_b);
 ``src_is_a`` says which side is the copy's source, so that the NUMA nodes come out in src/dst order.
 """
 from __future__ import annotations

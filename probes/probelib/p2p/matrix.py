@@ -1,7 +1,7 @@
 """Pure assembly of the run: src x dst matrices of the headline numbers (as nvbandwidth prints them), status, reason."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 from probelib import outcome
 from probelib.fields import unavailable
@@ -39,15 +39,10 @@ def measured(pairs: List[Dict[str, Any]]) -> bool:
     return any("unidirectional" in pair for pair in pairs)
 
 
-def run_status(pairs: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    """ok: a pair measured and nothing failed (every pair measured and verified); partial: some measured; error: none."""
-    return outcome.status_of(bool(errors), measured(pairs))
-
-
-def run_reason(pairs: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> str:
-    """Empty when nothing failed and a pair was measured (the envelope requires it for ok); else the failures, the
-    first few in full."""
-    return outcome.reason_of(errors, lambda error: "%s %s (%s)" % (error["pair"], error["what"], error["error"]),
-                             "%d pair(s) failed: " % len({error["pair"] for error in errors}),
-                             measured=measured(pairs), limit=MAX_REASONS,
-                             more=" and %d more (see data.errors)")
+def run_outcome(pairs: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> Tuple[str, str]:
+    """(status, reason). ok: a pair measured and nothing failed (every pair measured and verified); partial: some
+    measured; error: none. The reason is empty for ok (the envelope requires it); else the failures, the first few in
+    full."""
+    return outcome.decide(errors, lambda error: "%s %s (%s)" % (error["pair"], error["what"], error["error"]),
+                          measured(pairs), "%d pair(s) failed: " % len({error["pair"] for error in errors}),
+                          limit=MAX_REASONS, more=" and %d more (see data.errors)")

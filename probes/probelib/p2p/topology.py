@@ -1,12 +1,13 @@
-"""The GPUs' topology through the health probe's own code (NVML, else nvidia-smi topo -m), and NVML's UUID per index."""
+"""The GPUs' topology through the shared topology code that health records too (probelib.nvml.topology: NVML, else
+nvidia-smi topo -m), and NVML's UUID per index."""
 from __future__ import annotations
 
 from typing import Any, Callable, Dict
 
 from probelib.fields import is_unavailable, unavailable
-from probelib.health.context import HealthContext
-from probelib.health.nvml_access import NvmlSession
-from probelib.health.nvml_topology import collect_topology
+from probelib.nvml.access import NvmlSession
+from probelib.nvml.context import ReadContext
+from probelib.nvml.topology import collect_topology
 
 
 def summarize(topology: Any) -> Any:
@@ -34,7 +35,7 @@ def read_topology(opener: Callable[[], NvmlSession] = open_session) -> Dict[str,
         else:
             nvml_uuids = unavailable(session.reason or "NVML is not usable")
         try:
-            topology = collect_topology(HealthContext(params={}, nvml=session))
+            topology = collect_topology(ReadContext(params={}, nvml=session))
         except Exception as exc:  # the measurement runs without link classes
             topology = unavailable("reading the topology failed: %s: %s" % (type(exc).__name__, exc))
     finally:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from probelib.health.cuda_init import last_json_line, run_child, signal_name
+from probelib.system.child_process import last_json_line, run_child, signal_name
 
 LIBRARIES_CHILD = r'''
 import ctypes, glob, json, os, sys

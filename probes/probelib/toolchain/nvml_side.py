@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from probelib.fields import is_unavailable, unavailable
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
 
 
 def read_nvml(session: NvmlSession) -> Dict[str, Any]:

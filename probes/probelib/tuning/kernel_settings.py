@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any, Dict, List, Tuple
 
 from probelib.fields import unavailable
-from probelib.health.sysfs import read_text
+from probelib.system.sysfs import read_text
 from probelib.tuning.sysfs_values import bracketed_choice, nonempty_text, read_value, whole_number
 
 SYSCTL_INTEGERS = (

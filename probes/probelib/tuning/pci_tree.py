@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from probelib.fields import unavailable
-from probelib.health.sysfs import normalize_bus_id
 from probelib.measure.host_gpus import GPU_CLASS_PREFIXES, NVIDIA_VENDOR
+from probelib.system.sysfs import normalize_bus_id
 from probelib.tuning.pci_config import BECOME, UNPRIVILEGED_CONFIG_BYTES, ConfigRead, parse_config
 from probelib.tuning.sysfs_values import lane_count, link_speed_gts, nonempty_text, read_value, whole_number
 

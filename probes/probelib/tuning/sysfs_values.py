@@ -5,7 +5,7 @@ import re
 from typing import Any, Callable
 
 from probelib.fields import unavailable
-from probelib.health.sysfs import read_text
+from probelib.system.sysfs import read_text
 
 VALUE_FILE_LIMIT_BYTES = 64 << 10
 _SPEED = re.compile(r"^(\d+(?:\.\d+)?)\s*GT/s")

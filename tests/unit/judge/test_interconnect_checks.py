@@ -5,9 +5,9 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.intercon
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
 
 from probelib.collective.knee import describe_bytes, knee_of_curve
-from probelib.collective.outcome import reason_of as collective_reason, status_of as collective_status
+from probelib.collective.outcome import outcome_of as collective_outcome
 from probelib.collective.stats import PLATEAU_MIN_POINTS, PLATEAU_TOLERANCE_PCT, bus_factor, plateau_min_size, summarize_curve
-from probelib.p2p.matrix import assemble_matrix, run_reason, run_status
+from probelib.p2p.matrix import assemble_matrix, run_outcome
 
 from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, judge_fleet, one, recorded, rules
 
@@ -91,7 +91,8 @@ def p2p(pairs, gpus=2):
     data.update(devices=[{"index": index, "uuid": uuid_of(index), "name": "NVIDIA H200", "nvml_index": index} for index in range(gpus)],
                 topology={"source": "nvml", "gpu_count": gpus}, pairs=pairs, errors=errors,
                 matrix=assemble_matrix(gpus, pairs))
-    envelope.update(status=run_status(pairs, errors), reason=run_reason(pairs, errors))
+    status, reason = run_outcome(pairs, errors)
+    envelope.update(status=status, reason=reason)
     return envelope
 
 
@@ -157,7 +158,8 @@ def collective(curves, ranks=2, kind="cuda", link_classes=("NV18",)):
         for entry in curves:
             entry.update(transports={"unavailable": "gloo does not choose NCCL transports; it uses TCP sockets"},
                          transport_lines=[])
-    envelope.update(status=collective_status(curves, data["errors"]), reason=collective_reason(curves, data["errors"]))
+    status, reason = collective_outcome(curves, data["errors"])
+    envelope.update(status=status, reason=reason)
     return envelope
 
 

@@ -4,9 +4,9 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
 
-from probelib.health.clock_event_reasons import SLOWDOWN_REASONS
 from probelib.load.processes import aggregate
 from probelib.load.summary import HARDWARE_SLOWDOWN, THERMAL, clocks_rose
+from probelib.nvml.clock_event_reasons import SLOWDOWN_REASONS
 
 from helpers import GPU0, RIG_OVERRIDES, baselines, health_ok, judge_fleet, one, recorded, rules
 

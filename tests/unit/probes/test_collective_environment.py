@@ -3,7 +3,7 @@ import json
 
 from probelib.collective.environment import (allowed_environment, debug_settings, nccl_version_text, no_transport_lines_reason,
                                              socket_settings, worker_environment)
-from probelib.collective.outcome import reason_of, status_of
+from probelib.collective.outcome import outcome_of
 
 ENVIRON = {
     "NCCL_NVLS_ENABLE": "0", "NCCL_DEBUG_FILE": "/tmp/nccl.%h", "TORCH_NCCL_BLOCKING_WAIT": "1", "GLOO_SOCKET_IFNAME": "eth0",
@@ -61,10 +61,9 @@ def test_nccl_version_text():
 
 def test_status_and_reason():
     measured = {"name": "default", "sweep": [{"size_bytes": 8}]}
-    assert status_of([measured], []) == "ok"
+    assert outcome_of([measured], []) == ("ok", "")
     error = {"curve": "p2p_disabled", "what": "sweep", "error": "rank 1 failed"}
-    assert status_of([measured, {"name": "p2p_disabled", "sweep": []}], [error]) == "partial"
-    assert status_of([{"name": "default", "sweep": []}], [error]) == "error"
-    assert status_of([], []) == "error"
-    assert reason_of([measured], []) == ""
-    assert reason_of([measured], [error]) == "failed: curve p2p_disabled, sweep: rank 1 failed"
+    assert outcome_of([measured, {"name": "p2p_disabled", "sweep": []}], [error])[0] == "partial"
+    assert outcome_of([{"name": "default", "sweep": []}], [error])[0] == "error"
+    assert outcome_of([], [])[0] == "error"
+    assert outcome_of([measured], [error]) == ("partial", "failed: curve p2p_disabled, sweep: rank 1 failed")

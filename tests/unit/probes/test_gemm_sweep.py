@@ -118,8 +118,9 @@ def _result(device, dtype, name):
 
 def test_gpu_shaped_data_matches_the_schema(gpu_data):
     _validator().validate(gpu_data)
-    assert gemm.status_of(gpu_data) == "partial"
-    assert "device 0 fp16 decode-mlp-up-m1-n512-k256: timing: RuntimeError: CUDA out of memory" in gemm.reason_of(gpu_data)
+    status, reason = gemm.outcome_of(gpu_data)
+    assert status == "partial"
+    assert "device 0 fp16 decode-mlp-up-m1-n512-k256: timing: RuntimeError: CUDA out of memory" in reason
 
 
 def test_gpu_device_record(gpu_data):

@@ -5,8 +5,8 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import load_schema, schema_problems
 import fake_pynvml
-from probelib.health.nvml_access import NvmlSession
 from probelib.measure import gpu_snapshot
+from probelib.nvml.access import NvmlSession
 
 UUIDS = {"handle0": "GPU-6b6bb8c4-1c4f-7a3e-9d2a-000000000001", "handle1": "GPU-6b6bb8c4-1c4f-7a3e-9d2a-000000000002"}
 

@@ -1,7 +1,8 @@
 from probelib.health.cgroup_devices import (collect_cgroup_devices, device_allowed, parse_devices_list,
                                             parse_proc_self_cgroup)
-from probelib.health.context import HealthContext, SystemRoots
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
+from probelib.nvml.context import ReadContext
+from probelib.system.roots import SystemRoots
 
 LXC_DEVICES_LIST = """c 1:3 rwm
 c 1:5 rwm
@@ -45,7 +46,7 @@ def test_parse_proc_self_cgroup_v1_and_v2():
 
 
 def _context(roots):
-    return HealthContext(params={}, nvml=NvmlSession(), roots=roots)
+    return ReadContext(params={}, nvml=NvmlSession(), roots=roots)
 
 
 def test_cgroup_v1_reads_own_devices_list(tmp_path):

@@ -2,10 +2,11 @@ import os
 import stat
 from types import SimpleNamespace
 
-from probelib.health.context import HealthContext, SystemRoots
 from probelib.health.device_nodes import (collect_device_nodes, expected_drivers, majors_by_driver,
                                           parse_proc_devices)
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
+from probelib.nvml.context import ReadContext
+from probelib.system.roots import SystemRoots
 
 # /proc/devices of an H200 host with driver 580 (major 195 has two names).
 PROC_DEVICES_R580 = """Character devices:
@@ -95,7 +96,7 @@ def test_stale_uvm_and_caps_nodes_after_kernel_upgrade_are_named(tmp_path):
         "nvidia0": (195, 0), "nvidia1": (195, 1), "nvidiactl": (195, 255),
         "nvidia-uvm": (504, 0), "nvidia-uvm-tools": (504, 1), "nvidia-caps/nvidia-cap1": (507, 1),
     })
-    context = HealthContext(params={"device_open_test": False}, nvml=FakeNvml(2), roots=roots)
+    context = ReadContext(params={"device_open_test": False}, nvml=FakeNvml(2), roots=roots)
     result = collect_device_nodes(context, stat_fn=stat_fn)
     by_path = {os.path.relpath(node["path"], roots.dev): node for node in result["nodes"]}
     assert by_path["nvidia0"]["major_matches"] is True
@@ -119,7 +120,7 @@ def test_matching_nodes_on_r580_have_no_mismatch_and_missing_uvm_is_reported(tmp
     roots, stat_fn = _fake_tree(tmp_path, PROC_DEVICES_R580, {
         "nvidia0": (195, 0), "nvidiactl": (195, 255), "nvidia-caps/nvidia-cap1": (241, 1),
     })
-    context = HealthContext(params={"device_open_test": True}, nvml=FakeNvml(3), roots=roots)
+    context = ReadContext(params={"device_open_test": True}, nvml=FakeNvml(3), roots=roots)
     result = collect_device_nodes(context, stat_fn=stat_fn)
     assert result["mismatches"] == []
     assert [m["path"] for m in result["missing_nodes"]] == ["/dev/nvidia-uvm"]
@@ -134,7 +135,7 @@ def test_matching_nodes_on_r580_have_no_mismatch_and_missing_uvm_is_reported(tmp
 
 def test_unloaded_driver_is_a_mismatch_with_its_own_sentence(tmp_path):
     roots, stat_fn = _fake_tree(tmp_path, "Character devices:\n  1 mem\n", {"nvidia-uvm": (509, 0)})
-    context = HealthContext(params={"device_open_test": False}, nvml=FakeNvml(0), roots=roots)
+    context = ReadContext(params={"device_open_test": False}, nvml=FakeNvml(0), roots=roots)
     result = collect_device_nodes(context, stat_fn=stat_fn)
     assert len(result["mismatches"]) == 1
     assert "not loaded" in result["mismatches"][0]["sentence"]

@@ -1,9 +1,10 @@
 import pytest
 
-from probelib.health.context import HealthContext, SystemRoots
 from probelib.health.kernel_log import (HARDWARE_XIDS, SourceUnreadable, collect_kernel_log, kmsg_record_to_line,
                                         parse_xid_line)
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
+from probelib.nvml.context import ReadContext
+from probelib.system.roots import SystemRoots
 
 H200_FELL_OFF = ("2025-03-02T10:11:12+0000 gpu07 kernel: NVRM: Xid (PCI:0000:1b:00): 79, pid=2814, name=python3, "
                  "GPU has fallen off the bus.")
@@ -76,7 +77,7 @@ def test_falls_back_to_kern_log_and_maps_events_to_gpus(tmp_path):
     (tmp_path / "proc" / "sys" / "kernel").mkdir(parents=True)
     (tmp_path / "proc" / "sys" / "kernel" / "dmesg_restrict").write_text("1\n")
     roots = SystemRoots(proc=str(tmp_path / "proc"), dev=str(tmp_path / "dev"), var_log=str(tmp_path / "log"))
-    context = HealthContext(params={"kernel_log_lines": 3}, nvml=NvmlSession(), roots=roots)
+    context = ReadContext(params={"kernel_log_lines": 3}, nvml=NvmlSession(), roots=roots)
 
     def no_journal(max_lines):
         raise SourceUnreadable("journalctl is not installed")
@@ -94,7 +95,7 @@ def test_falls_back_to_kern_log_and_maps_events_to_gpus(tmp_path):
 
 def test_nothing_readable_gives_a_reason(tmp_path):
     roots = SystemRoots(proc=str(tmp_path), dev=str(tmp_path), var_log=str(tmp_path))
-    context = HealthContext(params={}, nvml=NvmlSession(), roots=roots)
+    context = ReadContext(params={}, nvml=NvmlSession(), roots=roots)
 
     def no_journal(max_lines):
         raise SourceUnreadable("journalctl -k exited with 1: permission denied")

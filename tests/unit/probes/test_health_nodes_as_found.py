@@ -9,9 +9,9 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import fake_pynvml
 import health
-from probelib.health.context import SystemRoots
 from probelib.health.device_nodes import node_changes
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
+from probelib.system.roots import SystemRoots
 
 PROC_DEVICES = """Character devices:
   1 mem

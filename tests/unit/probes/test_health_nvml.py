@@ -1,11 +1,11 @@
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import fake_pynvml
 import health
-from probelib.health.context import SystemRoots
-from probelib.health.nvml_access import NvmlReader, NvmlSession, describe_nvml_error
-from probelib.health.nvml_nvlink import read_nvlinks
 from probelib.health.software import format_cuda_version
-from probelib.health.sysfs import normalize_bus_id, parse_cpulist
+from probelib.nvml.access import NvmlReader, NvmlSession, describe_nvml_error
+from probelib.nvml.nvlink import read_nvlinks
+from probelib.system.roots import SystemRoots
+from probelib.system.sysfs import normalize_bus_id, parse_cpulist
 
 
 def _validator():

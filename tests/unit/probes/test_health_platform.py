@@ -1,6 +1,6 @@
-from probelib.health.context import SystemRoots
 from probelib.health.platform_info import (detect_container, parse_iommu_cmdline, parse_os_release, read_cpufreq,
                                            read_numa_nodes, relevant_environment)
+from probelib.system.roots import SystemRoots
 
 
 def test_only_allow_listed_environment_is_recorded():

@@ -1,8 +1,8 @@
 import pytest
 
-from probelib.health.clock_event_reasons import decode_clock_event_reasons, describe_clock_event_reasons
-from probelib.health.nvml_topology import count_nvlinks_between, link_class, p2p_status_name, topology_level_name
-from probelib.health.smi_topology import parse_topo_matrix
+from probelib.nvml.clock_event_reasons import decode_clock_event_reasons, describe_clock_event_reasons
+from probelib.nvml.smi_topology import parse_topo_matrix
+from probelib.nvml.topology import count_nvlinks_between, link_class, p2p_status_name, topology_level_name
 
 # Captured from `nvidia-smi topo -m` on an H200 host with 2 GPUs (driver 580): it underlines the header with ANSI.
 TOPO_H200_X2 = (

@@ -12,7 +12,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas 
 import fake_load_nvml
 import load
 from fake_cuda_event import FakeEvent
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
 
 GIB = 2 ** 30
 PARAMS = {"duration_s": 1.0, "sample_interval_s": 0.05, "process_interval_s": 0.25, "warmup_s": 0.3, "settle_s": 0.05,

@@ -6,10 +6,10 @@ import pytest
 
 import fake_load_nvml
 import load
-from probelib.health.nvml_access import NvmlReader, NvmlSession
-from probelib.load.nvml_reads import COLUMNS, GpuReads, flatten_processes, match_handles
 from probelib.load.plan import check_params, make_plan
 from probelib.load.sampler import Sampler, next_tick
+from probelib.nvml.access import NvmlReader, NvmlSession
+from probelib.nvml.gpu_reads import COLUMNS, GpuReads, flatten_processes, match_handles
 from probelib.runner import ParameterError
 
 PROBES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes")

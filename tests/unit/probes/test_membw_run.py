@@ -10,6 +10,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import membw
 from probe_runs import assert_schema_header, probe_path, run_probe
+from probelib import device_outcome
 from probelib.membw import device_run
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan
@@ -154,7 +155,8 @@ def test_a_failing_size_is_recorded_and_the_sweep_goes_on(monkeypatch):
     assert entry["repeats"]["size_mib"] == 4
     data = {"method": membw.method_of("cpu"), "plan": plan, "devices": [entry], "errors": []}
     _validator().validate(data)
-    assert membw.status_of([entry]) == "partial" and "2 MiB failed" in membw.reason_of([entry])
+    status, reason = device_outcome.decide([entry])
+    assert status == "partial" and "2 MiB failed" in reason
 
 
 def test_a_failing_device_does_not_stop_the_others(monkeypatch):
@@ -164,7 +166,8 @@ def test_a_failing_device_does_not_stop_the_others(monkeypatch):
     assert entries[0]["status"] == "ok"
     assert entries[1]["status"] == "error" and entries[1]["error"]["type"] == "NothingMeasured"
     assert all(point["status"] == "failed" for point in entries[1]["sweep"])
-    assert membw.status_of(entries) == "partial" and "cpu:1" in membw.reason_of(entries)
+    status, reason = device_outcome.decide(entries)
+    assert status == "partial" and "cpu:1" in reason
     data = {"method": membw.method_of("cpu"), "plan": plan, "devices": entries, "errors": []}
     _validator().validate(data)
 
@@ -175,7 +178,7 @@ def test_a_failing_device_does_not_stop_the_others(monkeypatch):
     lost = DeviceRun(torch, CPU, plan, None).run()
     assert lost["status"] == "error" and lost["error"] == {"type": "RuntimeError", "message": "device lost"}
     _validator().validate(dict(data, devices=[entries[0], lost]))
-    assert membw.status_of([lost]) == "error"
+    assert device_outcome.decide([lost])[0] == "error"
 
 
 def test_copy_check_catches_a_copy_that_did_not_happen(monkeypatch):

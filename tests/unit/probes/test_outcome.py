@@ -6,15 +6,15 @@ import gemm
 import health
 import hostbw
 import load
-import membw
 import precision
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probelib import outcome
-from probelib.collective.outcome import reason_of as collective_reason, status_of as collective_status
+from probelib import device_outcome
+from probelib.collective.outcome import outcome_of as collective_outcome
 from probelib.fields import SectionErrors
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
 from probelib.outcome import NOTHING_MEASURED
-from probelib.p2p.matrix import run_reason, run_status
+from probelib.p2p.matrix import run_outcome
 from probelib.runner import ProbeResult, build_envelope
 
 
@@ -46,6 +46,16 @@ def test_a_reason_when_nothing_was_measured():
     assert outcome.reason_of(["a"], _words, measured=False, unmeasured_because="no NVML") == "no NVML; failed: <a>"
 
 
+@pytest.mark.parametrize("failures, measured", [([], False), (["a"], False), (["a"], True), ([], True)])
+@pytest.mark.parametrize("wording", [{}, {"unmeasured": "unavailable", "unmeasured_because": "no NVML"},
+                                     {"separator": ", ", "limit": 1, "more": " +%d"}])
+def test_decide_is_status_of_and_reason_of_together(failures, measured, wording):
+    reason_wording = {key: value for key, value in wording.items() if key != "unmeasured"}
+    assert outcome.decide(failures, _words, measured, "broke: ", **wording) == (
+        outcome.status_of(bool(failures), measured, wording.get("unmeasured", "error")),
+        outcome.reason_of(failures, _words, "broke: ", measured=measured, **reason_wording))
+
+
 @pytest.mark.parametrize("status, reason", [
     (outcome.status_of(False, False), outcome.reason_of([], _words, measured=False)),
     (outcome.status_of(True, False), outcome.reason_of(["a"], _words, measured=False)),
@@ -60,47 +70,39 @@ def test_every_pair_is_a_valid_envelope(status, reason):
 
 def test_hostbw_that_measured_no_copy_is_not_ok():
     entries = [{"kind": "cuda", "index": 0, "results": []}]
-    assert hostbw.status_of(entries, []) == "error"  # was ok
-    assert hostbw.reason_of(entries, []) == NOTHING_MEASURED
+    assert hostbw.outcome_of(entries, []) == ("error", NOTHING_MEASURED)  # was ok
 
 
 def test_precision_that_measured_no_tensor_is_not_ok():
-    assert precision.status_of([], []) == "error"  # was ok
-    assert precision.reason_of([], []) == NOTHING_MEASURED
+    assert precision.outcome_of([], []) == ("error", NOTHING_MEASURED)  # was ok
 
 
 def test_load_without_a_rate_is_not_ok():
     data = {"gpus": [{"load": {"achieved_tflops": {"unavailable": "no checkpoint was reached"}}}], "errors": []}
-    assert load.status_of(data) == "error"  # was ok
-    assert load.reason_of(data) == NOTHING_MEASURED
+    assert load.outcome_of(data) == ("error", NOTHING_MEASURED)  # was ok
 
 
 def test_collective_curves_without_a_point_are_not_ok():
     curves = [{"name": "default", "sweep": []}]
-    assert collective_status(curves, []) == "error"  # was ok
-    assert collective_reason(curves, []) == NOTHING_MEASURED
+    assert collective_outcome(curves, []) == ("error", NOTHING_MEASURED)  # was ok
 
 
 def test_p2p_pairs_without_a_measurement_are_not_ok():
     pairs = [{"pair": "0->1", "src": 0, "dst": 1, "peer_access": True}]
-    assert run_status(pairs, []) == "error"  # was ok
-    assert run_reason(pairs, []) == NOTHING_MEASURED
+    assert run_outcome(pairs, []) == ("error", NOTHING_MEASURED)  # was ok
 
 
 def test_gemm_that_measured_nothing_says_so():
     data = {"devices": [{"results": [{"measurement": {"unavailable": "skipped"}}]}], "errors": []}
-    assert gemm.status_of(data) == "error"
-    assert gemm.reason_of(data) == NOTHING_MEASURED  # was "", which the envelope refuses beside error
+    assert gemm.outcome_of(data) == ("error", NOTHING_MEASURED)  # the reason was "", which the envelope refuses beside error
 
 
 def test_membw_without_a_device_says_so():
-    assert membw.status_of([]) == "error"
-    assert membw.reason_of([]) == NOTHING_MEASURED  # was ""
+    assert device_outcome.decide([]) == ("error", NOTHING_MEASURED)  # the reason was ""
 
 
 def test_health_without_nvml_and_without_words_for_it_says_so():
-    assert health.status_of(False, SectionErrors()) == "unavailable"
-    assert health.reason_of(False, NvmlSession(), SectionErrors()) == NOTHING_MEASURED  # was ""
+    assert health.outcome_of(False, NvmlSession(), SectionErrors()) == ("unavailable", NOTHING_MEASURED)  # the reason was ""
 
 
 # The reasons the probes wrote before, word for word.
@@ -108,41 +110,39 @@ def test_health_without_nvml_and_without_words_for_it_says_so():
 def test_the_probes_reasons_are_worded_as_before():
     entries = [{"results": [{"median_gbps": 50.0}]}]
     errors = [{"device": "cuda:0", "what": "h2d pinned", "error": "boom"}, {"device": "cuda:1", "what": "device", "error": "x"}]
-    assert hostbw.reason_of(entries, errors) == "failed: cuda:0 h2d pinned (boom); cuda:1 device (x)"
-    assert hostbw.status_of(entries, errors) == "partial" and hostbw.status_of(entries, []) == "ok"
+    assert hostbw.outcome_of(entries, errors) == ("partial", "failed: cuda:0 h2d pinned (boom); cuda:1 device (x)")
+    assert hostbw.outcome_of(entries, []) == ("ok", "")
 
     tensors = [{"name": "w", "formats": []}]
     errors = [{"tensor": "w", "what": "fp8_e4m3", "error": "E"}]
-    assert precision.reason_of(tensors, errors) == "failed: w fp8_e4m3 (E)" and precision.status_of(tensors, errors) == "partial"
+    assert precision.outcome_of(tensors, errors) == ("partial", "failed: w fp8_e4m3 (E)")
 
     data = {"gpus": [{"load": {"achieved_tflops": 600.0}}],
             "errors": [{"gpu": 1, "what": "load", "error": "OOM"}, {"gpu": None, "what": "sampling", "error": "late"}]}
-    assert load.reason_of(data) == "failed: GPU 1 load (OOM); sampling (late)" and load.status_of(data) == "partial"
+    assert load.outcome_of(data) == ("partial", "failed: GPU 1 load (OOM); sampling (late)")
 
     data = {"devices": [{"results": [{"measurement": {"tflops": 1.0}}]}],
             "errors": [{"device_index": 0, "dtype": "fp16" if index % 2 else "", "case": "sq" if index % 3 else "", "error": "e%d" % index}
                        for index in range(7)]}
-    assert gemm.reason_of(data) == ("what failed: device 0: e0; device 0 fp16 sq: e1; device 0 sq: e2; device 0 fp16: e3; "
-                                    "device 0 sq: e4 (and 2 more)")
-    assert gemm.status_of(data) == "partial"
+    assert gemm.outcome_of(data) == ("partial", "what failed: device 0: e0; device 0 fp16 sq: e1; device 0 sq: e2; "
+                                              "device 0 fp16: e3; device 0 sq: e4 (and 2 more)")
 
     results = [{"device": {"kind": "cpu", "index": 0, "name": "CPU"}, "status": "ok"},
                {"device": {"kind": "cpu", "index": 1, "name": "CPU"}, "status": "partial", "error": None,
                 "problems": ["2 MiB failed", "4 MiB failed"]},
                {"device": {"kind": "cuda", "index": 2, "name": "H200"}, "status": "error",
                 "error": {"type": "RuntimeError", "message": "lost"}, "problems": ["lost", "RuntimeError: lost"]}]
-    assert membw.reason_of(results) == ("cpu:1 (CPU) partial: 2 MiB failed; 4 MiB failed; "
-                                        "cuda:2 (H200) error: lost; RuntimeError: lost")
-    assert membw.status_of(results) == "partial" and membw.status_of(results[:1]) == "ok"
-    assert membw.status_of(results[2:]) == "error"
+    assert device_outcome.decide(results) == ("partial", "cpu:1 (CPU) partial: 2 MiB failed; 4 MiB failed; "
+                                                          "cuda:2 (H200) error: lost; RuntimeError: lost")
+    assert device_outcome.decide(results[:1]) == ("ok", "") and device_outcome.decide(results[2:])[0] == "error"
 
     errors = SectionErrors()
     errors.run("gpus", lambda: 1 / 0)
     errors.run("topology", lambda: {}["links"])
     session = NvmlSession()
     session.reason = "NVML cannot initialise: x"
-    assert health.reason_of(True, session, errors) == ("sections that failed: gpus (ZeroDivisionError: division by zero), "
-                                                       "topology (KeyError: 'links')")
-    assert health.reason_of(False, session, errors).startswith("NVML cannot initialise: x; sections that failed: gpus (")
-    assert health.reason_of(False, session, SectionErrors()) == "NVML cannot initialise: x"
-    assert health.status_of(True, errors) == "partial" and health.status_of(True, SectionErrors()) == "ok"
+    assert health.outcome_of(True, session, errors) == ("partial", "sections that failed: gpus (ZeroDivisionError: division by zero), "
+                                                                   "topology (KeyError: 'links')")
+    assert health.outcome_of(False, session, errors)[1].startswith("NVML cannot initialise: x; sections that failed: gpus (")
+    assert health.outcome_of(False, session, SectionErrors()) == ("unavailable", "NVML cannot initialise: x")
+    assert health.outcome_of(True, session, SectionErrors()) == ("ok", "")

@@ -1,9 +1,9 @@
 """Pairs and their links: ordered pairs, the UUID match to NVML, and the link fields from synthetic topology entries
-shaped as probelib.health.nvml_topology.collect_topology writes them."""
+shaped as probelib.nvml.topology.collect_topology writes them."""
 import pytest
 
 import fake_pynvml
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
 from probelib.p2p.links import LINK_KEYS, classify, numa_node
 from probelib.p2p.pairs import nvml_indices, ordered_pairs, pair_name, topology_pair
 from probelib.p2p.topology import read_topology, summarize

@@ -1,7 +1,7 @@
 """Pure p2p summaries and the matrices, with hand-computed values."""
 import pytest
 
-from probelib.p2p.matrix import MAX_REASONS, assemble_matrix, run_reason, run_status
+from probelib.p2p.matrix import MAX_REASONS, assemble_matrix, run_outcome
 from probelib.p2p.summary import bidirectional_point, gbps, latency_section, sweep_section, unidirectional_point
 
 GIB = 1 << 30
@@ -87,11 +87,10 @@ def test_matrix_rows_are_sources_and_the_diagonal_is_null():
 
 def test_status_and_reason():
     measured, failed = _pair(0, 1, 390.0), _pair(1, 0, error="peer_access: x")
-    assert run_status([measured], []) == "ok" and run_reason([measured], []) == ""
+    assert run_outcome([measured], []) == ("ok", "")
     errors = [{"pair": "1->0", "what": "peer_access", "error": "no peer access"}]
-    assert run_status([measured, failed], errors) == "partial"
-    assert run_status([failed], errors) == "error" and run_status([], []) == "error"
-    assert run_reason([measured, failed], errors) == "1 pair(s) failed: 1->0 peer_access (no peer access)"
+    assert run_outcome([measured, failed], errors) == ("partial", "1 pair(s) failed: 1->0 peer_access (no peer access)")
+    assert run_outcome([failed], errors)[0] == "error" and run_outcome([], [])[0] == "error"
     many = [{"pair": "0->%d" % index, "what": "latency", "error": "e"} for index in range(1, MAX_REASONS + 3)]
-    assert run_reason([measured], many).startswith("%d pair(s) failed: 0->1 latency (e)" % (MAX_REASONS + 2))
-    assert run_reason([measured], many).endswith("and 2 more (see data.errors)")
+    assert run_outcome([measured], many)[1].startswith("%d pair(s) failed: 0->1 latency (e)" % (MAX_REASONS + 2))
+    assert run_outcome([measured], many)[1].endswith("and 2 more (see data.errors)")

@@ -11,7 +11,7 @@ import fake_pynvml
 import toolchain
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
 from probelib.toolchain.children import DEVICES_CHILD, LIBRARIES_CHILD
 from probelib.toolchain.contract import ORDER, make_contract, probe_status
 

@@ -9,7 +9,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from probelib.health.context import SystemRoots
+from probelib.system.roots import SystemRoots
 
 NVIDIA = 0x10DE
 RTX_PRO_6000 = 0x2BB5

@@ -1,26 +1,16 @@
-"""What every section receives: the parameters, the open NVML session, the roots it reads, a cache."""
+"""What a reader of the GPUs receives: the parameters, the open NVML session, the roots it reads, a cache (the health
+probe's sections, and the topology that p2p and collective read through them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict
 
-from probelib.health.nvml_access import NvmlSession
+from probelib.nvml.access import NvmlSession
+from probelib.system.roots import SystemRoots
 
 
 @dataclass
-class SystemRoots:
-    """Where the system is read from; tests point these at fake trees."""
-
-    proc: str = "/proc"
-    sys: str = "/sys"
-    dev: str = "/dev"
-    etc: str = "/etc"
-    root: str = "/"
-    var_log: str = "/var/log"
-
-
-@dataclass
-class HealthContext:
+class ReadContext:
     params: Dict[str, Any]
     nvml: NvmlSession
     roots: SystemRoots = field(default_factory=SystemRoots)

@@ -1,14 +1,14 @@
-"""What the load probe reads through NVML: one sample row of a GPU, and the fuller idle snapshot. Read only: nothing
-here sets clocks, power limits or persistence."""
+"""What the load probe, gemm's power run and the measurement snapshots read through NVML: one sample row of a GPU, and
+the fuller idle snapshot. Read only: nothing here sets clocks, power limits or persistence."""
 from __future__ import annotations
 
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from probelib.fields import is_unavailable, unavailable
-from probelib.health.clock_event_reasons import describe_clock_event_reasons
-from probelib.health.gpu_processes import collect_processes
-from probelib.health.nvml_access import NvmlReader, failure_reason
+from probelib.nvml.access import NvmlReader, failure_reason
+from probelib.nvml.clock_event_reasons import describe_clock_event_reasons
+from probelib.nvml.gpu_processes import collect_processes
 
 # nvml.h enum values.
 CLOCK_SM, CLOCK_MEM = 1, 2

@@ -4,9 +4,9 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from probelib.fields import is_unavailable, unavailable
-from probelib.health.nvml_access import (NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NvmlReader,
+from probelib.nvml.access import (NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NvmlReader,
                                          failure_reason, nvml_error_code)
-from probelib.health.sysfs import normalize_bus_id
+from probelib.system.sysfs import normalize_bus_id
 
 NVLINK_MAX_LINKS_FALLBACK = 18
 REMOTE_DEVICE_TYPES = {0: "gpu", 1: "ibm_npu", 2: "switch", 0xFF: "unknown"}

@@ -5,8 +5,8 @@ import os
 from typing import Any, Dict, List
 
 from probelib.fields import unavailable
-from probelib.health.nvml_access import NvmlReader, failure_reason, nvml_error_code
-from probelib.health.sysfs import read_stripped
+from probelib.nvml.access import NvmlReader, failure_reason, nvml_error_code
+from probelib.system.sysfs import read_stripped
 
 MIB = 1 << 20
 

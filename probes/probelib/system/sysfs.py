@@ -1,4 +1,4 @@
-"""Small readers of /proc and /sys files that every section shares."""
+"""Small readers of /proc and /sys files that the probes share."""
 from __future__ import annotations
 
 import os

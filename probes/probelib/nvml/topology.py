@@ -4,9 +4,9 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional
 
 from probelib.fields import is_unavailable, unavailable
-from probelib.health.context import HealthContext
-from probelib.health.nvml_devices import gpu_identity, gpu_nvlinks
-from probelib.health.smi_topology import parse_topo_matrix, run_nvidia_smi_topo
+from probelib.nvml.context import ReadContext
+from probelib.nvml.identity import gpu_identity, gpu_nvlinks
+from probelib.nvml.smi_topology import parse_topo_matrix, run_nvidia_smi_topo
 
 # nvml.h nvmlGpuTopologyLevel_t -> the labels of `nvidia-smi topo -m`.
 TOPOLOGY_LEVELS = {0: "internal", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
@@ -57,7 +57,7 @@ def _active_to_switch(links: Dict[str, Any]) -> int:
                if link["state"] == "active" and link.get("remote_device_type") == "switch")
 
 
-def collect_topology(context: HealthContext,
+def collect_topology(context: ReadContext,
                      smi_runner: Callable[[], str] = run_nvidia_smi_topo) -> Any:
     nvml = context.nvml
     if nvml.usable:
@@ -87,7 +87,7 @@ def collect_topology(context: HealthContext,
     return {"method": "%s+%s" % (METHOD_NVML, METHOD_SMI), "gpu_count": len(nvml.handles), "pairs": pairs}
 
 
-def _nvml_pair(context: HealthContext, a: int, b: int) -> Dict[str, Any]:
+def _nvml_pair(context: ReadContext, a: int, b: int) -> Dict[str, Any]:
     nvml = context.nvml
     reader = nvml.reader
     handle_a, handle_b = nvml.handles[a], nvml.handles[b]
