@@ -13,6 +13,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_
     CONTROLLER_VARIABLES,
     HOST_VARIABLES,
     controller_problems,
+    declared_params_problems,
     host_problems,
     hosts_problems,
 )
@@ -44,8 +45,11 @@ class ActionModule(ActionBase):
         del validation
         try:
             probes = sorted(declarations())
-        except DeclarationError as exc:
-            result.update(failed=True, msg="the collection's probes are broken, so nothing was run: %s" % exc)
+            broken = declared_params_problems()
+        except (DeclarationError, OSError, ValueError) as exc:
+            broken = [str(exc)]
+        if broken:
+            result.update(failed=True, msg="the collection's probes are broken, so nothing was run: %s" % " | ".join(broken))
             return result
         problems = []
         hosts = list(args["hosts"])

@@ -14,7 +14,7 @@ from ..probe_archive import available_probes
 from .declaration import DeclarationError, ProbeDeclaration, ProbeSection
 
 # Modules of this package that are not declarations.
-NOT_DECLARATIONS = ("declaration", "registry")
+NOT_DECLARATIONS = ("declaration", "registry", "param_spec")
 
 
 def _declaration_of(name: str) -> ProbeDeclaration:
