@@ -48,13 +48,16 @@ HINT = "is every host of the group running? forks in ansible.cfg must be >= the 
 
 
 def check_params(params: Dict[str, Any]) -> None:
-    """What the spec (params.json) cannot say: the group's required values and checks across parameters."""
+    """What the spec (params.json) cannot say: the group's required values and checks across parameters, all named."""
     check_common(params)
-    nnodes = params["nnodes"]
-    require(nnodes >= 1, "nnodes is required: the number of hosts in the group (>= 1), not %r" % nnodes)
-    require(params["node_rank"] < nnodes,
-            "node_rank must be a whole number from 0 to nnodes - 1 = %d, not %r" % (nnodes - 1, params["node_rank"]))
-    require(bool(params["master_addr"]), "master_addr is required: the address of the node_rank 0 host, reachable from every host")
+    nnodes, problems = params["nnodes"], []
+    if nnodes < 1:
+        problems.append("nnodes is required: the number of hosts in the group (>= 1), not %r" % nnodes)
+    elif params["node_rank"] >= nnodes:
+        problems.append("node_rank must be a whole number from 0 to nnodes - 1 = %d, not %r" % (nnodes - 1, params["node_rank"]))
+    if not params["master_addr"]:
+        problems.append("master_addr is required: the address of the node_rank 0 host, reachable from every host")
+    require(not problems, "; ".join(problems))
 
 
 def collect(params: Dict[str, Any]) -> ProbeResult:

@@ -4,7 +4,7 @@ The spec is the controller's plugins/plugin_utils/probes/<name>/params.json: a J
 object in a closed subset of keywords (type, enum, minimum, exclusiveMinimum, maximum, exclusiveMaximum, multipleOf,
 minLength, items, minItems, uniqueItems, minProperties, propertyNames, additionalProperties; default and description).
 The probe's zip carries it as probelib/<name>/params.json; a repository checkout has it at
-../plugins/plugin_utils/probes/<name>/params.json from probes/. The controller checks the same values with jsonschema
+../plugins/plugin_utils/probes/<name>/params.json from probes/; a hand-made copy of probes/ beside the script. The controller checks the same values with jsonschema
 (plugins/plugin_utils/probes/param_spec.py) and a test pins that both agree.
 Runs on Python >= 3.9 with the standard library only.
 """
@@ -17,9 +17,11 @@ from typing import Any, Dict, List, Mapping, Optional
 
 SPEC_FILE = "params.json"
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Where the spec lies beside the probe library: packed in the zip, then in a checkout of the collection.
+# Where the spec lies beside the probe library: packed in the zip; in a checkout of the collection; beside the script in
+# a copy of probes/ made by hand (the dossier's lines to run a probe again put it there as <name>.params.json).
 SPEC_PLACES = (os.path.join(HERE, "{name}", SPEC_FILE),
-               os.path.join(os.path.dirname(os.path.dirname(HERE)), "plugins", "plugin_utils", "probes", "{name}", SPEC_FILE))
+               os.path.join(os.path.dirname(os.path.dirname(HERE)), "plugins", "plugin_utils", "probes", "{name}", SPEC_FILE),
+               os.path.join(os.path.dirname(HERE), "{name}.params.json"))
 TYPES = ("boolean", "integer", "number", "string", "array", "object", "null")
 
 
@@ -175,3 +177,8 @@ def describe(schema: Mapping[str, Any]) -> str:
     if "additionalProperties" in schema:
         bounds.append("objects of %s" % describe(schema["additionalProperties"]))
     return " ".join([words] + bounds) if bounds else words
+
+
+def probe_defaults(probe: str) -> Dict[str, Any]:
+    """The defaults of probe's own spec, found as load_spec finds it."""
+    return defaults(load_spec(probe))
