@@ -8,7 +8,6 @@ from probelib.params import require
 DEFAULT_DURATION_S = 60.0
 QUICK_DURATION_S = 20.0
 DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
-MIN_SAMPLE_INTERVAL_S = 0.05
 COOLDOWN_INTERVAL_S = 1.0
 
 
