@@ -13,9 +13,9 @@ from probelib.collective.interface import choose_interface
 from probelib.collective import ring_prediction
 from probelib.collective.links import gpu_link_rates, gpu_links
 from probelib.collective.outcome import envelope_environment, environment_nccl, outcome_of, public_devices, software
-from probelib.collective.plan import MAX_WORLD_SIZE, check_common, iterations_rule, message_sizes, worker_plan
+from probelib.collective.plan import check_common, iterations_rule, message_sizes, worker_plan
 from probelib.fields import read_field, unavailable
-from probelib.runner import ParameterError, ProbeResult, main
+from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
     "All-reduce (sum, float32, in place) within this host over message sizes from 8 B up in x2 steps, one worker "
@@ -27,28 +27,8 @@ DESCRIPTION = (
     "every size's result is checked against the expected sum. Also records the plateau and the knee of each curve, "
     "the transports NCCL chose (from its INFO lines; NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT are set for the workers "
     "unless NCCL_DEBUG is set), the link classes between the GPUs (NVML) and the allow-listed NCCL_*, TORCH_NCCL_*, "
-    "GLOO_* and CUDA_VISIBLE_DEVICES/CUDA_DEVICE_MAX_CONNECTIONS/CUDA_DEVICE_ORDER variables. "
-    "Parameters: device (auto: every GPU, else the CPU; cuda; cpu); max_bytes (1073741824: largest message on GPUs); "
-    "cpu_max_bytes (67108864: largest message on the CPU path); cpu_ranks (2: ranks without a GPU); "
-    "p2p_disabled_sweep (true: also sweep with NCCL_P2P_DISABLE=1); warmup (5: all-reduces before each size's "
-    "timing); min_iterations (5) and max_iterations (1000): bounds of the timed all-reduces per size; "
-    "target_time_per_size_s (0.2: iterations are chosen so that a size takes about this long); "
-    "rendezvous_timeout_s (60: how long the ranks may take to meet); curve_timeout_s (180: how long one sweep may take "
-    "after the rendezvous before its workers are killed)."
+    "GLOO_* and CUDA_VISIBLE_DEVICES/CUDA_DEVICE_MAX_CONNECTIONS/CUDA_DEVICE_ORDER variables."
 )
-DEFAULTS: Dict[str, Any] = {
-    "device": "auto",
-    "max_bytes": 1 << 30,
-    "cpu_max_bytes": 64 << 20,
-    "cpu_ranks": 2,
-    "p2p_disabled_sweep": True,
-    "warmup": 5,
-    "min_iterations": 5,
-    "max_iterations": 1000,
-    "target_time_per_size_s": 0.2,
-    "rendezvous_timeout_s": 60,
-    "curve_timeout_s": 180,
-}
 METHOD = {
     "bandwidth": "algbw = message bytes / time per all-reduce / 1e9 (GB = 1e9 bytes); busbw = algbw x 2(n-1)/n for n ranks, "
                  "the bytes each rank's links carry in a ring all-reduce (nccl-tests), comparable across rank counts",
@@ -78,16 +58,6 @@ RING_ENV = {"NCCL_NVLS_ENABLE": "0"}
 ONE_GPU_REASON = "1 GPU visible: an all-reduce needs at least 2 ranks"
 
 
-def check_params(params: Dict[str, Any]) -> None:
-    problems = check_common(params)
-    if params["device"] not in ("auto", "cuda", "cpu"):
-        problems.append("device must be auto, cuda or cpu, not %r" % params["device"])
-    if not isinstance(params["cpu_ranks"], int) or not 2 <= params["cpu_ranks"] <= MAX_WORLD_SIZE:
-        problems.append("cpu_ranks must be a whole number from 2 to %d, not %r" % (MAX_WORLD_SIZE, params["cpu_ranks"]))
-    if problems:
-        raise ParameterError("; ".join(problems))
-
-
 def make_plan(backend: str, kind: str, world_size: int, sizes: List[int], params: Dict[str, Any],
               settings: Dict[str, str]) -> Dict[str, Any]:
     if kind == "cuda":
@@ -112,7 +82,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
     from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
 
-    check_params(params)
+    check_common(params)
     environment = envelope_environment(torch)
     devices = measured_devices(torch, params["device"])
     kind = devices[0]["kind"] if devices else "cuda"
@@ -201,4 +171,4 @@ def _missing(torch: Any, devices: List[Dict[str, Any]], kind: str, backend: str)
 
 
 if __name__ == "__main__":
-    sys.exit(main("collective", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("collective", DESCRIPTION, collect, requires=("torch",)))

@@ -14,6 +14,7 @@ from probelib.collective.links import gpu_links
 from probelib.collective.outcome import envelope_environment, environment_nccl, outcome_of, public_devices, software
 from probelib.collective.plan import MAX_WORLD_SIZE, check_common, iterations_rule, message_sizes, worker_plan
 from probelib.fields import read_field, unavailable
+from probelib.params import require
 from probelib.runner import ParameterError, ProbeResult, main
 
 DESCRIPTION = (
@@ -24,33 +25,8 @@ DESCRIPTION = (
     "per GPU), gloo on CPU hosts (kind cpu: it tests the pipeline across the hosts, not a GPU interconnect). Time per "
     "all-reduce = the slowest rank's average over back-to-back calls, so every host reports the same curve; algbw = "
     "bytes / time / 1e9, busbw = algbw x 2(n-1)/n; every size's result is checked against the expected sum. A host "
-    "that never joins makes every host's result an error naming how many ranks joined. "
-    "Parameters: node_rank (this host's place in the group, 0 .. nnodes-1; 0 serves the rendezvous); nnodes "
-    "(required: the number of hosts); master_addr (required: the node_rank 0 host's address, reachable from every "
-    "host); master_port (29571); backend (auto: nccl with GPUs, else gloo; nccl; gloo); socket_ifname (\"\": the "
-    "interface whose IPv4 address routes to master_addr; set as GLOO_SOCKET_IFNAME or NCCL_SOCKET_IFNAME for the "
-    "workers unless the user set that variable); rendezvous_timeout_s (120: how long the ranks may take to meet); "
-    "max_bytes (1073741824: largest message on GPUs); cpu_max_bytes (67108864: on CPU hosts); ranks_per_host (0: "
-    "one per GPU, 1 on a CPU host; must be the same on every host); warmup (5); min_iterations (5); max_iterations "
-    "(1000); target_time_per_size_s (0.2); curve_timeout_s (180: how long the sweep may take after the rendezvous)."
+    "that never joins makes every host's result an error naming how many ranks joined."
 )
-DEFAULTS: Dict[str, Any] = {
-    "node_rank": 0,
-    "nnodes": 0,
-    "master_addr": "",
-    "master_port": 29571,
-    "backend": "auto",
-    "socket_ifname": "",
-    "rendezvous_timeout_s": 120,
-    "max_bytes": 1 << 30,
-    "cpu_max_bytes": 64 << 20,
-    "ranks_per_host": 0,
-    "warmup": 5,
-    "min_iterations": 5,
-    "max_iterations": 1000,
-    "target_time_per_size_s": 0.2,
-    "curve_timeout_s": 180,
-}
 METHOD = {
     "bandwidth": "algbw = message bytes / time per all-reduce / 1e9 (GB = 1e9 bytes); busbw = algbw x 2(n-1)/n for n ranks "
                  "in all (nccl-tests)",
@@ -71,23 +47,16 @@ HINT = "is every host of the group running? forks in ansible.cfg must be >= the 
 
 
 def check_params(params: Dict[str, Any]) -> None:
-    problems = check_common(params)
-    nnodes, node_rank = params["nnodes"], params["node_rank"]
-    if not isinstance(nnodes, int) or nnodes < 1:
+    """What the spec (params.json) cannot say: the group's required values and checks across parameters, all named."""
+    check_common(params)
+    nnodes, problems = params["nnodes"], []
+    if nnodes < 1:
         problems.append("nnodes is required: the number of hosts in the group (>= 1), not %r" % nnodes)
-    elif not isinstance(node_rank, int) or not 0 <= node_rank < nnodes:
-        problems.append("node_rank must be a whole number from 0 to nnodes - 1 = %d, not %r" % (nnodes - 1, node_rank))
+    elif params["node_rank"] >= nnodes:
+        problems.append("node_rank must be a whole number from 0 to nnodes - 1 = %d, not %r" % (nnodes - 1, params["node_rank"]))
     if not params["master_addr"]:
         problems.append("master_addr is required: the address of the node_rank 0 host, reachable from every host")
-    if not isinstance(params["master_port"], int) or not 1 <= params["master_port"] <= 65535:
-        problems.append("master_port must be a TCP port (1-65535), not %r" % params["master_port"])
-    if params["backend"] not in ("auto", "nccl", "gloo"):
-        problems.append("backend must be auto, nccl or gloo, not %r" % params["backend"])
-    if not isinstance(params["ranks_per_host"], int) or params["ranks_per_host"] < 0:
-        problems.append("ranks_per_host must be a whole number >= 0 (0: one per GPU, 1 on a CPU host), not %r"
-                        % params["ranks_per_host"])
-    if problems:
-        raise ParameterError("; ".join(problems))
+    require(not problems, "; ".join(problems))
 
 
 def collect(params: Dict[str, Any]) -> ProbeResult:
@@ -169,4 +138,4 @@ def _missing(torch: Any, kind: str, backend: str, gpus: int, world_size: int) ->
 
 
 if __name__ == "__main__":
-    sys.exit(main("collective_hosts", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("collective_hosts", DESCRIPTION, collect, requires=("torch",)))

@@ -20,34 +20,8 @@ DESCRIPTION = (
     "under its name. The bytes each version must move are counted (unfused 11 x N x element_bytes, fused 5 x N x "
     "element_bytes); each version is timed (warm-up, then the median of repeats, CUDA events on a GPU), its achieved "
     "bandwidth set against the membw copy plateau of the same run, and the measured speed-up against the 2.2x the "
-    "traffic ratio predicts, with a sentence where they differ. The outputs are compared within a dtype tolerance. "
-    "Parameters: quick (bool: two sizes, shorter timings); device (auto | cuda | cpu); sizes_elements (list; empty = "
-    "2^20 .. 2^28 in steps of 4x on a GPU, 2^12 .. 2^21 in steps of 8x on the CPU); dtype (auto = bfloat16 on a GPU, "
-    "float32 on the CPU | bfloat16 | float16 | float32); compile (bool: try torch.compile); target_point_ms / "
-    "quick_target_point_ms (about how long one timing runs); warmup_iterations; min_iterations / max_iterations; "
-    "repeats; speedup_tolerance_pct (a gap beyond it is explained); bandwidth_bound_pct (below this share of the membw "
-    "plateau a version is taken not to be bandwidth-bound); safety_margin_mib / safety_margin_pct (memory left free); "
-    "membw_bandwidth_gbps and membw_bandwidth_source (derived on the controller from this run's membw result)."
+    "traffic ratio predicts, with a sentence where they differ. The outputs are compared within a dtype tolerance."
 )
-DEFAULTS: Dict[str, Any] = {
-    "quick": False,
-    "device": "auto",
-    "sizes_elements": [],
-    "dtype": "auto",
-    "compile": True,
-    "target_point_ms": 50.0,
-    "quick_target_point_ms": 10.0,
-    "warmup_iterations": 3,
-    "min_iterations": 2,
-    "max_iterations": 10000,
-    "repeats": 3,
-    "speedup_tolerance_pct": 15.0,
-    "bandwidth_bound_pct": 50.0,
-    "safety_margin_mib": 1024.0,
-    "safety_margin_pct": 5.0,
-    "membw_bandwidth_gbps": None,
-    "membw_bandwidth_source": "",
-}
 
 
 def method_of(kind: str) -> Dict[str, Any]:
@@ -93,4 +67,4 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
 
 
 if __name__ == "__main__":
-    sys.exit(main("fusion", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("fusion", DESCRIPTION, collect, requires=("torch",)))

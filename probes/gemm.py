@@ -6,7 +6,6 @@ from typing import Any, Dict, Optional, Tuple
 
 from probelib import outcome
 from probelib.gemm.cases import ShapeError, build_plan
-from probelib.gemm.dtypes import DTYPE_NAMES
 from probelib.gemm.model_shapes import ModelConfigError, ModelShapes, load_model_shapes
 from probelib.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_model_config, check_peaks,
                                   check_token_counts)
@@ -22,50 +21,8 @@ DESCRIPTION = (
     "(8191x8193x8191, 8208^3). TFLOP/s = 2MNK / time, from the median of repeats after a warm-up, random data. "
     "Roofline: intensity = 2MNK / minimum bytes moved, ridge = peak / bandwidth; every shape is classified memory- or "
     "compute-bound before it runs and explained after (fraction of min(peak, intensity x bandwidth), tiling, alignment, "
-    "SM fill, launch overhead, clocks). The CPU runs fp32 and bf16 only. "
-    "Parameters: quick (bool: bf16 only, the big square (GPU 8192, CPU 512) and one decode shape); "
-    "dtypes (list among %s; default all); "
-    "shapes (list of {name, m, n, k}: replaces the prefill/decode shapes, and in quick mode the decode shape); "
-    "model_config (path of a Hugging Face style config.json on the host, read as JSON up to 1 MiB: its projections "
-    "q, k, v, o, MLP gate/up/down (per expert for a mixture of experts, uniform routing) and LM head replace the "
-    "prefill/decode shapes as shapes does (not both), at M = model_prefill_tokens (list, default [4096]: batch 1 x 4096 "
-    "tokens) and model_decode_batches (list, default [1, 8, 32]); the plan records the model's name, the file's "
-    "basename and sha256, the fields used and the assumptions); "
-    "memory_bandwidth_gbps (the measured memory bandwidth for the ridge, GB/s read + written: one number, or "
-    "{GPU UUID or \"cpu\": number}; default: the probe times a device-to-device copy of up to 1 GiB itself); "
-    "peak_tflops ({dtype: dense peak TFLOP/s} of the GPU SKU, GPUs only; default: a short calibration on the biggest "
-    "square classifies, and the best measured shape is the compute roof afterwards); "
-    "repeats (timed repeats per shape and per state, median reported; default 3); "
-    "power_state_dtypes (dtypes whose calibration shape (GPU square 8192) is also timed in two named states; default "
-    "bf16, fp8_e4m3): burst = from an idle GPU (a bounded wait until NVML shows it idle), a window of burst_window_s "
-    "(default 0.05) that ends before the 700 W-class software power cap engages; sustained = after sustained_settle_s "
-    "(default 3) of the same product, windows of sustained_window_s (default 1) at steady state; NVML clocks, power and "
-    "clock-event reasons are sampled every 10 ms inside every window; idle = power at most 30 %% of the limit for 5 s, "
-    "and idle_wait_max_s (default 10) bounds the wait; "
-    "repeat_time_s / warmup_time_s (seconds of back-to-back calls per repeat / of warm-up; null: GPU 0.1 / 0.05, CPU "
-    "0.02 / 0.005); fp8_fast_accum (bool, torch._scaled_mm use_fast_accum; default false); "
-    "device (auto | cuda | cpu; default auto)." % ", ".join(DTYPE_NAMES)
+    "SM fill, launch overhead, clocks). The CPU runs fp32 and bf16 only."
 )
-DEFAULTS: Dict[str, Any] = {
-    "quick": False,
-    "dtypes": None,
-    "shapes": None,
-    "model_config": None,
-    "model_prefill_tokens": [4096],
-    "model_decode_batches": [1, 8, 32],
-    "memory_bandwidth_gbps": None,
-    "peak_tflops": None,
-    "repeats": 3,
-    "repeat_time_s": None,
-    "warmup_time_s": None,
-    "fp8_fast_accum": False,
-    "device": "auto",
-    "power_state_dtypes": ["bf16", "fp8_e4m3"],
-    "burst_window_s": 0.05,
-    "sustained_settle_s": 3.0,
-    "sustained_window_s": 1.0,
-    "idle_wait_max_s": 10.0,
-}
 # Fixed parts of the two states: NVML every 10 ms (a sample takes well under 1 ms), three warm-up calls before a burst
 # window, "idle" = power at most 30 % of the limit held for 5 s before each burst window (NVML's power is an average that
 # lags the load, and the cap remembers the last burst), one retry of a window the cap reached anyway.
@@ -84,15 +41,6 @@ def check_params(params: Dict[str, Any]) -> None:
                            params["model_decode_batches"])
     except GemmParameterError as exc:
         raise ParameterError(str(exc)) from exc
-    if not isinstance(params["repeats"], int) or params["repeats"] < 1:
-        raise ParameterError("repeats must be a positive integer")
-    for key in ("repeat_time_s", "warmup_time_s"):
-        value = params[key]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-            raise ParameterError("%s must be a positive number of seconds or null" % key)
-    for key in ("burst_window_s", "sustained_settle_s", "sustained_window_s", "idle_wait_max_s"):
-        if params[key] <= 0:
-            raise ParameterError("%s must be a positive number of seconds" % key)
     try:
         params["power_state_dtypes"] = check_dtypes(params["power_state_dtypes"]) if params["power_state_dtypes"] else []
     except GemmParameterError as exc:
@@ -209,4 +157,4 @@ def describe_error(error: Dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main("gemm", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("gemm", DESCRIPTION, collect, requires=("torch",)))

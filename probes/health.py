@@ -30,12 +30,6 @@ DESCRIPTION = (
     "whether NVML lists it, the CPU's hypervisor flag, DMI). Works without a GPU: then it says why, and still reports "
     "the platform."
 )
-DEFAULTS: Dict[str, Any] = {
-    "cuda_init": True,
-    "cuda_init_timeout_s": 120,
-    "kernel_log_lines": 20000,
-    "device_open_test": True,
-}
 
 Section = Callable[[ReadContext], Any]
 StatFunction = Callable[[str], Any]
@@ -138,4 +132,4 @@ def environment_of(data: Dict[str, Any]) -> Dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(main("health", DESCRIPTION, collect, defaults=DEFAULTS))
+    sys.exit(main("health", DESCRIPTION, collect))

@@ -17,29 +17,8 @@ DESCRIPTION = (
     "restored afterwards. GB/s = bytes copied in one direction / time / 1e9, each byte counted once; timed with "
     "CUDA events around many back-to-back copies after warm-up; median of repeats and their CV; a sample of the "
     "copied data is compared with its source. Without a GPU it times tensor.copy_ between two host buffers "
-    "(labelled kind cpu, host-to-host, not PCIe) so that the pipeline still runs. "
-    "Parameters: device (auto: every GPU, else the CPU; cuda; cpu); quick (false; true: pinned only, 256 MiB, "
-    "8 copies a repeat, 3 repeats, no bidirectional); buffer_mib (1024: buffer size on a GPU, lowered to fit half "
-    "of MemAvailable and 80 % of the GPU's free memory, the plan records what was used); cpu_buffer_mib (64: the "
-    "buffer of the CPU path); iterations (20: copies timed together per repeat; the CPU path uses 10, 4 when "
-    "quick); repeats (3); warmup (3 copies before the first repeat, 1 before each later one; the CPU path uses 2); "
-    "pageable (true: also measure pageable host memory); bidirectional (true: also measure pinned H2D+D2H at "
-    "once); numa_pin (true: pin the copying thread to the GPU's NUMA node where sysfs says which it is); "
-    "check_elements (4096: elements compared after the copies)."
+    "(labelled kind cpu, host-to-host, not PCIe) so that the pipeline still runs."
 )
-DEFAULTS: Dict[str, Any] = {
-    "device": "auto",
-    "quick": False,
-    "buffer_mib": 1024,
-    "cpu_buffer_mib": 64,
-    "iterations": 20,
-    "repeats": 3,
-    "warmup": 3,
-    "pageable": True,
-    "bidirectional": True,
-    "numa_pin": True,
-    "check_elements": 4096,
-}
 METHOD = {
     "bandwidth": "GB/s = bytes copied in one direction / time / 1e9 (GB = 1e9 bytes), each byte counted once; "
                  "bidirectional sums the bytes of both directions",
@@ -102,4 +81,4 @@ def outcome_of(entries: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> T
 
 
 if __name__ == "__main__":
-    sys.exit(main("hostbw", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("hostbw", DESCRIPTION, collect, requires=("torch",)))

@@ -25,29 +25,8 @@ DESCRIPTION = (
     "(or was already at its maximum), the throttle reasons seen (fraction of samples, first time seen; hardware "
     "slowdown and thermal ones singled out; sw_power_cap is expected at the power limit), power against the limit, "
     "and processes other than this probe. It only reads: clocks, power limits and persistence are never changed. "
-    "No GPU, or no NVML (nvidia-ml-py): unavailable, nothing simulated. "
-    "Parameters: quick (false; true: a 20 s load unless duration_s is given); duration_s (null: 60 s, 20 when quick); "
-    "sample_interval_s (0.5, at least 0.05); process_interval_s (5: how often the processes are listed, at least "
-    "sample_interval_s); warmup_s (5: seconds at the load's start left out of the active statistics); settle_s (5: "
-    "wait after the load before the second idle snapshot); cooldown_s (0: no wait; > 0: wait this long at the end "
-    "sampling the temperature every second, so that a bandwidth probe run next does not meet a hot GPU); matmul_n "
-    "(8192: the square size); dtype (bf16 or fp16); clock_rise_mhz (100: the SM clock must rise by more than this, "
-    "or idle be within this of the maximum); power_margin_pct (2: samples above limit x (1 + margin) count as over "
-    "the limit)."
+    "No GPU, or no NVML (nvidia-ml-py): unavailable, nothing simulated."
 )
-DEFAULTS: Dict[str, Any] = {
-    "quick": False,
-    "duration_s": None,
-    "sample_interval_s": 0.5,
-    "process_interval_s": 5.0,
-    "warmup_s": 5.0,
-    "settle_s": 5.0,
-    "cooldown_s": 0.0,
-    "matmul_n": 8192,
-    "dtype": "bf16",
-    "clock_rise_mhz": 100.0,
-    "power_margin_pct": 2.0,
-}
 METHOD = {
     "load": "one Python thread per GPU, each on its own CUDA stream: three n x n matrices (A, B random normal, B scaled "
             "by 1/sqrt(n)), 3 warm-up products, then every GPU is released at once (t = 0) and torch.matmul(A, B, out=C) "
@@ -131,4 +110,4 @@ def describe_error(error: Dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main("load", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("load", DESCRIPTION, collect, requires=("torch",)))

@@ -18,35 +18,8 @@ DESCRIPTION = (
     "warm-up. Bandwidth counts bytes read + written (2 x buffer per copy), GB = 1e9 bytes. Reports the plateau (the "
     "longest run of consecutive large sizes within a tolerance of their median), never the maximum, and three "
     "independent repeats at the largest size that fits with their coefficient of variation and the GPU's state "
-    "(clocks, power, temperature, throttle reasons, other processes) taken during the middle repeat. "
-    "Parameters: quick (bool: only the largest size that fits, shorter timings, no sweep and no plateau); "
-    "device (auto | cuda | cpu); sizes_mib (list of whole MiB; empty = 4,16,64,256,1024,4096 on a GPU, 1,4,16,64,256 "
-    "on the CPU); dtype (float32 | uint8); target_point_ms (about how long one timing runs; quick_target_point_ms "
-    "in quick mode); warmup_iterations; min_iterations / max_iterations (bounds of the copies per timing); repeats "
-    "(timings at the largest size); tolerance_pct and min_plateau_points (the plateau rule); l2_multiple (a plateau "
-    "point's buffer must be at least this many times the last-level cache: the GPU's L2, the CPU's largest cache); "
-    "cv_warn_pct (cv_warn is set above it); safety_margin_mib / safety_margin_pct (memory left free: the larger of "
-    "the two); verify_sample_elements (elements compared after the checked copy)."
+    "(clocks, power, temperature, throttle reasons, other processes) taken during the middle repeat."
 )
-DEFAULTS: Dict[str, Any] = {
-    "quick": False,
-    "device": "auto",
-    "sizes_mib": [],
-    "dtype": "float32",
-    "target_point_ms": 100.0,
-    "quick_target_point_ms": 20.0,
-    "warmup_iterations": 3,
-    "min_iterations": 2,
-    "max_iterations": 20000,
-    "repeats": 3,
-    "tolerance_pct": 3.0,
-    "min_plateau_points": 2,
-    "l2_multiple": 2.0,
-    "cv_warn_pct": 5.0,
-    "safety_margin_mib": 1024.0,
-    "safety_margin_pct": 5.0,
-    "verify_sample_elements": 1048576,
-}
 BYTES_COUNTED = "read + written (2 x buffer size per copy)"
 
 
@@ -112,4 +85,4 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
 
 
 if __name__ == "__main__":
-    sys.exit(main("membw", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("membw", DESCRIPTION, collect, requires=("torch",)))

@@ -9,7 +9,7 @@ from probelib.p2p.links import classify
 from probelib.p2p.matrix import assemble_matrix, run_outcome
 from probelib.p2p.pair_run import run_pair
 from probelib.p2p.pairs import nvml_indices, ordered_pairs, topology_pair
-from probelib.p2p.plan import check_params, make_plan
+from probelib.p2p.plan import make_plan
 from probelib.p2p.timing import Spin
 from probelib.runner import ProbeResult, main
 
@@ -22,24 +22,8 @@ DESCRIPTION = (
     "destination is compared with the source after the copies at every size. Each pair is classed by the link that "
     "joins it (NV<n> over NVLink, direct or through NVSwitch; else the PCIe path PIX/PXB/PHB/NODE/SYS and the NUMA "
     "nodes), read by the health probe's topology code and matched to torch's GPUs by UUID. A pair without peer access, "
-    "or whose copies fail, is recorded as an error and the other pairs still run. Fewer than 2 GPUs: unavailable. "
-    "Parameters: device (auto or cuda: every visible GPU); sizes_mib (1,4,16,64,256,1024: the sweep, lowered to fit "
-    "40 % of the least free GPU memory, the plan records what ran); iterations (10: copies timed together); repeats "
-    "(3: timings per size, the median is reported); warmup (2: copies before the timings of each size); latency_copies "
-    "(200: small copies timed together for the latency); latency_size_bytes (8); bidirectional (true: also measure both "
-    "directions at once); quick (false; true: sizes 64 and 256 MiB, 1 repeat)."
+    "or whose copies fail, is recorded as an error and the other pairs still run. Fewer than 2 GPUs: unavailable."
 )
-DEFAULTS: Dict[str, Any] = {
-    "device": "auto",
-    "sizes_mib": [1, 4, 16, 64, 256, 1024],
-    "iterations": 10,
-    "repeats": 3,
-    "warmup": 2,
-    "latency_copies": 200,
-    "latency_size_bytes": 8,
-    "bidirectional": True,
-    "quick": False,
-}
 
 
 def method_of(spin: Spin) -> Dict[str, str]:
@@ -100,7 +84,6 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
     from probelib.p2p.topology import summarize  # pylint: disable=import-outside-toplevel
 
-    check_params(params)
     spin = Spin(torch)
     environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
     devices = measured_devices(torch, "cuda")
@@ -127,4 +110,4 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
 
 
 if __name__ == "__main__":
-    sys.exit(main("p2p", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("p2p", DESCRIPTION, collect, requires=("torch",)))

@@ -10,7 +10,7 @@ from probelib.precision.checkpoint import CheckpointError, describe, resolve
 from probelib.precision.safetensors_file import SafetensorsError, read_header
 from probelib.precision.selection import select
 from probelib.precision.stats import OUTLIER_SIGMA
-from probelib.runner import ProbeResult, ParameterError, main
+from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
     "Measure, on tensors of a real safetensors checkpoint, the distribution (shape, dtype, min, max, absolute max, "
@@ -20,20 +20,8 @@ DESCRIPTION = (
     "present. Each tensor gets a ranking by storage width beside the ranking by error, the reversals between them, and "
     "sentences derived from the numbers (reversal, outlier effect, fp16 range, fp8 mantissa against exponent). Only "
     "the chosen tensors' bytes are read (a seek to each tensor's offset), never the whole file. No claim is made about "
-    "model quality. Parameters: checkpoint (\"\": the slice of all-MiniLM-L6-v2 the collection ships with this probe, "
-    "probelib/precision/data/minilm_l6_v2_slice.safetensors, its sha256 checked against its manifest: an embedding's "
-    "rows 0, 30, ..., 30510 and layer 0's query and MLP up projections; else a path to a .safetensors file on the host, "
-    "which wins); tensors ([]: pick "
-    "an embedding, an attention projection and an MLP projection by name; else exactly these tensor names); device "
-    "(auto: the current CUDA GPU when torch sees one, else the CPU; cuda; cpu); max_tensor_mib (2048: a larger tensor "
-    "is refused, not read)."
+    "model quality."
 )
-DEFAULTS: Dict[str, Any] = {
-    "checkpoint": "",
-    "tensors": [],
-    "device": "auto",
-    "max_tensor_mib": 2048,
-}
 METHOD = {
     "reading": "without a checkpoint parameter the slice the collection ships is read after its sha256 is checked against "
                "its manifest; the safetensors header (8-byte little-endian length, then JSON) is parsed with the standard library and "
@@ -63,15 +51,6 @@ METHOD = {
 }
 
 
-def check_params(params: Dict[str, Any]) -> None:
-    if not isinstance(params["tensors"], list) or not all(isinstance(name, str) and name for name in params["tensors"]):
-        raise ParameterError("parameter 'tensors' must be a list of tensor names")
-    if params["device"] not in ("auto", "cuda", "cpu"):
-        raise ParameterError("parameter 'device' must be auto, cuda or cpu, not %r" % params["device"])
-    if not isinstance(params["max_tensor_mib"], int) or params["max_tensor_mib"] < 1:
-        raise ParameterError("parameter 'max_tensor_mib' must be a positive integer")
-
-
 def make_plan(params: Dict[str, Any]) -> Dict[str, Any]:
     return {"checkpoint_param": params["checkpoint"], "tensors_param": list(params["tensors"]),
             "selection": "param tensors" if params["tensors"] else "name rules", "device_requested": params["device"],
@@ -82,7 +61,6 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
     from probelib.precision.run import choose_device, measure_tensor  # pylint: disable=import-outside-toplevel
 
-    check_params(params)
     environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
     data: Dict[str, Any] = {"method": METHOD, "plan": make_plan(params), "checkpoint": unavailable("not read"),
                             "device": unavailable("not chosen"), "tensors": [], "errors": []}
@@ -128,4 +106,4 @@ def outcome_of(tensors: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> T
 
 
 if __name__ == "__main__":
-    sys.exit(main("precision", DESCRIPTION, collect, defaults=DEFAULTS, requires=("torch",)))
+    sys.exit(main("precision", DESCRIPTION, collect, requires=("torch",)))

@@ -19,7 +19,6 @@ DESCRIPTION = (
     "socket buffer limits, the ASPM policy, the tuning keys of the kernel command line, C-states, cpuidle, cpufreq "
     "and IOMMU groups. Needs no root; what needs root says so. No parameters."
 )
-DEFAULTS: Dict[str, Any] = {}
 
 
 def collect(params: Dict[str, Any], roots: Optional[SystemRoots] = None,
@@ -45,4 +44,4 @@ def collect(params: Dict[str, Any], roots: Optional[SystemRoots] = None,
 
 
 if __name__ == "__main__":
-    sys.exit(main("tuning", DESCRIPTION, collect, defaults=DEFAULTS))
+    sys.exit(main("tuning", DESCRIPTION, collect))

@@ -13,6 +13,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_
     CONTROLLER_VARIABLES,
     HOST_VARIABLES,
     controller_problems,
+    declared_params_problems,
     host_problems,
     hosts_problems,
 )
@@ -45,12 +46,11 @@ class ActionModule(ActionBase):
         del validation
         try:
             probes = sorted(declarations())
-            broken_schemas = schema_file_problems()
-        except (DeclarationError, SchemaToolMissing) as exc:
-            result.update(failed=True, msg="the collection's probes are broken, so nothing was run: %s" % exc)
-            return result
-        if broken_schemas:
-            result.update(failed=True, msg="the collection's schemas are broken, so nothing was run: %s" % "; ".join(broken_schemas))
+            broken = declared_params_problems() + schema_file_problems()
+        except (DeclarationError, SchemaToolMissing, OSError, ValueError) as exc:
+            broken = [str(exc)]
+        if broken:
+            result.update(failed=True, msg="the collection's probes are broken, so nothing was run: %s" % " | ".join(broken))
             return result
         problems = []
         hosts = list(args["hosts"])

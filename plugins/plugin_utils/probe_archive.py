@@ -1,7 +1,8 @@
 """Pack a probe script with the shared probe library into one zip, byte-for-byte reproducible.
 
-The zip holds the probe's script, every .py of probelib/, and the files of probelib/<probe>/data/ of that probe only
-(the precision probe's shipped checkpoint slice: a few MB that the other probes do not carry). The module on the host
+The zip holds the probe's script, every .py of probelib/, the files of probelib/<probe>/data/ of that probe only
+(the precision probe's shipped checkpoint slice: a few MB that the other probes do not carry), and the probe's parameter
+spec, plugins/plugin_utils/probes/<probe>/params.json, as probelib/<probe>/params.json (where probelib/params.py reads it). The module on the host
 unpacks it into the job's work directory, so a probe reads its data as plain files beside its code.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .store.paths import check_probe_name
 
 PROBE_LIBRARY = "probelib"
 PROBE_DATA = "data"
+PARAMS_SPEC = "params.json"
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
@@ -46,7 +48,19 @@ def _archive_members(directory: str, name: str) -> list[tuple[str, str]]:
             if file_name.endswith(".py"):
                 path = os.path.join(folder, file_name)
                 members.append((os.path.relpath(path, directory).replace(os.sep, "/"), path))
-    return members + _data_members(directory, name)
+    return members + _data_members(directory, name) + [_spec_member(directory, name)]
+
+
+def params_spec_path(name: str, root: str | None = None) -> str:
+    """The probe's parameter spec on the controller: plugins/plugin_utils/probes/<name>/params.json."""
+    return os.path.join(root or collection_root(), "plugins", "plugin_utils", "probes", name, PARAMS_SPEC)
+
+
+def _spec_member(directory: str, name: str) -> tuple[str, str]:
+    path = params_spec_path(name, os.path.dirname(directory))
+    if not os.path.isfile(path) or os.path.islink(path):
+        raise FileNotFoundError("the probe %s has no parameter spec: %s must be a file (docs/adding-a-probe.md)" % (name, path))
+    return "%s/%s/%s" % (PROBE_LIBRARY, name, PARAMS_SPEC), path
 
 
 def _data_members(directory: str, name: str) -> list[tuple[str, str]]:

@@ -2,7 +2,8 @@
 
 The envelope's ``command`` is the argv as run: the host's Python, then the probe in a temporary copy on the host (the
 action plugin transfers it for each run and deletes it after) and the --params file beside it, both gone. What a person
-can paste instead: copy the collection's probes/ folder to the host, and run the probe from there under the same
+can paste instead: copy the collection's probes/ folder and the probe's parameter spec (beside the script, as
+<probe>.params.json: probes/probelib/params.py looks there) to the host, and run the probe from there under the same
 Python with the recorded parameters inline (``--params-json``, probes/probelib/runner.py). Every word is quoted for a
 POSIX shell (shlex.quote).
 """
@@ -41,8 +42,12 @@ def rerun_command(envelope: Mapping[str, Any], host: str) -> str:
     if not PLAIN_HOST.match(host):
         lines.append("# HOST: this host as ssh reaches it (its inventory name holds characters kept off a command line)")
         host = "HOST"
+    target = "[%s]" % host if ":" in host else host
+    spec = '"$COLLECTION/plugins/plugin_utils/probes/%s/params.json"' % probe  # the probe's parameter spec, beside it
     lines += ['scp -r "$COLLECTION/probes" %s  # a local host: cp -r "$COLLECTION/probes" "$HOME/%s"'
-              % (shlex.quote("%s:%s" % ("[%s]" % host if ":" in host else host, PROBES_COPY)), PROBES_COPY),
+              % (shlex.quote("%s:%s" % (target, PROBES_COPY)), PROBES_COPY),
+              'scp %s %s  # a local host: cp %s "$HOME/%s/%s.params.json"'
+              % (spec, shlex.quote("%s:%s/%s.params.json" % (target, PROBES_COPY, probe)), spec, PROBES_COPY, probe),
               "# then on %s:" % host]
     params = envelope.get("params")
     if isinstance(params, Mapping):

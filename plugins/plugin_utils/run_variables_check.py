@@ -2,7 +2,8 @@
 
 Every problem is a sentence that names the variable (and the host) and says what is wrong and what is allowed, so a
 wrong type, a value out of range, an unknown profile or probe, or a broken rules file stops the run before a probe
-starts, instead of failing half-way or being accepted silently.
+starts, instead of failing half-way or being accepted silently. A probe's parameters are checked against its spec
+(plugins/plugin_utils/probes/<name>/params.json, probes/param_spec.py).
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from collections.abc import Mapping
 
 from ..module_utils.probe_spec import PROBE_TIMEOUT_LIMIT_S
 from .judge.rules import value_kind
-from .probes.registry import all_profiles
+from .probes import param_spec
+from .probes.registry import all_profiles, declarations
 from .store.paths import check_run_id
 from .rules_and_baselines import load_baselines, load_rules, validate_overrides
 
@@ -53,12 +55,22 @@ def timeout_problems(value, probes: list[str]) -> list[str]:
 
 
 def params_problems(value, probes: list[str]) -> list[str]:
-    """The probe itself refuses a parameter it does not know, naming the ones it takes (a per-host error)."""
+    """Each probe's parameters against its spec (params.json): an unknown name, naming the known ones; a wrong type or a
+    value out of range, with what the parameter allows."""
     problems, known = _per_probe_mapping("probe_params", value, probes)
-    problems.extend("probe_params.%s must be a mapping of parameter name to value, not %s %s"
-                    % (probe, value_kind(known[probe]), shown(known[probe]))
-                    for probe in sorted(known) if not isinstance(known[probe], Mapping))
+    for probe in sorted(known):
+        if isinstance(known[probe], Mapping):
+            problems.extend(param_spec.params_problems(probe, known[probe], "probe_params." + probe))
+        else:
+            problems.append("probe_params.%s must be a mapping of parameter name to value, not %s %s"
+                            % (probe, value_kind(known[probe]), shown(known[probe])))
     return problems
+
+
+def declared_params_problems() -> list[str]:
+    """The parameters each probe's declaration gives in its profiles, against the probe's spec (the collection's own)."""
+    return [problem for name, found in sorted(declarations().items()) for profile, given in sorted(found.profiles.items())
+            for problem in param_spec.params_problems(name, given, "%s's profile %s" % (name, profile))]
 
 
 def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> list[str]:

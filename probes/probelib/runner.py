@@ -1,6 +1,7 @@
 """The part every probe shares: command line, parameters, the envelope, an atomic write.
 
-A probe module calls ``main(...)`` with a ``collect`` function. ``collect(params)`` returns a
+A probe module calls ``main(...)`` with a ``collect`` function; its parameters, their defaults and ranges are its
+spec (params.json, read and checked by probelib/params.py). ``collect(params)`` returns a
 ``ProbeResult``; whatever it raises becomes an ``error`` envelope, so the probe always writes JSON (a ``ProbeError``'s
 message is the reason as it stands).
 Runs on Python >= 3.9 with the standard library only.
@@ -19,7 +20,10 @@ import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+
+from probelib import params as probe_params
+from probelib.params import ParameterError
 
 SCHEMA_VERSION = "1"
 STATUSES = ("ok", "partial", "unavailable", "error", "timeout")
@@ -39,10 +43,6 @@ class ProbeResult:
     environment: Dict[str, Any] = field(default_factory=dict)
 
 
-class ParameterError(ValueError):
-    """A parameter the probe does not know, or of the wrong type."""
-
-
 class ProbeError(Exception):
     """A failure the probe has already put in words a person can act on: the message is the error envelope's
     reason as it stands, ``data`` its data (never a measurement)."""
@@ -52,10 +52,10 @@ class ProbeError(Exception):
         self.data: Dict[str, Any] = dict(data or {})
 
 
-def read_params(path: Optional[str], defaults: Dict[str, Any], text: Optional[str] = None) -> Dict[str, Any]:
-    """Merge the JSON parameters (the file at path, or text: the same JSON given on the command line) over the probe's
-    defaults; refuse unknown or mistyped keys."""
-    params = dict(defaults)
+def read_params(path: Optional[str], spec: Mapping[str, Any], text: Optional[str] = None) -> Dict[str, Any]:
+    """Merge the JSON parameters (the file at path, or text: the same JSON given on the command line) over the spec's
+    defaults; refuse unknown names and values the spec does not allow."""
+    params = probe_params.defaults(spec)
     if text is not None:
         try:
             given = json.loads(text)
@@ -70,23 +70,32 @@ def read_params(path: Optional[str], defaults: Dict[str, Any], text: Optional[st
         return params
     if not isinstance(given, dict):
         raise ParameterError("%s must hold a JSON object, not %s" % (where, type(given).__name__))
-    for key, value in given.items():
-        if key not in defaults:
-            raise ParameterError("unknown parameter %r (known: %s)" % (key, ", ".join(sorted(defaults)) or "none"))
-        expected = defaults[key]
-        if expected is not None and not _same_kind(value, expected):
-            raise ParameterError(
-                "parameter %r must be %s, not %s" % (key, type(expected).__name__, type(value).__name__))
-        params[key] = value
+    problems = probe_params.problems(spec, given)
+    if problems:
+        raise ParameterError("; ".join(problems))
+    params.update(given)
     return params
 
 
-def _same_kind(value: Any, default: Any) -> bool:
-    if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(default, (int, float)):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return isinstance(value, type(default))
+def parameters_help(spec: Mapping[str, Any]) -> str:
+    """One line per parameter of the spec: name, type and range, default, what it does."""
+    known = probe_params.parameters(spec)
+    if not known:
+        return "parameters: none"
+    lines = ["parameters (--params / --params-json; the spec is params.json):"]
+    for name, schema in known.items():
+        lines.append("  %s (%s; default %s): %s" % (name, probe_params.describe(schema), json.dumps(schema["default"]),
+                                                     schema.get("description", "")))
+    return "\n".join(lines)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps the description as usual; keeps the parameter list's lines as they are."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "\n".join(indent + line for line in text.splitlines())
+        return super()._fill_text(text, width, indent)
 
 
 def base_environment() -> Dict[str, Any]:
@@ -151,13 +160,19 @@ def missing_requirement(modules: Sequence[str]) -> Optional[str]:
 
 
 def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], ProbeResult],
-         defaults: Optional[Dict[str, Any]] = None, argv: Optional[list] = None,
-         requires: Sequence[str] = ()) -> int:
-    """Parse the command line, run ``collect`` and write its envelope; ``requires`` are modules that must import."""
-    parser = argparse.ArgumentParser(prog="%s.py" % probe, description=description)
+         argv: Optional[list] = None, requires: Sequence[str] = (), spec: Optional[Mapping[str, Any]] = None) -> int:
+    """Parse the command line, run ``collect`` and write its envelope; ``requires`` are modules that must import;
+    ``spec`` the parameter spec (default: the probe's params.json, probelib/params.py says where it is found)."""
+    spec_problem = ""
+    if spec is None:
+        try:
+            spec = probe_params.load_spec(probe)
+        except (OSError, ValueError) as exc:
+            spec, spec_problem = {}, str(exc)
+    parser = argparse.ArgumentParser(prog="%s.py" % probe, description=description, formatter_class=_HelpFormatter,
+                                     epilog=spec_problem or parameters_help(spec))
     given = parser.add_mutually_exclusive_group()
-    given.add_argument("--params", metavar="FILE", help="JSON object of parameters (defaults: %s)"
-                       % json.dumps(defaults or {}, sort_keys=True))
+    given.add_argument("--params", metavar="FILE", help="JSON object of parameters (the list below)")
     given.add_argument("--params-json", metavar="JSON", help="the same JSON object given inline, as a dossier's command shows it")
     parser.add_argument("--out", metavar="FILE", help="write the result envelope here (default: standard output)")
     args = parser.parse_args(argv)
@@ -165,7 +180,9 @@ def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], Probe
     started = _now_iso()
     clock = time.monotonic()
     try:
-        params = read_params(args.params, defaults or {}, args.params_json)
+        if spec_problem:
+            raise ParameterError(spec_problem)
+        params = read_params(args.params, spec, args.params_json)
         missing = missing_requirement(requires)
         result = ProbeResult("unavailable", {}, missing) if missing else collect(params)
     except ParameterError as exc:

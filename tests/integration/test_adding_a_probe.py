@@ -27,7 +27,7 @@ def documented_blocks():
 
 def test_the_page_has_the_probe_s_script_schema_declaration_and_rule():
     assert [(action, path) for action, path, _text in documented_blocks()] == [
-        ("write", "probes/toy.py"), ("write", "schemas/toy.schema.json"),
+        ("write", "probes/toy.py"), ("write", "plugins/plugin_utils/probes/toy/params.json"), ("write", "schemas/toy.schema.json"),
         ("write", "plugins/plugin_utils/probes/toy.py"), ("append", "rules/default.yaml")]
 
 
@@ -41,6 +41,7 @@ def collection_with_toy(tmp_path_factory):
     (namespace / "validation").symlink_to(os.path.join("..", "..", ".."))
     for action, path, text in documented_blocks():
         assert not os.path.isabs(path) and ".." not in path.split("/"), path
+        os.makedirs(os.path.dirname(copy / path), exist_ok=True)
         with open(copy / path, "a" if action == "append" else "x", encoding="utf-8") as handle:
             handle.write(text + "\n")
     results = work / "results"

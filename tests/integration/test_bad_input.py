@@ -248,35 +248,24 @@ def test_rejudging_a_stored_run_with_broken_overrides_reports_them_per_host_inst
     assert any(problem.startswith("override for unknown rule health.gpu_cnt") for problem in problems)
 
 
-def test_an_unknown_or_mistyped_probe_parameter_is_that_hosts_error_and_the_others_are_validated(tmp_path):
+def test_an_unknown_or_mistyped_probe_parameter_is_refused_before_anything_runs(tmp_path):
+    # Issue 33: a typo (cuda_inti) used to go ahead and end the probe in error on that host; the spec (params.json)
+    # lets check_inputs refuse it first, naming the known parameters, and a value out of range with what it allows.
     inventory = write_inventory(tmp_path / "inventory.yml", {
         "node-ok": {},
-        "node-unknown": {"probe_params": {"health": {"cuda_init": False, "bogus": 1}}},
+        "node-unknown": {"probe_params": {"health": {"cuda_init": False, "cuda_inti": False}}},
         "node-mistyped": {"probe_params": {"health": {"cuda_init": False, "kernel_log_lines": "many"}}},
+        "node-out-of-range": {"probe_params": {"health": {"cuda_init": False, "kernel_log_lines": -1}}},
     }, group_vars={"probe_params": NO_CUDA_INIT})
-    code, output = run_playbook(tmp_path / "results", "-i", inventory, *HEALTH_ONLY)
-    assert code == 0, output
-    run_dir = only_run_dir(tmp_path / "results")
-    envelopes = {}
-    for host in ("node-ok", "node-unknown", "node-mistyped"):
-        with open(os.path.join(run_dir, host, "health.json")) as handle:
-            envelopes[host] = json.load(handle)
-        assert_schema_valid(envelopes[host])
-    assert envelopes["node-ok"]["status"] in ("ok", "partial", "unavailable")
-    assert envelopes["node-unknown"]["status"] == "error"
-    assert envelopes["node-unknown"]["reason"] == ("bad parameters: unknown parameter 'bogus' "
-                                                   "(known: cuda_init, cuda_init_timeout_s, device_open_test, kernel_log_lines)")
-    assert envelopes["node-mistyped"]["status"] == "error"
-    assert envelopes["node-mistyped"]["reason"] == "bad parameters: parameter 'kernel_log_lines' must be int, not str"
-    with open(os.path.join(run_dir, "fleet.json")) as handle:
-        fleet = json.load(handle)["hosts"]
-    assert fleet["node-ok"]["verdict"] != "error"
-    for host in ("node-unknown", "node-mistyped"):
-        assert fleet[host]["verdict"] == "error"
-        assert envelopes[host]["reason"] in fleet[host]["reasons"][0]
-        assert "%s: error - health.probe_status: the health probe ended with status error: bad parameters:" % host in output
-    with open(os.path.join(run_dir, "node-unknown", "dossier.html")) as handle:
-        assert "unknown parameter &#39;bogus&#39;" in handle.read()
+    results = tmp_path / "results"
+    code, output = run_playbook(results, "-i", inventory, *HEALTH_ONLY)
+    assert_refused_before_anything_ran(
+        code, output, results, "3 " + REFUSED,
+        "node-unknown: probe_params.health.cuda_inti: no such parameter of the health probe "
+        "(known: cuda_init, cuda_init_timeout_s, device_open_test, kernel_log_lines)",
+        "node-mistyped: probe_params.health.kernel_log_lines: 'many' is not of type 'integer'",
+        "node-out-of-range: probe_params.health.kernel_log_lines: -1 is less than the minimum of 0")
+    assert "node-ok:" not in output.split(REFUSED, 1)[1]
 
 
 HOSTILE_NAMES = ["../evil", "..", "a/b", "<script>alert(1)</script>", "$(touch {tmp}/pwned-dollar)", "x;touch {tmp}/pwned-semicolon",

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List
 
+from probelib.params import require
+
 FLOAT32_BYTES = 4
 MIN_BYTES = 8
 MIB = 1 << 20
@@ -62,26 +64,10 @@ def fit_max_bytes(sizes: List[int], free_bytes: int, buffers: int = BUFFERS_AT_L
     return max(fitting) if fitting else 0
 
 
-def check_common(params: Dict[str, Any]) -> List[str]:
-    """Why the shared sweep parameters are wrong (an empty list when they are fine)."""
-    problems = []
-    for key in ("warmup", "min_iterations", "max_iterations"):
-        value = params[key]
-        lowest = 0 if key == "warmup" else 1
-        if not isinstance(value, int) or value < lowest:
-            problems.append("%s must be a whole number >= %d, not %r" % (key, lowest, value))
-    if not problems and params["max_iterations"] < params["min_iterations"]:
-        problems.append("max_iterations (%r) must be >= min_iterations (%r)" % (params["max_iterations"], params["min_iterations"]))
-    for key in ("max_bytes", "cpu_max_bytes"):
-        value = params[key]
-        if not isinstance(value, int) or value < MIN_BYTES or value % FLOAT32_BYTES:
-            problems.append("%s must be a whole number of bytes >= %d and a multiple of %d, not %r"
-                            % (key, MIN_BYTES, FLOAT32_BYTES, value))
-    for key in ("target_time_per_size_s", "rendezvous_timeout_s", "curve_timeout_s"):
-        value = params[key]
-        if not value > 0:
-            problems.append("%s must be > 0, not %r" % (key, value))
-    return problems
+def check_common(params: Dict[str, Any]) -> None:
+    """What the spec (params.json) cannot say about the shared sweep parameters: a check across them."""
+    require(params["max_iterations"] >= params["min_iterations"], "max_iterations (%r) must be >= min_iterations (%r)"
+            % (params["max_iterations"], params["min_iterations"]))
 
 
 def worker_plan(backend: str, kind: str, world_size: int, sizes: List[int], params: Dict[str, Any]) -> Dict[str, Any]:

@@ -1,10 +1,9 @@
-"""The fusion plan: parameters checked, sizes and dtype per device kind, what fits in memory, the membw reference."""
+"""The fusion plan: the check across parameters, sizes and dtype per device kind, what fits in memory, the membw reference."""
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, Optional, Tuple
 
-from probelib.runner import ParameterError
+from probelib.params import require
 
 MIB = 1 << 20
 # Launch-bound at the small end, bandwidth-bound at the large end; the CPU's sizes are much smaller.
@@ -14,50 +13,15 @@ GPU_QUICK_SIZES_ELEMENTS = [1 << 20, 1 << 26]
 CPU_QUICK_SIZES_ELEMENTS = [1 << 12, 1 << 18]
 DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4}
 AUTO_DTYPE = {"cuda": "bfloat16", "cpu": "float32"}
-DEVICE_REQUESTS = ("auto", "cuda", "cpu")
 # x, a, b, c, the three intermediates and y are alive at once in the unfused chain, the fused y beside them for the check.
 LIVE_TENSORS = 9
 NO_MEMBW = ("membw_bandwidth_gbps was not given: no membw result of this run was handed over (run membw before fusion "
             "in the same run, as the acceptance and full profiles do)")
 
 
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise ParameterError(message)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _positive_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-
-
-def check_membw(value: Any) -> None:
-    """membw_bandwidth_gbps: None, one positive number, or {GPU UUID (or "cpu"): positive number}."""
-    if value is None or _positive_number(value):
-        return
-    if isinstance(value, dict) and all(isinstance(key, str) and _positive_number(item) for key, item in value.items()):
-        return
-    raise ParameterError("membw_bandwidth_gbps must be a positive number or {GPU UUID: positive number}, not %r" % (value,))
-
-
 def check_params(params: Dict[str, Any]) -> None:
-    """Refuse values the runner's type check lets through."""
-    _require(params["device"] in DEVICE_REQUESTS, "device must be one of %s" % ", ".join(DEVICE_REQUESTS))
-    _require(params["dtype"] == "auto" or params["dtype"] in DTYPES,
-             "dtype must be auto or one of %s" % ", ".join(sorted(DTYPES)))
-    _require(all(_is_int(size) and size >= 1 for size in params["sizes_elements"]), "sizes_elements must be whole numbers >= 1")
-    for key, lowest in (("warmup_iterations", 0), ("min_iterations", 1), ("max_iterations", 1), ("repeats", 1)):
-        _require(_is_int(params[key]) and params[key] >= lowest, "%s must be an integer >= %d" % (key, lowest))
-    _require(params["max_iterations"] >= params["min_iterations"], "max_iterations must be >= min_iterations")
-    for key in ("target_point_ms", "quick_target_point_ms", "speedup_tolerance_pct", "bandwidth_bound_pct",
-                "safety_margin_mib", "safety_margin_pct"):
-        _require(math.isfinite(params[key]) and params[key] >= 0, "%s must be a finite number >= 0" % key)
-    _require(params["target_point_ms"] > 0 and params["quick_target_point_ms"] > 0, "target times must be > 0")
-    _require(params["safety_margin_pct"] < 100, "safety_margin_pct must be < 100")
-    check_membw(params["membw_bandwidth_gbps"])
+    """What the spec (params.json) cannot say: a check across parameters."""
+    require(params["max_iterations"] >= params["min_iterations"], "max_iterations must be >= min_iterations")
 
 
 def resolve_plan(params: Dict[str, Any], kind: str) -> Dict[str, Any]:

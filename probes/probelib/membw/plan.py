@@ -1,42 +1,20 @@
-"""The membw plan: parameters checked, the size list per device kind, what fits in memory, iterations per point."""
+"""The membw plan: the check across parameters, the size list per device kind, what fits in memory, iterations per point."""
 from __future__ import annotations
 
 import math
 from typing import Any, Dict, Tuple
 
-from probelib.runner import ParameterError
+from probelib.params import require
 
 MIB = 1 << 20
 GPU_SIZES_MIB = [4, 16, 64, 256, 1024, 4096]
 CPU_SIZES_MIB = [1, 4, 16, 64, 256]
 DTYPES = {"float32": 4, "uint8": 1}
-DEVICE_REQUESTS = ("auto", "cuda", "cpu")
-
-
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise ParameterError(message)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def check_params(params: Dict[str, Any]) -> None:
-    """Refuse values the runner's type check lets through (e.g. 2.5 iterations, a negative tolerance)."""
-    _require(params["device"] in DEVICE_REQUESTS, "device must be one of %s" % ", ".join(DEVICE_REQUESTS))
-    _require(params["dtype"] in DTYPES, "dtype must be one of %s" % ", ".join(sorted(DTYPES)))
-    sizes = params["sizes_mib"]
-    _require(all(_is_int(size) and size >= 1 for size in sizes), "sizes_mib must be whole MiB >= 1")
-    for key, lowest in (("warmup_iterations", 0), ("min_iterations", 1), ("max_iterations", 1), ("repeats", 1),
-                        ("min_plateau_points", 1), ("verify_sample_elements", 1)):
-        _require(_is_int(params[key]) and params[key] >= lowest, "%s must be an integer >= %d" % (key, lowest))
-    _require(params["max_iterations"] >= params["min_iterations"], "max_iterations must be >= min_iterations")
-    for key in ("target_point_ms", "quick_target_point_ms", "tolerance_pct", "cv_warn_pct", "l2_multiple",
-                "safety_margin_mib", "safety_margin_pct"):
-        _require(math.isfinite(params[key]) and params[key] >= 0, "%s must be a finite number >= 0" % key)
-    _require(params["target_point_ms"] > 0 and params["quick_target_point_ms"] > 0, "target times must be > 0")
-    _require(params["safety_margin_pct"] < 100, "safety_margin_pct must be < 100")
+    """What the spec (params.json) cannot say: a check across parameters."""
+    require(params["max_iterations"] >= params["min_iterations"], "max_iterations must be >= min_iterations")
 
 
 def resolve_plan(params: Dict[str, Any], kind: str) -> Dict[str, Any]:

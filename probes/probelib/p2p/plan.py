@@ -1,38 +1,16 @@
-"""The p2p plan: parameters checked, the size list, and the sizes lowered to fit the GPUs' free memory."""
+"""The p2p plan: the size list, and the sizes lowered to fit the GPUs' free memory."""
 from __future__ import annotations
 
 from typing import Any, Dict, Sequence
 
 from probelib.fields import unavailable
-from probelib.runner import ParameterError
 
 MIB = 1 << 20
 QUICK_SIZES_MIB = [64, 256]
 QUICK_REPEATS = 1
 MEMORY_FRACTION = 0.4
-DEVICE_REQUESTS = ("auto", "cuda")
 PLATEAU_TOLERANCE_PCT = 3.0
 PLATEAU_MIN_POINTS = 2
-
-
-def _require(condition: bool, message: str) -> None:
-    if not condition:
-        raise ParameterError(message)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def check_params(params: Dict[str, Any]) -> None:
-    """Refuse what the runner's type check lets through (2.5 iterations, an empty size list, a negative warm-up)."""
-    _require(params["device"] in DEVICE_REQUESTS,
-             "device must be one of %s (both mean every visible GPU), not %r" % (", ".join(DEVICE_REQUESTS), params["device"]))
-    sizes = params["sizes_mib"]
-    _require(bool(sizes) and all(_is_int(size) and size >= 1 for size in sizes),
-             "sizes_mib must be a non-empty list of whole MiB >= 1, not %r" % (sizes,))
-    for key, lowest in (("iterations", 1), ("repeats", 1), ("warmup", 0), ("latency_copies", 1), ("latency_size_bytes", 1)):
-        _require(_is_int(params[key]) and params[key] >= lowest, "%s must be a whole number >= %d, not %r" % (key, lowest, params[key]))
 
 
 def buffers_per_gpu(bidirectional: bool) -> int:

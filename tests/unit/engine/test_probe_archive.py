@@ -30,6 +30,9 @@ def test_the_cache_gives_the_bytes_a_fresh_pack_gives_and_packs_once(tmp_path, m
 def test_a_changed_member_is_packed_again(tmp_path):
     root = tmp_path / "collection"
     shutil.copytree(os.path.join(ROOT, "probes"), str(root / "probes"))
+    spec = root / "plugins" / "plugin_utils" / "probes" / "health"
+    spec.mkdir(parents=True)
+    shutil.copy(probe_archive.params_spec_path("health", ROOT), str(spec))
     cache = str(tmp_path / "cache")
     before, unused_sha = probe_archive.cached_probe_archive("health", cache, str(root))
     library = root / "probes" / "probelib" / "__init__.py"

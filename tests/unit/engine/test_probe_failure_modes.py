@@ -140,7 +140,7 @@ def test_processes_left_behind_by_a_finished_probe_are_killed(tmp_path):
 
 
 @pytest.mark.parametrize("bad_params, expected", [
-    ({"n": "twenty"}, "parameter 'n' must be int, not str"),
+    ({"n": "twenty"}, "parameter 'n' must be integer, not string 'twenty'"),
     ({"m": 1}, "unknown parameter 'm' (known: n)"),
 ])
 def test_bad_parameters_are_refused_by_the_probe(tmp_path, bad_params, expected):

@@ -6,6 +6,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_interconnect import collective_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems, schema_validator
 from probe_runs import run_probe
+from probelib.params import probe_defaults
 
 MIB = 1 << 20
 FAST = {"device": "cpu", "cpu_max_bytes": MIB, "target_time_per_size_s": 0.01, "warmup": 2, "min_iterations": 3}
@@ -52,7 +53,7 @@ def test_one_gpu_shows_the_prediction_with_every_world_size_not_measurable(monke
     one = [{"kind": "cuda", "index": 0, "torch_device": "cuda:0", "name": "NVIDIA H200", "uuid": "GPU-1234",
             "memory_total_mib": 143771, "compute_capability": "9.0"}]
     monkeypatch.setattr(devices, "measured_devices", lambda unused_torch, unused_requested: one)
-    result = collective.collect(dict(collective.DEFAULTS))
+    result = collective.collect(dict(probe_defaults("collective")))
     assert result.status == "unavailable"
     schema_validator("collective.schema.json").validate(result.data)
     prediction = result.data["prediction"]

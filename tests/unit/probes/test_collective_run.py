@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import PYTHON, ROOT, assert_schema_header, run_probe, shadow_module, validate_envelope
+from probelib.params import probe_defaults
 
 MIB = 1 << 20
 FAST = {"device": "cpu", "cpu_max_bytes": MIB, "target_time_per_size_s": 0.01, "warmup": 2, "min_iterations": 3}
@@ -141,7 +142,7 @@ def test_exactly_one_gpu_is_unavailable(monkeypatch):
     one = [{"kind": "cuda", "index": 0, "torch_device": "cuda:0", "name": "NVIDIA H200", "uuid": "GPU-1234",
             "memory_total_mib": 143771, "compute_capability": "9.0"}]
     monkeypatch.setattr(devices, "measured_devices", lambda unused_torch, unused_requested: one)
-    result = collective.collect(dict(collective.DEFAULTS))
+    result = collective.collect(dict(probe_defaults("collective")))
     assert result.status == "unavailable"
     assert result.reason == "1 GPU visible: an all-reduce needs at least 2 ranks"
     assert result.data["curves"] == [] and result.data["devices"] == [{"index": 0, "uuid": "GPU-1234", "name": "NVIDIA H200"}]
@@ -168,7 +169,7 @@ def synthetic_data():
     curve = {"name": "default", "env": {}, "transports": ["P2P/CUMEM"],
              "transport_lines": ["NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read"]}
     curve.update(summarize_curve(raw, 2))
-    plan = collective.make_plan("nccl", "cuda", 2, sizes, dict(collective.DEFAULTS), {"NCCL_DEBUG": "INFO"})
+    plan = collective.make_plan("nccl", "cuda", 2, sizes, dict(probe_defaults("collective")), {"NCCL_DEBUG": "INFO"})
     return {"method": collective.METHOD, "plan": plan, "devices": [{"index": 0, "uuid": "GPU-a", "name": "NVIDIA H200"}],
             "software": {"torch_version": "2.11.0", "nccl_version": "2.28.9", "backend": "nccl"},
             "environment_nccl": {"NCCL_NVLS_ENABLE": "0"}, "topology": {"source": "nvml", "link_classes": ["NV18"], "pairs": []},

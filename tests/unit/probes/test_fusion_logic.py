@@ -4,7 +4,7 @@ import pytest
 from probelib.fusion import compare, plan, summary, traffic
 from probelib.runner import ParameterError
 
-import fusion
+from probelib.params import load_spec, probe_defaults, problems
 
 
 def test_the_unfused_chain_moves_11_tensors_and_the_fused_kernel_5():
@@ -28,7 +28,7 @@ def test_the_accounting_says_its_derivation_in_words():
 
 
 def _params(**given):
-    params = dict(fusion.DEFAULTS)
+    params = dict(probe_defaults("fusion"))
     params.update(given)
     return params
 
@@ -44,11 +44,14 @@ def test_the_plan_picks_bf16_and_large_sizes_on_a_gpu_fp32_and_small_ones_on_the
 
 
 @pytest.mark.parametrize("given", [{"dtype": "int8"}, {"sizes_elements": [0]}, {"repeats": 0}, {"device": "tpu"},
-                                   {"membw_bandwidth_gbps": -1}, {"membw_bandwidth_gbps": {"GPU-1": "fast"}},
-                                   {"max_iterations": 1, "min_iterations": 2}])
-def test_bad_parameters_are_refused(given):
+                                   {"membw_bandwidth_gbps": -1}, {"membw_bandwidth_gbps": {"GPU-1": "fast"}}])
+def test_bad_parameters_are_refused_by_the_spec(given):
+    assert problems(load_spec("fusion"), given)
+
+
+def test_fewer_max_than_min_iterations_is_refused_across_parameters():
     with pytest.raises(ParameterError):
-        plan.check_params(_params(**given))
+        plan.check_params(_params(max_iterations=1, min_iterations=2))
 
 
 def test_the_membw_reference_per_device_or_why_there_is_none():

@@ -6,11 +6,11 @@ import sys
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
-import fusion
 from probe_runs import assert_schema_header, probe_path, run_probe
 from probelib.fusion import compare
 from probelib.fusion.device_run import DeviceRun
 from probelib.fusion.plan import resolve_plan
+from probelib.params import probe_defaults
 
 torch = pytest.importorskip("torch")
 
@@ -71,7 +71,7 @@ def test_the_fused_version_is_measured_or_says_why_not(envelope):
 
 
 def _plan(**given):
-    params = dict(fusion.DEFAULTS, sizes_elements=[256, 1024], target_point_ms=1.0, repeats=2)
+    params = dict(probe_defaults("fusion"), sizes_elements=[256, 1024], target_point_ms=1.0, repeats=2)
     params.update(given)
     return resolve_plan(params, "cpu")
 

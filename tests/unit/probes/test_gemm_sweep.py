@@ -16,6 +16,7 @@ from probelib.gemm import sweep as gemm_sweep  # noqa: E402
 from probelib.gemm.cases import GemmCase, awkward_case, build_plan, square_case  # noqa: E402
 from fake_cuda_event import FakeEvent  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator  # noqa: E402
+from probelib.params import probe_defaults
 
 UUID = "GPU-6b6bb8c4-1c4f-7a3e-9d2a-000000000001"
 
@@ -74,7 +75,7 @@ def small_plan(dtypes):
 
 
 def params(**overrides):
-    values = dict(gemm.DEFAULTS, repeat_time_s=0.002, warmup_time_s=0.001)
+    values = dict(probe_defaults("gemm"), repeat_time_s=0.002, warmup_time_s=0.001)
     values.update(overrides)
     gemm.check_params(values)
     return values

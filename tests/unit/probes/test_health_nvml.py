@@ -4,6 +4,7 @@ import health
 from probelib.health.software import format_cuda_version
 from probelib.nvml.access import NvmlReader, NvmlSession, describe_nvml_error
 from probelib.nvml.nvlink import read_nvlinks
+from probelib.params import probe_defaults
 from probelib.system.roots import SystemRoots
 from probelib.system.sysfs import normalize_bus_id, parse_cpulist
 
@@ -146,7 +147,7 @@ def test_a_raising_section_makes_the_probe_partial(tmp_path, monkeypatch):
     session = NvmlSession().open(importer=fake_pynvml.FakeModule)
     roots = SystemRoots(proc=str(tmp_path), sys=str(tmp_path), dev=str(tmp_path), etc=str(tmp_path),
                         root=str(tmp_path), var_log=str(tmp_path))
-    result = health.collect(dict(health.DEFAULTS, cuda_init=False), roots=roots, nvml=session)
+    result = health.collect(dict(probe_defaults("health"), cuda_init=False), roots=roots, nvml=session)
     assert result.status == "partial"
     assert result.data["errors"] == [{"section": "platform", "error": "RuntimeError: boom"}]
     assert result.data["platform"] == {"unavailable": "section platform failed: RuntimeError: boom"}

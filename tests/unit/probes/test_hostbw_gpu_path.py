@@ -18,6 +18,7 @@ from probelib.hostbw import device_run
 from probelib.hostbw.numa import format_cpulist
 from fake_cuda_event import FakeEvent  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator  # noqa: E402
+from probelib.params import probe_defaults
 
 GIB = 2 ** 30
 
@@ -137,7 +138,7 @@ def _run(monkeypatch, fake, **params):
     monkeypatch.setitem(sys.modules, "torch", fake)
     monkeypatch.setattr(hostbw, "_open_snapshots", lambda: snapshots)
     monkeypatch.setattr(device_run, "read_locality", lambda bus_id: localities[bus_id])
-    merged = dict(hostbw.DEFAULTS, buffer_mib=4, iterations=3, repeats=3, warmup=1, check_elements=64)
+    merged = dict(probe_defaults("hostbw"), buffer_mib=4, iterations=3, repeats=3, warmup=1, check_elements=64)
     merged.update(params)
     result = hostbw.collect(merged)
     assert snapshots.closed
@@ -224,6 +225,6 @@ def test_no_gpu_when_cuda_is_demanded_is_unavailable(monkeypatch, device):
     monkeypatch.setitem(sys.modules, "torch", real_torch)
     if real_torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    result = hostbw.collect(dict(hostbw.DEFAULTS, device=device))
+    result = hostbw.collect(dict(probe_defaults("hostbw"), device=device))
     assert result.status == "unavailable" and "no CUDA GPU" in result.reason
     _validator().validate(result.data)

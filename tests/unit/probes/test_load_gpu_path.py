@@ -13,6 +13,7 @@ import fake_load_nvml
 import load
 from fake_cuda_event import FakeEvent
 from probelib.nvml.access import NvmlSession
+from probelib.params import probe_defaults
 
 GIB = 2 ** 30
 PARAMS = {"duration_s": 1.0, "sample_interval_s": 0.05, "process_interval_s": 0.25, "warmup_s": 0.3, "settle_s": 0.05,
@@ -86,7 +87,7 @@ class FakeTorch:
 
 
 def _collect(monkeypatch, module, torch, **given):
-    params = dict(load.DEFAULTS)
+    params = dict(probe_defaults("load"))
     params.update(PARAMS)
     params.update(given)
     monkeypatch.setitem(sys.modules, "torch", torch)
@@ -158,7 +159,7 @@ def test_without_nvml_the_load_is_not_run(monkeypatch):
     module = fake_load_nvml.LoadModule()
     monkeypatch.setitem(sys.modules, "torch", FakeTorch(module))
     monkeypatch.setattr(load, "_open_session", lambda: NvmlSession().open(importer=missing))
-    params = dict(load.DEFAULTS)
+    params = dict(probe_defaults("load"))
     params.update(PARAMS)
     result = load.collect(params)
     assert result.status == "unavailable" and "pip install nvidia-ml-py" in result.reason

@@ -11,6 +11,7 @@ from probelib.load.sampler import Sampler, next_tick
 from probelib.nvml.access import NvmlReader, NvmlSession
 from probelib.nvml.gpu_reads import COLUMNS, GpuReads, flatten_processes, match_handles
 from probelib.runner import ParameterError
+from probelib.params import load_spec, probe_defaults, problems
 
 PROBES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes")
 
@@ -142,7 +143,7 @@ def test_a_failing_round_is_recorded_and_sampling_goes_on():
 
 
 def _params(**given):
-    params = dict(load.DEFAULTS)
+    params = dict(probe_defaults("load"))
     params.update(given)
     return params
 
@@ -153,9 +154,10 @@ def test_plan_and_parameter_checks():
     assert make_plan(_params(quick=True))["duration_s"] == 20.0
     assert make_plan(_params(quick=True, duration_s=15))["duration_s"] == 15.0
     for given, word in (({"duration_s": 0}, "duration_s"), ({"sample_interval_s": 0.01}, "sample_interval_s"),
-                        ({"process_interval_s": 0.1}, "process_interval_s"), ({"cooldown_s": -1}, "cooldown_s"),
-                        ({"matmul_n": 100}, "matmul_n"), ({"dtype": "fp8"}, "dtype"),
-                        ({"duration_s": 4, "warmup_s": 5}, "warmup_s")):
+                        ({"cooldown_s": -1}, "cooldown_s"), ({"matmul_n": 100}, "matmul_n"), ({"dtype": "fp8"}, "dtype")):
+        found = problems(load_spec("load"), given)
+        assert len(found) == 1 and word in found[0], found
+    for given, word in (({"process_interval_s": 0.1}, "process_interval_s"), ({"duration_s": 4, "warmup_s": 5}, "warmup_s")):
         with pytest.raises(ParameterError, match=word):
             check_params(_params(**given))
     check_params(_params(quick=True))

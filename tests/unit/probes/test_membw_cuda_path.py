@@ -11,6 +11,7 @@ import membw
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan
 from fake_cuda_event import FakeEvent  # noqa: E402
+from probelib.params import probe_defaults
 
 torch = pytest.importorskip("torch")
 
@@ -68,7 +69,7 @@ def _validate(entry, plan):
 def test_gpu_path_sweep_plateau_repeats_and_state():
     fake = FakeTorch(free_bytes=8 * 1024 * MIB)
     # a stand-in 'GPU' with a 50 MiB L2: l2_multiple 0.02 lets 1 MiB and up be plateau candidates
-    plan = resolve_plan(dict(membw.DEFAULTS, sizes_mib=[1, 2, 4, 8192], target_point_ms=5.0, l2_multiple=0.02), "cuda")
+    plan = resolve_plan(dict(probe_defaults("membw"), sizes_mib=[1, 2, 4, 8192], target_point_ms=5.0, l2_multiple=0.02), "cuda")
     entry = DeviceRun(fake, GPU, plan, _snapshot).run()
     _validate(entry, plan)
     assert entry["status"] == "ok", entry["problems"]
@@ -84,7 +85,7 @@ def test_gpu_path_sweep_plateau_repeats_and_state():
 
 def test_gpu_path_quick_walks_down_to_the_largest_size_that_fits():
     fake = FakeTorch(free_bytes=2048 * MIB)  # margin 1024 MiB: 2 x 256 fits, 2 x 1024 does not
-    plan = resolve_plan(dict(membw.DEFAULTS, quick=True, sizes_mib=[4, 256, 1024]), "cuda")
+    plan = resolve_plan(dict(probe_defaults("membw"), quick=True, sizes_mib=[4, 256, 1024]), "cuda")
     entry = DeviceRun(fake, GPU, plan, _snapshot).run()
     _validate(entry, plan)
     by_size = {point["size_mib"]: point for point in entry["sweep"]}

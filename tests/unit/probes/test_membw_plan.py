@@ -1,33 +1,33 @@
-"""membw plan: parameter checks, the size plans, the memory bound, iterations per point, the bandwidth formula."""
-import copy
-import importlib
-
+"""membw plan: parameters refused by its spec or across parameters, the size plans, the memory bound, iterations per point, the bandwidth formula."""
 import pytest
 
 from probelib.membw.plan import (CPU_SIZES_MIB, GPU_SIZES_MIB, MIB, bandwidth_gbps, check_params, fits, iterations_for,
                                  margin_bytes, resolve_plan)
+from probelib.params import load_spec, probe_defaults, problems
 from probelib.runner import ParameterError
 
-DEFAULTS = importlib.import_module("membw").DEFAULTS
+DEFAULTS = probe_defaults("membw")
 
 
 def test_defaults_pass_and_every_parameter_is_documented():
     check_params(dict(DEFAULTS))
-    description = importlib.import_module("membw").DESCRIPTION
-    for key in DEFAULTS:
-        assert key in description, key
+    for name, schema in load_spec("membw")["properties"].items():
+        assert schema["description"], name
 
 
 @pytest.mark.parametrize("key, value", [
     ("repeats", 2.5), ("repeats", 0), ("device", "tpu"), ("dtype", "float64"), ("sizes_mib", [0]),
-    ("sizes_mib", [1.5]), ("tolerance_pct", -1.0), ("max_iterations", 1), ("target_point_ms", 0.0),
-    ("safety_margin_pct", 100.0), ("min_plateau_points", 0),
+    ("sizes_mib", [1.5]), ("tolerance_pct", -1.0), ("target_point_ms", 0.0), ("safety_margin_pct", 100.0),
+    ("min_plateau_points", 0),
 ])
-def test_bad_values_are_refused(key, value):
-    params = copy.deepcopy(DEFAULTS)
-    params[key] = value
-    with pytest.raises(ParameterError):
-        check_params(params)
+def test_bad_values_are_refused_by_the_spec(key, value):
+    assert problems(load_spec("membw"), {key: value})
+
+
+def test_fewer_max_than_min_iterations_is_refused_across_parameters():
+    assert problems(load_spec("membw"), {"max_iterations": 1}) == []
+    with pytest.raises(ParameterError, match="max_iterations must be >= min_iterations"):
+        check_params(dict(DEFAULTS, max_iterations=1))
 
 
 def test_plans_per_kind_and_quick():

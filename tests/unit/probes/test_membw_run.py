@@ -14,6 +14,7 @@ from probelib import device_outcome
 from probelib.membw import device_run
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan
+from probelib.params import probe_defaults
 
 torch = pytest.importorskip("torch")
 
@@ -109,7 +110,7 @@ def test_bad_parameter_is_an_error_envelope(tmp_path):
 
 
 def _small_plan(**changes):
-    params = dict(membw.DEFAULTS, sizes_mib=[1, 2, 4], target_point_ms=5.0, l2_multiple=0.0)
+    params = dict(probe_defaults("membw"), sizes_mib=[1, 2, 4], target_point_ms=5.0, l2_multiple=0.0)
     params.update(changes)
     return resolve_plan(params, "cpu")
 

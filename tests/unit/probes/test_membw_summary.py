@@ -10,10 +10,10 @@ from probelib.membw.gpu_state import SnapshotDuring, where_in_window
 from probelib.membw.plan import resolve_plan
 from probelib.membw.summary import headline, plateau_record, repeats_record
 
-import membw
+from probelib.params import probe_defaults
 
-PLAN = resolve_plan(dict(membw.DEFAULTS), "cuda")
-QUICK_PLAN = resolve_plan(dict(membw.DEFAULTS, quick=True), "cuda")
+PLAN = resolve_plan(dict(probe_defaults("membw")), "cuda")
+QUICK_PLAN = resolve_plan(dict(probe_defaults("membw"), quick=True), "cuda")
 
 
 def test_plateau_record_found():

@@ -16,6 +16,7 @@ import p2p
 from probelib.p2p import copies, pair_run
 from probelib.runner import ProbeResult, build_envelope
 from fake_cuda_event import FakeEvent  # noqa: E402
+from probelib.params import probe_defaults
 
 GIB = 1 << 30
 
@@ -111,7 +112,7 @@ def _topology():
 def _collect(monkeypatch, fake, topology=None, **params):
     monkeypatch.setitem(sys.modules, "torch", fake)
     monkeypatch.setattr(p2p, "_read_topology", lambda: topology or _topology())
-    merged = dict(p2p.DEFAULTS, sizes_mib=[1, 2], iterations=3, repeats=2, warmup=1, latency_copies=20)
+    merged = dict(probe_defaults("p2p"), sizes_mib=[1, 2], iterations=3, repeats=2, warmup=1, latency_copies=20)
     merged.update(params)
     result = p2p.collect(merged)
     data = json.loads(json.dumps(result.data, allow_nan=False))

@@ -1,9 +1,8 @@
-"""The p2p plan: parameter checks and the sizes lowered to fit free GPU memory (hand-computed)."""
+"""The p2p plan: parameters refused by its spec, and the sizes lowered to fit free GPU memory (hand-computed)."""
 import pytest
 
-import p2p
-from probelib.p2p.plan import MIB, check_params, fit_sizes, make_plan
-from probelib.runner import ParameterError
+from probelib.p2p.plan import MIB, fit_sizes, make_plan
+from probelib.params import load_spec, probe_defaults, problems
 
 GIB = 1 << 30
 
@@ -34,20 +33,20 @@ def test_when_nothing_fits_the_largest_whole_mib_that_does_is_used():
 
 
 def test_plan_defaults_quick_and_unidirectional():
-    plan = make_plan(dict(p2p.DEFAULTS), "torch.cuda._sleep", [80 * GIB, 80 * GIB])
+    plan = make_plan(dict(probe_defaults("p2p")), "torch.cuda._sleep", [80 * GIB, 80 * GIB])
     assert plan["sizes_mib_requested"] == [1, 4, 16, 64, 256, 1024] and plan["repeats"] == 3
     assert (plan["iterations"], plan["warmup"], plan["latency_copies"], plan["latency_size_bytes"]) == (10, 2, 200, 8)
     assert plan["buffers_per_gpu"] == 2 and plan["least_free_memory_bytes"] == 80 * GIB
-    quick = make_plan(dict(p2p.DEFAULTS, quick=True, bidirectional=False), {"unavailable": "no spin"}, [80 * GIB] * 2)
+    quick = make_plan(dict(probe_defaults("p2p"), quick=True, bidirectional=False), {"unavailable": "no spin"}, [80 * GIB] * 2)
     assert quick["sizes_bytes"] == [64 * MIB, 256 * MIB] and quick["repeats"] == 1 and quick["buffers_per_gpu"] == 1
-    unfitted = make_plan(dict(p2p.DEFAULTS), "torch.cuda._sleep")
+    unfitted = make_plan(dict(probe_defaults("p2p")), "torch.cuda._sleep")
     assert unfitted["sizes_bytes"][-1] == GIB and "unavailable" in unfitted["least_free_memory_bytes"]
 
 
 @pytest.mark.parametrize("key,value,words", [
-    ("device", "cpu", "device must be"), ("sizes_mib", [], "sizes_mib"), ("sizes_mib", [1, 2.5], "sizes_mib"),
+    ("device", "cpu", "must be one of"), ("sizes_mib", [], "sizes_mib"), ("sizes_mib", [1, 2.5], "sizes_mib"),
     ("iterations", 0, "iterations"), ("repeats", 1.5, "repeats"), ("warmup", -1, "warmup"),
     ("latency_copies", True, "latency_copies"), ("latency_size_bytes", 0, "latency_size_bytes")])
 def test_bad_parameters_are_refused(key, value, words):
-    with pytest.raises(ParameterError, match=words):
-        check_params(dict(p2p.DEFAULTS, **{key: value}))
+    found = problems(load_spec("p2p"), {key: value})
+    assert len(found) == 1 and words in found[0], found

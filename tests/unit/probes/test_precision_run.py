@@ -171,6 +171,7 @@ def test_explicit_tensors_one_dimensional_integer_and_missing(tmp_path):
 def test_an_altered_shipped_slice_is_an_error_that_says_so(tmp_path):
     probes = tmp_path / "probes"
     shutil.copytree(os.path.join(ROOT, "probes"), str(probes), ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(os.path.join(ROOT, "plugins", "plugin_utils", "probes", "precision", "params.json"), str(probes / "precision.params.json"))
     target = probes / "probelib" / "precision" / "data" / manifest()["file"]
     payload = bytearray(target.read_bytes())
     payload[len(payload) // 2] ^= 0x40

@@ -14,6 +14,7 @@ from probe_runs import assert_schema_header, probe_help, run_probe, shadow_modul
 from probelib.nvml.access import NvmlSession
 from probelib.toolchain.children import DEVICES_CHILD, LIBRARIES_CHILD
 from probelib.toolchain.contract import ORDER, make_contract, probe_status
+from probelib.params import probe_defaults
 
 DISTORTING = ("CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH", "CUDA_LAUNCH_BLOCKING", "LD_PRELOAD", "NCCL_P2P_DISABLE",
               "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "PYTORCH_NO_CUDA_MEMORY_CACHING", "CUDA_MPS_PIPE_DIRECTORY",
@@ -141,7 +142,7 @@ def _fake_host(monkeypatch, module, libraries=None, devices=None):
 
 def test_a_consistent_two_gpu_host_is_ok_with_every_contract_passed(monkeypatch):
     _fake_host(monkeypatch, TwoGpuModule(), copy.deepcopy(LIBRARIES), copy.deepcopy(DEVICES))
-    result = toolchain.collect(dict(toolchain.DEFAULTS))
+    result = toolchain.collect(dict(probe_defaults("toolchain")))
     schema_validator("toolchain.schema.json").validate(result.data)
     assert (result.status, result.reason) == ("ok", "")
     assert [contract["status"] for contract in result.data["contracts"]] == ["pass"] * 5
@@ -160,7 +161,7 @@ def test_failed_contracts_keep_the_probe_ok(monkeypatch):
     devices = dict(DEVICES, device_count=1, uuids=["GPU-aaaa"])
     _fake_host(monkeypatch, module, copy.deepcopy(LIBRARIES), devices)
     monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
-    result = toolchain.collect(dict(toolchain.DEFAULTS))
+    result = toolchain.collect(dict(probe_defaults("toolchain")))
     schema_validator("toolchain.schema.json").validate(result.data)
     statuses = {contract["id"]: contract["status"] for contract in result.data["contracts"]}
     assert statuses == {"driver_supports_cuda_build": "pass", "nccl_loads": "pass", "nvml_cuda_agree": "fail",
@@ -170,7 +171,7 @@ def test_failed_contracts_keep_the_probe_ok(monkeypatch):
 
 def test_a_crashing_cuda_side_is_partial(monkeypatch):
     _fake_host(monkeypatch, TwoGpuModule(), copy.deepcopy(LIBRARIES), None)
-    result = toolchain.collect(dict(toolchain.DEFAULTS))
+    result = toolchain.collect(dict(probe_defaults("toolchain")))
     schema_validator("toolchain.schema.json").validate(result.data)
     assert result.status == "partial"
     assert result.reason == ("1 of 5 contracts not decided: nvml_cuda_agree (not decided: the fresh Python died of "
@@ -183,7 +184,7 @@ def test_a_decision_that_raises_is_an_error_entry(monkeypatch):
     def broken(*unused_args):
         raise KeyError("boom")
     monkeypatch.setattr(toolchain.persistence, "decide", broken)
-    result = toolchain.collect(dict(toolchain.DEFAULTS))
+    result = toolchain.collect(dict(probe_defaults("toolchain")))
     schema_validator("toolchain.schema.json").validate(result.data)
     assert result.status == "partial" and result.data["errors"] == [{"section": "persistence_mode", "error": "KeyError: 'boom'"}]
     assert result.data["contracts"][4]["status"] == "unavailable"
@@ -208,7 +209,7 @@ def test_mig_mode_read_through_nvml_leaves_the_device_comparison_undecided(monke
         def nvmlDeviceGetMigMode(self, handle):
             return [1, 1] if handle == "handle1" else [0, 0]
     _fake_host(monkeypatch, MigModule(), copy.deepcopy(LIBRARIES), copy.deepcopy(DEVICES))
-    result = toolchain.collect(dict(toolchain.DEFAULTS))
+    result = toolchain.collect(dict(probe_defaults("toolchain")))
     agree = result.data["contracts"][2]
     assert agree["status"] == "unavailable" and "MIG mode is enabled on GPU(s) 1" in agree["observed"]
     assert result.status == "partial"

@@ -5,8 +5,9 @@ import fusion
 from probelib.fusion import traffic
 from probelib.fusion.plan import resolve_plan
 from probelib.fusion.summary import speedups, unmeasured_point, verification_record, version_record
+from probelib.params import probe_defaults
 
-PLAN = resolve_plan(dict(fusion.DEFAULTS), "cuda")
+PLAN = resolve_plan(dict(probe_defaults("fusion")), "cuda")
 GPU = {"kind": "cuda", "index": 0, "name": "NVIDIA H200", "uuid": "GPU-1e49e0ec", "memory_total_mib": 143771,
        "compute_capability": "9.0"}
 

@@ -25,9 +25,11 @@ PROBELIB = os.path.join(ROOT, "probes", "probelib")
 HOSTILE = "it's $HOME `id` \"q\" \\ $(echo no)\nnext line é ; rm -rf x"
 ECHO_PROBE = '''import sys
 from probelib.runner import ProbeResult, main
-sys.exit(main("echo", "Echo the parameters.", lambda params: ProbeResult("ok", {"params": params}),
-              defaults={"note": "", "count": 1, "flag": False}))
+sys.exit(main("echo", "Echo the parameters.", lambda params: ProbeResult("ok", {"params": params})))
 '''
+ECHO_SPEC = {"properties": {"note": {"type": "string", "default": "", "description": "n"},
+                            "count": {"type": "integer", "default": 1, "description": "c"},
+                            "flag": {"type": "boolean", "default": False, "description": "f"}}}
 GONE = "/root/.ansible_async/j1.work"  # where the argv as run pointed
 
 
@@ -51,6 +53,9 @@ def _fake_collection(tmp_path):
     collection = tmp_path / "collection"
     (collection / "probes").mkdir(parents=True)
     (collection / "probes" / "echo.py").write_text(ECHO_PROBE)
+    spec = collection / "plugins" / "plugin_utils" / "probes" / "echo"
+    spec.mkdir(parents=True)
+    (spec / "params.json").write_text(json.dumps(ECHO_SPEC))  # where a checkout has it; the pasted lines copy it
     os.symlink(PROBELIB, str(collection / "probes" / "probelib"))
     home = tmp_path / "home"
     home.mkdir()
@@ -96,7 +101,8 @@ def test_a_host_name_that_is_not_plain_stands_as_host(host):
     assert host not in lines and "# then on HOST:" in lines and "<" not in lines
     assert shlex.split(lines, comments=True) == [
         "COLLECTION=~/.ansible/collections/ansible_collections/gpufleet/validation", "scp", "-r", "$COLLECTION/probes",
-        "HOST:gpufleet-probes", "python3", "$HOME/gpufleet-probes/echo.py", "--params-json", "{}"]
+        "HOST:gpufleet-probes", "scp", "$COLLECTION/plugins/plugin_utils/probes/echo/params.json",
+        "HOST:gpufleet-probes/echo.params.json", "python3", "$HOME/gpufleet-probes/echo.py", "--params-json", "{}"]
 
 
 @pytest.mark.parametrize("host", ["gpu-a01", "gpu-a01.rack7.example.org", "10.0.0.7", "fe80::1"])

@@ -24,5 +24,5 @@ if middle == 0:
 os.waitpid(middle, 0)
 while not os.path.exists(params["pidfile"]):
     time.sleep(0.01)
-sys.exit(main("fake", "leaves a daemon", lambda p: ProbeResult("ok", {}), defaults={"pidfile": ""},
+sys.exit(main("fake", "leaves a daemon", lambda p: ProbeResult("ok", {}), spec={"properties": {"pidfile": {"type": "string", "default": ""}}},
               argv=["--params", args.params, "--out", args.out]))

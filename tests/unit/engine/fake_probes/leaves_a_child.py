@@ -12,4 +12,4 @@ child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"]
 with open(params["pidfile"], "w") as handle:
     handle.write(str(child.pid))
 sys.exit(main("fake", "leaves a child", lambda p: ProbeResult("ok", {"child": child.pid}),
-              defaults={"pidfile": ""}, argv=["--params", args.params, "--out", args.out]))
+              spec={"properties": {"pidfile": {"type": "string", "default": ""}}}, argv=["--params", args.params, "--out", args.out]))
