@@ -3,6 +3,7 @@ probe they make runs through the real playbook into the store, the judge and the
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,10 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 PAGE = os.path.join(ROOT, "docs", "adding-a-probe.md")
-BLOCK = re.compile(r"<!-- adding-a-probe: (write|append) (\S+) -->\n```[a-z]*\n(.*?)\n```", re.S)
+BLOCK = re.compile(r"<!-- adding-a-probe: (write|append|run) ?(\S*) -->\n```[a-z]*\n(.*?)\n```", re.S)
+# The unit contracts every probe is held to, run in the copy with the toy probe added.
+UNIT_CONTRACTS = ["tests/unit/test_probe_contracts.py", "tests/unit/test_metric_catalogue.py", "tests/unit/judge/test_rule_texts.py",
+                  "tests/unit/tools/test_params_tables.py", "tests/unit/engine/test_param_spec.py"]
 # What the copy leaves out: the venv, the history, results and what the rig and CI leave behind.
 NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".ansible", ".whl", ".rig", "results", "collections", "__pycache__",
                                     "examples", "*.tar.gz")
@@ -25,10 +29,30 @@ def documented_blocks():
         return BLOCK.findall(handle.read())
 
 
-def test_the_page_has_the_probe_s_script_schema_declaration_and_rule():
-    assert [(action, path) for action, path, _text in documented_blocks()] == [
-        ("write", "probes/toy.py"), ("write", "plugins/plugin_utils/probes/toy/params.json"), ("write", "schemas/toy.schema.json"),
-        ("write", "plugins/plugin_utils/probes/toy.py"), ("append", "rules/default.yaml")]
+def test_the_page_adds_only_the_probes_own_packages_its_schema_its_page_and_one_rules_entry():
+    steps = [(action, path) for action, path, _text in documented_blocks()]
+    assert steps == [
+        ("write", "probes/probelib/toy/__init__.py"), ("write", "probes/toy.py"),
+        ("write", "plugins/plugin_utils/probes/toy/params.json"), ("write", "schemas/toy.schema.json"),
+        ("write", "plugins/plugin_utils/probes/toy/__init__.py"), ("write", "plugins/plugin_utils/probes/toy/run.py"),
+        ("write", "plugins/plugin_utils/probes/toy/metrics.py"), ("write", "plugins/plugin_utils/probes/toy/judging.py"),
+        ("write", "plugins/plugin_utils/probes/toy/view.py"), ("append", "rules/default.yaml"), ("write", "docs/toy.md"),
+        ("run", "")]
+    written = [path for action, path in steps if action in ("write", "append")]
+    shared = [path for path in written if not path.startswith(("probes/toy.py", "probes/probelib/toy/", "plugins/plugin_utils/probes/toy/",
+                                                               "schemas/toy.", "docs/toy."))]
+    assert shared == ["rules/default.yaml"]
+    with open(PAGE, encoding="utf-8") as handle:
+        assert "touches **%d files, none of them shared except one appended rules entry**" % len(written) in handle.read()
+
+
+def _run_documented(copy, text):
+    """A `run` block: one command per line, split into argv (never a shell); python is this interpreter."""
+    for line in text.splitlines():
+        argv = shlex.split(line)
+        argv = [sys.executable if argv[0] == "python" else argv[0]] + argv[1:]
+        completed = subprocess.run(argv, cwd=copy, capture_output=True, text=True, timeout=120, check=False)
+        assert completed.returncode == 0, (line, completed.stdout + completed.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -40,42 +64,53 @@ def collection_with_toy(tmp_path_factory):
     namespace.mkdir(parents=True)
     (namespace / "validation").symlink_to(os.path.join("..", "..", ".."))
     for action, path, text in documented_blocks():
+        if action == "run":
+            _run_documented(copy, text)
+            continue
         assert not os.path.isabs(path) and ".." not in path.split("/"), path
         os.makedirs(os.path.dirname(copy / path), exist_ok=True)
         with open(copy / path, "a" if action == "append" else "x", encoding="utf-8") as handle:
             handle.write(text + "\n")
+    contracts = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not gpu"] + UNIT_CONTRACTS,
+                               cwd=copy, capture_output=True, text=True, timeout=900, check=False)
     results = work / "results"
     argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-e", "gpufleet_profile=toy", "-e", "gpufleet_results_dir=%s" % results]
     completed = subprocess.run(argv, cwd=copy, capture_output=True, text=True, timeout=600, check=False)
     runs = [entry for entry in os.listdir(results) if entry != "latest"] if results.is_dir() else []
-    return completed.returncode, completed.stdout + completed.stderr, results / runs[0] if len(runs) == 1 else None
+    return (completed.returncode, completed.stdout + completed.stderr, results / runs[0] if len(runs) == 1 else None,
+            contracts.returncode, contracts.stdout + contracts.stderr)
+
+
+def test_the_unit_contracts_hold_with_the_toy_probe_added(collection_with_toy):
+    code, output = collection_with_toy[3:]
+    assert code == 0, output
 
 
 def test_the_toy_probe_runs_through_the_real_playbook_alone_in_its_profile(collection_with_toy):
-    code, output, run_dir = collection_with_toy
+    code, output, run_dir = collection_with_toy[:3]
     assert code == 0, output
     assert sorted(name for name in os.listdir(run_dir / "localhost") if name.endswith(".json")
                   and name not in STORE_FILES) == ["toy.json"], output
     with open(run_dir / "localhost" / "toy.json", encoding="utf-8") as handle:
         envelope = json.load(handle)
     assert envelope["status"] == "ok", envelope["reason"]
-    assert len(envelope["data"]["repeats_items_per_s"]) == 3 and envelope["data"]["median_items_per_s"] > 1000
+    assert len(envelope["data"]["repeats_ms"]) == 3 and 0 < envelope["data"]["median_ms"] < 10000
 
 
 def test_the_judge_holds_it_to_its_rule_and_compares_its_metric(collection_with_toy):
-    _code, output, run_dir = collection_with_toy
+    _code, output, run_dir = collection_with_toy[:3]
     with open(run_dir / "fleet.json", encoding="utf-8") as handle:
         fleet = json.load(handle)
     checks = {check["id"]: check for check in fleet["hosts"]["localhost"]["checks"]}
-    assert checks["toy.sum_rate"]["status"] == "pass", output
-    assert checks["toy.sum_rate"]["unit"] == "items/s" and checks["toy.sum_rate"]["reference"] == 1000
+    assert checks["toy.sum_time"]["status"] == "pass", output
+    assert checks["toy.sum_time"]["unit"] == "ms" and checks["toy.sum_time"]["reference"] == 10000
     assert "toy.probe_status" not in checks
-    assert "toy.sum_rate_items_per_s" in json.dumps(fleet["fleet_statistics"]), fleet["fleet_statistics"]
+    assert "toy.sum_time_ms" in json.dumps(fleet["fleet_statistics"]), fleet["fleet_statistics"]
 
 
 def test_the_dossier_shows_its_section(collection_with_toy):
-    _code, _output, run_dir = collection_with_toy
+    _code, _output, run_dir = collection_with_toy[:3]
     with open(run_dir / "localhost" / "dossier.html", encoding="utf-8") as handle:
         dossier = handle.read()
-    assert "Sum rate of each repeat" in dossier and "Each repeat sums 1000000 integers." in dossier
-    assert "toy.sum_rate" in dossier
+    assert "Sum time of each repeat" in dossier and "Each repeat sums 1000000 integers." in dossier
+    assert "toy.sum_time" in dossier
