@@ -38,7 +38,7 @@ def membw_measurements(data: Dict[str, Any]) -> List[Measurement]:
             missing = not_measured(what, raw["unavailable"])
         elif samples and value is not None:
             what = "the copy bandwidth (read + written) at %s MiB, repeated (%s %s)" % (
-                repeats.get("size_mib"), REPEATED_AT.get(source, "headline"), format_quantity(value, "GB/s"))
+                repeats.get("size_mib"), REPEATED_AT.get(source, "headline"), format_quantity(value, BANDWIDTH.unit))
         found.append(Measurement.of(BANDWIDTH, Device.of(entry.get("device")), what, value=value, missing=missing, samples=samples))
     return found
 
