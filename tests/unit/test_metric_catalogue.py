@@ -76,15 +76,17 @@ def test_every_metric_a_probe_produces_is_declared_with_its_unit_and_direction_a
 
 
 def test_every_baseline_check_names_a_declared_metric_and_its_rule_the_metrics_baseline_key():
+    """The check reads the catalogue's baseline key; the rule's params.known_good states it again, as the value a host's
+    rule override replaces (an override may only set a param the rule has), so the two are pinned equal here."""
     by_check = {(rule["probe"], rule["check"]): rule for rule in rules()["rules"]}
     catalogue = metric_catalogue()
     checked = 0
     for probe in declarations():
         judging = judging_of(probe)
-        for check, metric_id in (judging.baseline_checks.items() if judging is not None else ()):
-            spec = catalogue[metric_id]
+        for check, spec in (judging.baseline_checks.items() if judging is not None else ()):
+            assert catalogue[spec.id] is spec and spec.baseline_key, (probe, check)
             rule = by_check[(probe, check)]
-            assert rule["params"]["known_good"] == spec.baseline_key, (rule["id"], metric_id)
+            assert rule["params"]["known_good"] == spec.baseline_key, (rule["id"], spec.id)
             checked += 1
     assert checked == 7
 

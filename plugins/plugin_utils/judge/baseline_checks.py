@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One check for every measured rate: each measurement of a metric against the SKU's known-good value.
 
-A probe's declaration maps a rule's check name to against_known_good(metric_id, its measurements reader); the check
-knows no probe's data layout, only judge/measurement.py's records.
+A probe's judging maps a rule's check name to against_known_good(its metric's catalogue entry, its measurements
+reader); the check knows no probe's data layout, only judge/measurement.py's records.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import statistics
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ..number_format import format_quantity
+from ..probes.metric_catalogue import MetricSpec
 from ..result_fields import is_unavailable
 from .check_helpers import make_check, param_source
 from .measurement import Device, Measurement, MeasurementsFunction, measured, not_measured
@@ -143,11 +144,17 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
     return checks
 
 
-def against_known_good(metric_id: str, measurements: MeasurementsFunction):
-    """The check function of a rule that holds the probe's measurements of metric_id against params.known_good."""
+def against_known_good(metric: MetricSpec, measurements: MeasurementsFunction):
+    """The check function of a rule that holds the probe's measurements of the metric against its known-good value: the
+    baseline entry the rule's params.known_good names (rules/default.yaml states the catalogue's key and
+    tests/unit/test_metric_catalogue.py pins the two equal; a host's rule override may name another), else the one the
+    metric's catalogue entry names (MetricSpec.baseline_key)."""
     def check(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-        return judge_measurements(host, rule, context, (found for found in measurements(data) if found.metric_id == metric_id))
-    check.__doc__ = "Each %s against the rule's known-good value (judge/baseline_checks.py)." % metric_id
+        params = rule.get("params") or {}
+        if params.get("known_good") is None and metric.baseline_key is not None:
+            rule = dict(rule, params=dict(params, known_good=metric.baseline_key))
+        return judge_measurements(host, rule, context, (found for found in measurements(data) if found.metric_id == metric.id))
+    check.__doc__ = "Each %s against the rule's known-good value (judge/baseline_checks.py)." % metric.id
     return check
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from ..probes.metric_catalogue import MetricSpec
 from ..result_fields import number_or_none
 from .check_helpers import gpu_label
 from .metrics import Metric
@@ -109,6 +110,11 @@ class Measurement:
     # Said after `what` wherever the value is compared: where and how it was taken (" on square-8192").
     detail: str = ""
     conditions: Tuple[Condition, ...] = ()
+
+    @classmethod
+    def of(cls, spec: MetricSpec, device: Device, what: str, **fields: Any) -> "Measurement":
+        """A measurement of a catalogue metric: its id, unit and direction are the spec's; fields: value, missing ..."""
+        return cls(spec.id, spec.unit, spec.better, device, what, **fields)
 
 
 # measurements(data) -> every measured quantity of one probe result.

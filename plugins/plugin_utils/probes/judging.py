@@ -12,6 +12,7 @@ from ..judge.catalogue import CheckFunction, MetricsFunction
 from ..judge.measurement import MeasurementsFunction, metrics_of
 from ..judge.settings import SettingsFunction
 from .declaration import DeclarationError
+from .metric_catalogue import MetricSpec
 
 
 @dataclass(frozen=True)
@@ -23,9 +24,9 @@ class ProbeJudging:
     # measurements(data) -> [Measurement] (judge/measurement.py): the probe's data layout read once, into the measured
     # quantities its baseline checks and its metrics are built from.
     measurements: Optional[MeasurementsFunction] = None
-    # {check name: metric id}: the measurements of that metric against the SKU's known-good value
-    # (judge/baseline_checks.py against_known_good); they join checks.
-    baseline_checks: Mapping[str, str] = field(default_factory=dict)
+    # {check name: the metric's catalogue entry (the probe's metrics.py)}: the measurements of that metric against the
+    # SKU's known-good value (judge/baseline_checks.py against_known_good); they join checks.
+    baseline_checks: Mapping[str, MetricSpec] = field(default_factory=dict)
     # settings(data) -> [Setting] (judge/settings.py): configured values, each a drift check (changed: warn) and held
     # to the value most hosts of the SKU share.
     settings: Optional[SettingsFunction] = None
@@ -36,7 +37,7 @@ class ProbeJudging:
         both = sorted(set(self.checks) & set(self.baseline_checks))
         if both:
             raise DeclarationError("check(s) %s declared both in checks and in baseline_checks" % ", ".join(both))
-        baseline = {name: against_known_good(metric_id, self.measurements) for name, metric_id in self.baseline_checks.items()}
+        baseline = {name: against_known_good(metric, self.measurements) for name, metric in self.baseline_checks.items()}
         object.__setattr__(self, "checks", dict(self.checks, **baseline))
         if self.metrics is None and self.measurements is not None:
             object.__setattr__(self, "metrics", metrics_of(self.measurements))

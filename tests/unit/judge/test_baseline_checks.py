@@ -2,6 +2,7 @@
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.baseline_checks import against_known_good, judge_measurements
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Condition, Device, Measurement, Missing, not_measured
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.metric_catalogue import MetricSpec
 
 UUID = "GPU-8eb0778b-d464-b2c2-c1ff-53da4ffb64cd"
 BASELINE = {"id": "toy-sku", "known_good": {"toy_rate": {"value": 100.0, "unit": "GB/s", "source": "a toy rig", "power_limit_w": 700}},
@@ -9,12 +10,12 @@ BASELINE = {"id": "toy-sku", "known_good": {"toy_rate": {"value": 100.0, "unit":
 RULE = {"id": "toy.rate", "probe": "toy", "check": "rate", "severity": "fail",
         "params": {"known_good": "toy_rate", "datasheet": "toy_peak", "fail_below_pct": 85, "warn_below_pct": 95}}
 CONTEXT = RuleContext(host="rig", sku="toy-sku", baseline=BASELINE)
+TOY_RATE = MetricSpec("toy.rate_gbps", "Toy copy", "GB/s", "higher", drift_tolerance=0.10, baseline_key="toy_rate")
 LOWER = "measured at %(measured)g W, the reference at %(reference)g W: not compared"
 
 
 def rate(value=None, index=0, kind="cuda", **fields):
-    return Measurement("toy.rate_gbps", "GB/s", "higher", Device(kind, index, UUID if kind == "cuda" else None), "the toy copy",
-                       value=value, **fields)
+    return Measurement.of(TOY_RATE, Device(kind, index, UUID if kind == "cuda" else None), "the toy copy", value=value, **fields)
 
 
 def test_the_median_of_the_repeats_against_known_good_and_the_datasheet():
@@ -61,5 +62,19 @@ def test_a_missing_value_marked_first_comes_before_the_compared_ones():
 def test_against_known_good_reads_one_metric_of_the_probes_measurements():
     def measurements(data):
         return [rate(data["value"]), Measurement("toy.other", "GB/s", "higher", Device("cuda", 0, UUID), "another", value=1.0)]
-    [check] = against_known_good("toy.rate_gbps", measurements)("rig", {"value": 99.0}, RULE, CONTEXT)
+    [check] = against_known_good(TOY_RATE, measurements)("rig", {"value": 99.0}, RULE, CONTEXT)
     assert check.status == "pass" and check.id == "toy.rate" and check.probe == "toy"
+
+
+def test_the_known_good_entry_is_the_rules_else_the_catalogues():
+    def measurements(data):
+        return [rate(data["value"])]
+    two = dict(BASELINE, known_good=dict(BASELINE["known_good"], other_rate={"value": 200.0, "unit": "GB/s", "source": "another rig"}))
+    context = RuleContext(host="rig", sku="toy-sku", baseline=two)
+    check = against_known_good(TOY_RATE, measurements)
+    [by_catalogue] = check("rig", {"value": 99.0}, dict(RULE, params={"fail_below_pct": 85, "warn_below_pct": 95}), context)
+    assert (by_catalogue.status, by_catalogue.reference) == ("pass", 100.0)
+    assert by_catalogue.reference_source == "baselines/toy-sku.yaml known_good.toy_rate (a toy rig)"
+    overridden = dict(RULE, params=dict(RULE["params"], known_good="other_rate"), overridden=["params"])
+    [by_rule] = check("rig", {"value": 99.0}, overridden, context)
+    assert (by_rule.status, by_rule.reference) == ("fail", 200.0)

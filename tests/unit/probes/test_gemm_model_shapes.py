@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_measurements import gemm_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.view import gemm_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 from probe_runs import run_probe
 from probelib.gemm import params as gemm_params

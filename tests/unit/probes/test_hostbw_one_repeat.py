@@ -25,7 +25,7 @@ def test_two_repeats_write_a_number(tmp_path):
 
 def test_the_judge_and_the_report_read_a_single_repeat():
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw.judging import hostbw_measurements
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_measurements import hostbw_view
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw.view import hostbw_view
 
     result = {"direction": "h2d", "host_memory": "pinned", "bytes_per_copy": 1 << 30, "copies_per_repeat": 20,
               "repeats_gbps": [55.1], "median_gbps": 55.1, "cv_pct": CV_NEEDS_TWO,

@@ -10,8 +10,9 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_health import power_plot
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_interconnect import collective_view, p2p_view
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_load import load_view
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_measurements import gemm_view, membw_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.view import gemm_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.load.view import load_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.view import membw_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.svg_plots import (
     Plot, bar_chart, compact_number, heatmap_chart, line_chart, linear_ticks, log_ticks, nice_number, roofline_chart,
     text_width, tick_label)

@@ -13,16 +13,11 @@ from ...judge.measurement import Condition, Device, Measurement, Missing, measur
 from ...judge.repeats import finite
 from ...result_fields import is_unavailable
 from ..judging import ProbeJudging
+from .metrics import STATE_RATES
 
-STATE_METRICS = (("bf16", "burst"), ("bf16", "sustained"), ("fp8_e4m3", "burst"), ("fp8_e4m3", "sustained"))
 STATE_WORDS = {"burst": "burst (from idle, before the power cap)", "sustained": "sustained (steady state at the power limit)"}
 LOWER_POWER_LIMIT = ("its sustained rate was measured at a %(measured)g W power limit and the known-good at %(reference)g W, so "
                      "the two are not compared: the lowered limit is a configuration finding (health.power_limit), not a slow GPU")
-
-
-def state_metric_id(dtype: str, method: str) -> str:
-    """gemm.bf16_burst_tflops, gemm.fp8_sustained_tflops ..."""
-    return "gemm.%s_%s_tflops" % (dtype.split("_", maxsplit=1)[0], method)
 
 
 def _state_of(rate: Dict[str, Any], method: str, what: str) -> Tuple[Dict[str, Any], Optional[Missing]]:
@@ -46,8 +41,7 @@ def _state_measurement(entry: Dict[str, Any], dtype: str, method: str) -> Option
     states = rate.get("power_states") if isinstance(rate, dict) and isinstance(rate.get("power_states"), dict) else {}
     held = states.get(method) if isinstance(states.get(method), dict) else {}
     what = "the %s %s matmul rate" % (dtype, STATE_WORDS[method])
-    measurement = Measurement(state_metric_id(dtype, method), "TFLOP/s", "higher", Device.of(entry.get("device")), what,
-                              value=measured(held.get("tflops")))
+    measurement = Measurement.of(STATE_RATES[(dtype, method)], Device.of(entry.get("device")), what, value=measured(held.get("tflops")))
     if measurement.device.kind != "cuda":
         return measurement
     if entry.get("error") or not rates:
@@ -76,13 +70,13 @@ def gemm_measurements(data: Dict[str, Any]) -> List[Measurement]:
     devices = data.get("devices") if isinstance(data, dict) else None
     for entry in devices if isinstance(devices, list) else []:
         if isinstance(entry, dict):
-            measured_states = (_state_measurement(entry, dtype, method) for dtype, method in STATE_METRICS)
+            measured_states = (_state_measurement(entry, dtype, method) for dtype, method in STATE_RATES)
             found.extend(measurement for measurement in measured_states if measurement is not None)
     return found
 
 
 JUDGING = ProbeJudging(
     measurements=gemm_measurements,
-    baseline_checks={"bf16_burst": state_metric_id("bf16", "burst"), "bf16_sustained": state_metric_id("bf16", "sustained"),
-                     "fp8_burst": state_metric_id("fp8_e4m3", "burst"), "fp8_sustained": state_metric_id("fp8_e4m3", "sustained")},
+    baseline_checks={"bf16_burst": STATE_RATES[("bf16", "burst")], "bf16_sustained": STATE_RATES[("bf16", "sustained")],
+                     "fp8_burst": STATE_RATES[("fp8_e4m3", "burst")], "fp8_sustained": STATE_RATES[("fp8_e4m3", "sustained")]},
 )

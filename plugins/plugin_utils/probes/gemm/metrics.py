@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from ..metric_catalogue import MetricSpec
 
-METRICS = (
-    MetricSpec("gemm.bf16_burst_tflops", "BF16 matmul (burst)", "TFLOP/s", "higher", drift_tolerance=0.10,
-               baseline_key="bf16_matmul"),
-    MetricSpec("gemm.bf16_sustained_tflops", "BF16 matmul (sustained)", "TFLOP/s", "higher", drift_tolerance=0.10,
-               baseline_key="bf16_matmul_sustained"),
-    MetricSpec("gemm.fp8_burst_tflops", "FP8 matmul (burst)", "TFLOP/s", "higher", drift_tolerance=0.10,
-               baseline_key="fp8_matmul"),
-    MetricSpec("gemm.fp8_sustained_tflops", "FP8 matmul (sustained)", "TFLOP/s", "higher", drift_tolerance=0.10,
-               baseline_key="fp8_matmul_sustained"),
-)
+# {(dtype, power state): the calibration shape's matmul rate in that state}
+STATE_RATES = {
+    ("bf16", "burst"): MetricSpec("gemm.bf16_burst_tflops", "BF16 matmul (burst)", "TFLOP/s", "higher", drift_tolerance=0.10,
+                                  baseline_key="bf16_matmul"),
+    ("bf16", "sustained"): MetricSpec("gemm.bf16_sustained_tflops", "BF16 matmul (sustained)", "TFLOP/s", "higher",
+                                      drift_tolerance=0.10, baseline_key="bf16_matmul_sustained"),
+    ("fp8_e4m3", "burst"): MetricSpec("gemm.fp8_burst_tflops", "FP8 matmul (burst)", "TFLOP/s", "higher", drift_tolerance=0.10,
+                                      baseline_key="fp8_matmul"),
+    ("fp8_e4m3", "sustained"): MetricSpec("gemm.fp8_sustained_tflops", "FP8 matmul (sustained)", "TFLOP/s", "higher",
+                                          drift_tolerance=0.10, baseline_key="fp8_matmul_sustained"),
+}
+
+METRICS = tuple(STATE_RATES.values())

@@ -7,13 +7,10 @@ from ...judge.measurement import Device, Measurement, measured, not_measured
 from ...judge.repeats import finite
 from ...result_fields import is_unavailable
 from ..judging import ProbeJudging
+from .metrics import PINNED
 
 # The directions a pinned copy is judged and compared in (the bidirectional and pageable copies are shown, not judged).
-DIRECTIONS = ("h2d", "d2h")
-
-
-def _metric_id(direction: str) -> str:
-    return "hostbw.pinned_%s_gbps" % direction
+DIRECTIONS = tuple(PINNED)
 
 
 def hostbw_measurements(data: Dict[str, Any]) -> List[Measurement]:
@@ -25,8 +22,8 @@ def hostbw_measurements(data: Dict[str, Any]) -> List[Measurement]:
     for record in devices:
         device = Device.of(record)
         if "error" in record and "results" not in record:
-            found.extend(Measurement(_metric_id(direction), "GB/s", "higher", device, "pinned %s" % direction,
-                                     missing=not_measured("pinned %s" % direction, "the device failed: %s" % record["error"]))
+            found.extend(Measurement.of(PINNED[direction], device, "pinned %s" % direction,
+                                        missing=not_measured("pinned %s" % direction, "the device failed: %s" % record["error"]))
                          for direction in DIRECTIONS)
             continue
         for result in record.get("results") or []:
@@ -35,18 +32,16 @@ def hostbw_measurements(data: Dict[str, Any]) -> List[Measurement]:
             what = "pinned %s copy" % result["direction"].upper()
             median = result.get("median_gbps", {"unavailable": result.get("error", "no median")})
             missing = not_measured(what, median["unavailable"]) if is_unavailable(median) else None
-            found.append(Measurement(_metric_id(result["direction"]), "GB/s", "higher", device, what,
-                                     value=measured(median), missing=missing,
-                                     samples=tuple(finite(result.get("repeats_gbps")))))
+            found.append(Measurement.of(PINNED[result["direction"]], device, what, value=measured(median), missing=missing,
+                                        samples=tuple(finite(result.get("repeats_gbps")))))
     if devices and all(device.get("kind") == "cpu" for device in devices):
         for direction in DIRECTIONS:
-            if not any(measurement.metric_id == _metric_id(direction) for measurement in found):
-                found.extend(Measurement(_metric_id(direction), "GB/s", "higher", Device.of(device), "pinned %s copy" % direction.upper())
-                             for device in devices)
+            if not any(measurement.metric_id == PINNED[direction].id for measurement in found):
+                found.extend(Measurement.of(PINNED[direction], Device.of(device), "pinned %s copy" % direction.upper()) for device in devices)
     return found
 
 
 JUDGING = ProbeJudging(
     measurements=hostbw_measurements,
-    baseline_checks={"pinned_h2d": _metric_id("h2d"), "pinned_d2h": _metric_id("d2h")},
+    baseline_checks={"pinned_h2d": PINNED["h2d"], "pinned_d2h": PINNED["d2h"]},
 )

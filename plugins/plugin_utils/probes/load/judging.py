@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.load_checks import LOAD_CHECKS
 from ...judge.metrics import Metric
 from ...result_fields import number_or_none
 from ..judging import ProbeJudging
+from .checks import LOAD_CHECKS
+from .metrics import ACHIEVED_TFLOPS, MAX_TEMPERATURE, SM_CLOCK
 
 
 def load_metrics(data: Dict[str, Any]) -> List[Metric]:
@@ -17,12 +18,11 @@ def load_metrics(data: Dict[str, Any]) -> List[Metric]:
             continue
         load = gpu.get("load") if isinstance(gpu.get("load"), dict) else {}
         active = gpu.get("active") if isinstance(gpu.get("active"), dict) else {}
-        for metric_id, value, unit, better in (
-                ("load.achieved_tflops", number_or_none(load.get("achieved_tflops_active")), "TFLOP/s", "higher"),
-                ("load.sm_clock_mhz", number_or_none((active.get("sm_clock_mhz") or {}).get("median")), "MHz", "higher"),
-                ("load.max_temperature_c", number_or_none((active.get("temperature_c") or {}).get("max")), "C", "lower")):
+        for spec, value in ((ACHIEVED_TFLOPS, number_or_none(load.get("achieved_tflops_active"))),
+                            (SM_CLOCK, number_or_none((active.get("sm_clock_mhz") or {}).get("median"))),
+                            (MAX_TEMPERATURE, number_or_none((active.get("temperature_c") or {}).get("max")))):
             if value is not None:
-                metrics.append(Metric(metric_id, gpu["uuid"], gpu.get("index"), value, unit, better))
+                metrics.append(Metric.of(spec, gpu["uuid"], gpu.get("index"), value))
     return metrics
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..metric_catalogue import MetricSpec
 
-METRICS = (
-    MetricSpec("load.achieved_tflops", "Matmul rate under load", "TFLOP/s", "higher", drift_tolerance=0.10),
-    MetricSpec("load.max_temperature_c", "Peak temperature under load", "C", "lower", drift_tolerance=0.10),
-    MetricSpec("load.sm_clock_mhz", "SM clock under load", "MHz", "higher", drift_tolerance=0.10),
-)
+ACHIEVED_TFLOPS = MetricSpec("load.achieved_tflops", "Matmul rate under load", "TFLOP/s", "higher", drift_tolerance=0.10)
+MAX_TEMPERATURE = MetricSpec("load.max_temperature_c", "Peak temperature under load", "C", "lower", drift_tolerance=0.10)
+SM_CLOCK = MetricSpec("load.sm_clock_mhz", "SM clock under load", "MHz", "higher", drift_tolerance=0.10)
+
+METRICS = (ACHIEVED_TFLOPS, MAX_TEMPERATURE, SM_CLOCK)

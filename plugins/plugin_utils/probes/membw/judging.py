@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ...judge.copy_repeat_checks import membw_repeat_cv
 from ...judge.measurement import Device, Measurement, measured, not_measured
 from ...judge.repeats import finite
 from ...number_format import format_quantity
 from ...result_fields import error_words, is_unavailable
 from ..judging import ProbeJudging
+from .checks import membw_repeat_cv
+from .metrics import BANDWIDTH
 
 # How a repeated headline says which size it was repeated at.
 REPEATED_AT = {"plateau": "plateau", "largest_size_no_plateau": "largest size, no plateau was found",
@@ -19,7 +20,7 @@ HEADLINE_WORDS = {"plateau": "the copy bandwidth plateau (read + written)",
 
 
 def membw_measurements(data: Dict[str, Any]) -> List[Measurement]:
-    """The headline copy bandwidth of each device (membw.bandwidth_gbps), with the repeats at the largest size."""
+    """The headline copy bandwidth of each device (metrics.BANDWIDTH), with the repeats at the largest size."""
     found = []
     devices = data.get("devices") if isinstance(data, dict) else None
     for entry in devices if isinstance(devices, list) else []:
@@ -37,9 +38,8 @@ def membw_measurements(data: Dict[str, Any]) -> List[Measurement]:
             missing = not_measured(what, raw["unavailable"])
         elif samples and value is not None:
             what = "the copy bandwidth (read + written) at %s MiB, repeated (%s %s)" % (
-                repeats.get("size_mib"), REPEATED_AT.get(source, "headline"), format_quantity(value, "GB/s"))
-        found.append(Measurement("membw.bandwidth_gbps", "GB/s", "higher", Device.of(entry.get("device")), what,
-                                 value=value, missing=missing, samples=samples))
+                repeats.get("size_mib"), REPEATED_AT.get(source, "headline"), format_quantity(value, BANDWIDTH.unit))
+        found.append(Measurement.of(BANDWIDTH, Device.of(entry.get("device")), what, value=value, missing=missing, samples=samples))
     return found
 
 
@@ -60,5 +60,5 @@ def membw_headlines(membw_data: Any) -> Tuple[Dict[str, float], List[str]]:
 JUDGING = ProbeJudging(
     checks={"repeat_cv": membw_repeat_cv},
     measurements=membw_measurements,
-    baseline_checks={"headline_bandwidth": "membw.bandwidth_gbps"},
+    baseline_checks={"headline_bandwidth": BANDWIDTH},
 )

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..number_format import format_quantity
-from .check_helpers import gpu_label, make_check, param_source
-from .model import Check
-from .repeats import finite
+from ...judge.check_helpers import gpu_label, make_check, param_source
+from ...judge.model import Check
+from ...judge.repeats import finite
+from ...number_format import format_quantity
 
 
 def membw_repeat_cv(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:

@@ -2,7 +2,7 @@
 import json
 import os
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_load import load_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.load.view import load_view
 
 RIG_RUN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
                        "docs", "examples", "h200x2", "20261130T054132Z-520925", "localhost")

@@ -2,8 +2,10 @@
 import json
 import os
 
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.view import gemm_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw.view import hostbw_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.judging import membw_measurements
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_measurements import gemm_view, hostbw_view, membw_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.view import membw_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 
 RIG_RUN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),

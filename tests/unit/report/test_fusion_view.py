@@ -1,5 +1,5 @@
 """The fusion probe's dossier section over a result shaped as the probe records it on a GPU."""
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_fusion import COLUMNS, fusion_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion.view import COLUMNS, fusion_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_problems
 import fusion
 from probelib.fusion import traffic

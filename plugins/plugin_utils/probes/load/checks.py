@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ..number_format import format_quantity
-from ..result_fields import is_unavailable
-from .check_helpers import gpu_label, make_check, param_source
-from .model import Check
+from ...judge.check_helpers import gpu_label, make_check, param_source
+from ...judge.model import Check
+from ...number_format import format_quantity
+from ...result_fields import is_unavailable
 
 
 def _gpus(data: Dict[str, Any]) -> List[Dict[str, Any]]:

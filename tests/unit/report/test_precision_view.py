@@ -1,5 +1,5 @@
 """The precision probe's dossier section: statistics, every format's error, both rankings, the explanation."""
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_precision import precision_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.precision.view import precision_view
 
 
 def texts(table):
