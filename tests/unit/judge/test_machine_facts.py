@@ -3,12 +3,14 @@ declares it describes the machine (judge/machine_facts.py), never from a probe's
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.machine_facts import Machine
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import DeclarationError
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.derived import gemm_inputs
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import judging_of, machine_of, probe_catalogue
 from helpers import RIG_OVERRIDES, as_machine, baselines, health_ok, rules
 
@@ -53,3 +55,12 @@ def test_without_a_probe_that_describes_the_machine_no_sku_is_identified_and_say
     catalogue = dataclasses.replace(probe_catalogue(), machine=None)
     verdict = _judge(catalogue, "health")
     assert verdict.sku is None and verdict.sku_reason == "no probe describes the machine, so no SKU"
+
+
+def test_gemm_s_derived_peaks_come_from_the_sku_of_the_machine_s_probe_result(tmp_path):
+    (tmp_path / "health.json").write_text(json.dumps(health_ok()), encoding="utf-8")
+    params, notes = gemm_inputs(str(tmp_path), {"memory_bandwidth_gbps": {"cpu": 100.0}})
+    assert params["peak_tflops"]["bf16"] == 989.0
+    assert notes == ["peak_tflops from baselines/h200-sxm.yaml (SKU identified from this run's health result)"]
+    assert gemm_inputs(str(tmp_path / "nothing"), {"memory_bandwidth_gbps": {"cpu": 100.0}}) == (
+        {"memory_bandwidth_gbps": {"cpu": 100.0}}, [])
