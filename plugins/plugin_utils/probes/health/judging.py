@@ -10,8 +10,7 @@ from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ..judging import ProbeJudging
 from .checks import HEALTH_CHECKS
 from .machine_drift import DRIFT_CHECK_IDS, machine_drift
-from .machine_facts import EXPECTED_GPUS_CHECK, expected_gpus, machine_facts
-from .view import NOT_RUN_COLUMNS, fleet_columns
+from .machine_facts import EXPECTED_GPUS_CHECK, NOT_RUN_COLUMNS, expected_gpus, index_columns, machine_facts
 
 
 def health_metrics(data: Dict[str, Any]) -> List[Metric]:
@@ -65,6 +64,6 @@ JUDGING = ProbeJudging(
     metrics=health_metrics,
     settings=health_settings,
     machine=MachineDeclaration(facts=machine_facts, expected_gpus=expected_gpus, expected_gpus_check=EXPECTED_GPUS_CHECK,
-                               drift=machine_drift, drift_check_ids=DRIFT_CHECK_IDS, index_columns=fleet_columns,
+                               drift=machine_drift, drift_check_ids=DRIFT_CHECK_IDS, index_columns=index_columns,
                                not_run_columns=NOT_RUN_COLUMNS),
 )

@@ -93,6 +93,16 @@ def machine_facts(data: Mapping[str, Any]) -> MachineFacts:
     return MachineFacts(gpus=None, gpus_unavailable="%s" % (gpus["unavailable"],) if is_unavailable(gpus) else None, **facts)
 
 
+# The fleet index's columns of a host where the health probe did not run (index_columns gives them where it did).
+NOT_RUN_COLUMNS = {"gpus": "—", "driver": "—", "cuda_init": "not run", "cuda_flag": "na"}
+
+
+def index_columns(data: Any) -> Dict[str, str]:
+    """GPU count and model, driver, CUDA init: view.fleet_columns, imported only when the index is rendered."""
+    from .view import fleet_columns  # report code: not for the judge alone, nor for gemm's derived peaks
+    return fleet_columns(data)
+
+
 def expected_gpus(data: Optional[Mapping[str, Any]], baseline: Optional[Mapping[str, Any]],
                   override: Optional[Tuple[int, str]]) -> ExpectedGpus:
     """How many GPUs the host should have, from machine_shape.py's evidence; the shape goes to the checks."""

@@ -243,10 +243,6 @@ def health_view(data: Any) -> Dict[str, Any]:
     }
 
 
-# The fleet index's columns of a host where the health probe did not run.
-NOT_RUN_COLUMNS = {"gpus": "—", "driver": "—", "cuda_init": "not run", "cuda_flag": "na"}
-
-
 def fleet_columns(data: Any) -> Dict[str, str]:
     """GPU count and model, driver, CUDA init: the health facts the fleet index shows per host."""
     gpus = dig(data, "gpus")
