@@ -20,8 +20,7 @@ from .report_rerun import rerun_command
 from .store.atomic import Text
 from .store.paths import FLEET_EXPORT_FILES, FLEET_INDEX_FILES
 from .probes.declaration import ProbeSection
-from .probes.registry import profile_probes, sections
-from .report_health import fleet_columns
+from .probes.registry import probe_catalogue, profile_probes, sections
 from .report_interconnect import cross_host_runs
 from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .report_python import python_view
@@ -203,7 +202,7 @@ def _part(value: Any, name: str) -> Any:
 
 
 def cell_html(c: Any) -> BuiltHtml:
-    """One table cell of a dossier section, as _macros.html.j2's cell macro wrote it (built here: the health section of
+    """One table cell of a dossier section, as _macros.html.j2's cell macro wrote it (built here: a probe's section of
     8 GPUs has hundreds, and a macro call each was a tenth of a dossier's cost)."""
     flag, note = _part(c, "flag"), _part(c, "note")
     if flag == "na" and note and report_notes.current() is not None:
@@ -413,9 +412,8 @@ def _references_of(verdict: HostVerdict, probe_name: str, data: Any) -> Dict[str
 
 
 def _probe_views(host: HostModel, markdown: bool) -> List[Dict[str, Any]]:
-    probes = [probe_view(entry, markdown, host.name) for entry in host.probes.values()]
-    probes.sort(key=lambda probe: (probe["name"] != "health", probe["name"]))
-    return probes
+    views = {entry.probe: probe_view(entry, markdown, host.name) for entry in host.probes.values()}
+    return [views[name] for name in probe_catalogue().machine_first(views)]
 
 
 def _measurements_context(host: HostModel, run: RunModel, markdown: bool,
@@ -514,11 +512,17 @@ def render_host_measurements_markdown(host_model: HostModel, run_model: RunModel
 
 
 def index_columns(host: HostModel) -> Dict[str, Any]:
-    """The host's columns of the fleet index from its health result, worked out once per host."""
+    """The host's columns of the fleet index from the result of the probe that describes the machine, worked out once
+    per host."""
     if host.index_columns is None:
-        health = host.probes.get("health")
-        host.index_columns = fleet_columns(health.data) if health is not None else \
-            {"gpus": "—", "driver": "—", "cuda_init": "not run", "cuda_flag": "na"}
+        machine = probe_catalogue().machine
+        entry = host.probes.get(machine.probe) if machine is not None else None
+        if machine is None or machine.declaration.index_columns is None:
+            host.index_columns = {}
+        elif entry is None:
+            host.index_columns = dict(machine.declaration.not_run_columns)
+        else:
+            host.index_columns = machine.declaration.index_columns(entry.data)
     return host.index_columns
 
 

@@ -9,9 +9,10 @@ judge_fleet; a test may hand it another.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional
 
 from ..probes.metric_catalogue import MetricSpec
+from .machine_facts import Machine
 from .metrics import Metric
 from .model import Check
 from .settings import Setting, SettingsFunction
@@ -36,6 +37,20 @@ class ProbeCatalogue:
     settings: Mapping[str, SettingsFunction] = field(default_factory=dict)
     # {metric id: its spec}: every probe's metric catalogue (plugin_utils/probes/<probe>/metrics.py).
     metric_specs: Mapping[str, MetricSpec] = field(default_factory=dict)
+    # The probe that describes the machine (its GPUs, how many the host should have) and its declaration; None: none does.
+    machine: Optional[Machine] = None
+
+    @property
+    def machine_probe(self) -> str:
+        """The name of the probe that describes the machine ("" when none does)."""
+        return self.machine.probe if self.machine is not None else ""
+
+    def describes_machine(self, probe: str) -> bool:
+        return self.machine is not None and probe == self.machine.probe
+
+    def machine_first(self, probes: Iterable[str]) -> List[str]:
+        """The probes in name order, the one that describes the machine first (the dossier's order, the reasons')."""
+        return sorted(probes, key=lambda name: (not self.describes_machine(name), name))
 
     def metric_spec(self, metric_id: str) -> Optional[MetricSpec]:
         return self.metric_specs.get(metric_id)

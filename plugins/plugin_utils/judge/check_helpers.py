@@ -28,7 +28,7 @@ def gpu_label(gpu: Dict[str, Any]) -> str:
 
 def make_check(rule: Dict[str, Any], host: str, status: str, reason: str, gpu: Optional[Dict[str, Any]] = None,
                **fields: Any) -> Check:
-    check = Check(id=rule["id"], host=host, probe=rule.get("probe") or "health", status=status, reason=reason, **fields)
+    check = Check(id=rule["id"], host=host, probe=rule.get("probe") or "", status=status, reason=reason, **fields)
     if gpu is not None:
         uuid = gpu.get("uuid")
         check.gpu_uuid = uuid if isinstance(uuid, str) else None

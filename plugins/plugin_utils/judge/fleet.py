@@ -15,7 +15,7 @@ from ..result_fields import dig
 from .causes import Causes, consequences_of, fold_consequences, root_causes
 from .check_helpers import gpu_label, param_source
 from .identity_checks import gpu_identities, same_gpu_checks
-from .machine_shape import MachineShape, machine_shape
+from .machine_facts import ExpectedGpus, MachineFacts
 from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
@@ -38,7 +38,6 @@ DEFAULT_SETTINGS: Dict[str, Any] = {
 }
 # The reason of drift.previous_run when the host has no earlier run; the dossier says it too when nothing was compared.
 NO_EARLIER_RUN = "no earlier run of this host measured anything to compare with"
-# (check id, path in the health data, words)
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2}
 
 
@@ -49,8 +48,8 @@ def _data(envelope: Any) -> Optional[Dict[str, Any]]:
 
 
 def _unmeasured_data(envelope: Any) -> Optional[Dict[str, Any]]:
-    """The data of a probe that ran but found its subject absent (status unavailable): the health probe's machine
-    section still says what the machine has, without a driver."""
+    """The data of a probe that ran but found its subject absent (status unavailable): the probe that describes the
+    machine may still say what it has, without a driver."""
     if isinstance(envelope, Mapping) and envelope.get("status") == "unavailable" and isinstance(envelope.get("data"), dict):
         return envelope["data"]
     return None
@@ -60,16 +59,17 @@ def _host_check(check_id: str, host: str, probe: str, status: str, reason: str, 
     return Check(id=check_id, host=host, probe=probe, status=status, reason=reason, **fields)
 
 
-def expected_gpus_override(rules: List[Dict[str, Any]]) -> Optional[Tuple[int, str]]:
-    """(count, source) where the host's rules set the gpu_count rule's params.expected (an inventory override)."""
+def expected_gpus_override(rules: List[Dict[str, Any]], check: str) -> Optional[Tuple[int, str]]:
+    """(count, source) where the host's rules set params.expected of the rule of that check (the one the machine's
+    probe names: an inventory override)."""
     for rule in rules:
-        if rule["check"] == "gpu_count" and rule["enabled"] and rule["params"].get("expected") is not None:
+        if rule["check"] == check and rule["enabled"] and rule["params"].get("expected") is not None:
             return rule["params"]["expected"], param_source(rule, "expected")
     return None
 
 
-def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], shape: MachineShape,
-                    health_data: Optional[Dict[str, Any]], catalogue: ProbeCatalogue) -> List[Check]:
+def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], shape: ExpectedGpus,
+                    facts: Optional[MachineFacts], catalogue: ProbeCatalogue) -> List[Check]:
     """One check for a probe whose envelope is not ok: error/timeout/unreachable -> error; unavailable -> fail/warn/skip."""
     status = envelope.get("status")
     reason = envelope.get("reason") or "no reason given"
@@ -82,12 +82,12 @@ def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], shape: M
         return [_host_check(check_id, host, probe, "warn", "the %s probe is partial: %s%s" % (
             probe, reason, "; sections that failed: %s" % sections if sections else ""), value=status)]
     if status == "unavailable":
-        return [_unavailable_check(host, probe, reason, shape, envelope, catalogue, (health_data or {}).get("gpus"))]
+        return [_unavailable_check(host, probe, reason, shape, envelope, catalogue, facts.gpu_count if facts is not None else None)]
     if status != "ok":
         return [_host_check(check_id, host, probe, "error", "the %s probe returned an unknown status %r: %s" % (probe, status, reason),
                             value=status)]
-    if health_data is None and probe == "health":
-        return [_host_check(check_id, host, probe, "error", "the health envelope has no data", value=status)]
+    if facts is None and catalogue.describes_machine(probe):
+        return [_host_check(check_id, host, probe, "error", "the %s envelope has no data" % probe, value=status)]
     return []
 
 
@@ -95,22 +95,22 @@ MISSING_PART_REMEDY = "Provide what the reason names (the NVIDIA driver, nvidia-
     "parameter the probe needs), then re-run."
 
 
-def _unavailable_check(host: str, probe: str, reason: str, shape: MachineShape, envelope: Mapping[str, Any],
-                       catalogue: ProbeCatalogue, health_gpus: Any = None) -> Check:
+def _unavailable_check(host: str, probe: str, reason: str, shape: ExpectedGpus, envelope: Mapping[str, Any],
+                       catalogue: ProbeCatalogue, visible: Optional[int] = None) -> Check:
     """A probe that could not run because what it measures is absent: skip where the host should not have it (too few
     GPUs, none at all), warn for a probe that judges nothing, fail where the host should have the GPUs it needs."""
     check_id = "%s.probe_status" % probe
-    expected, source = shape.expected_gpus, shape.expected_source
+    expected, source = shape.count, shape.source
     nodes = dig(envelope.get("data") or {}, "device_nodes", "gpu_node_count")
     needed = catalogue.min_gpus.get(probe, 1)
     fields: Dict[str, Any] = {"value": "unavailable"}
     counted = dict(fields, reference=expected, reference_source=source) if expected is not None else fields
-    visible = len(health_gpus) if isinstance(health_gpus, list) else None
     if expected is not None and expected >= needed and visible is not None and visible < needed and needed > 1:
-        # the missing GPUs are the health checks' finding (gpus_on_bus, gpus_on_board, gpu_count): not a second row
+        # the missing GPUs are the machine probe's checks' finding (gpus_on_bus, gpus_on_board, gpu_count): not a second row
         return _host_check(check_id, host, probe, "skip", "the %s probe needs at least %d GPUs and only %d of the %d this host "
-                           "should have (%s) %s visible: the health checks say why the others are missing; %s" % (
-                               probe, needed, visible, expected, source, "is" if visible == 1 else "are", reason), **counted)
+                           "should have (%s) %s visible: the %s checks say why the others are missing; %s" % (
+                               probe, needed, visible, expected, source, "is" if visible == 1 else "are",
+                               catalogue.machine_probe, reason), **counted)
     if expected is not None and expected < needed:
         if expected == 0:
             words = "the %s probe could not run here, and none is expected: %s: %s" % (probe, source, reason)
@@ -205,15 +205,13 @@ def _run_rules(host: str, envelopes: Mapping[str, Any], rules: List[Dict[str, An
     return checks
 
 
-def _gpu_groups(health_data: Optional[Dict[str, Any]], per_gpu: List[Tuple[Optional[str], str]]) -> Dict[str, str]:
+def _gpu_groups(facts: Optional[MachineFacts], per_gpu: List[Tuple[Optional[str], str]]) -> Dict[str, str]:
     groups: Dict[str, str] = {}
-    gpus = (health_data or {}).get("gpus")
-    if not isinstance(gpus, list):
+    if facts is None or facts.gpus is None:
         return groups
-    for gpu, (sku, unused_sentence) in zip(gpus, per_gpu):
-        name = gpu.get("name") if isinstance(gpu.get("name"), str) else None
-        if isinstance(gpu.get("uuid"), str):
-            groups[gpu["uuid"]] = sku or unknown_group(name)
+    for gpu, (sku, unused_sentence) in zip(facts.gpus, per_gpu):
+        if gpu.uuid is not None:
+            groups[gpu.uuid] = sku or unknown_group(gpu.name)
     return groups
 
 
@@ -222,72 +220,6 @@ def _host_group(sku: Optional[str], groups: Dict[str, str]) -> str:
         return sku
     names = sorted(set(groups.values()))
     return names[0] if len(names) == 1 else "unknown"
-
-
-def _uuids_by_index(gpus: List[Any]) -> Dict[Any, str]:
-    return {gpu["index"]: gpu["uuid"] for gpu in gpus
-            if isinstance(gpu, dict) and isinstance(gpu.get("index"), int) and isinstance(gpu.get("uuid"), str)}
-
-
-def _gpu_set_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], earlier_run: str) -> List[Check]:
-    if not isinstance(current.get("gpus"), list) or not isinstance(earlier.get("gpus"), list):
-        return [_host_check("drift.gpus", host, "health", "skip", "the GPU list is unavailable in this run or in run %s" % earlier_run)]
-    now, before = _uuids_by_index(current["gpus"]), _uuids_by_index(earlier["gpus"])
-    now_index = {uuid: index for index, uuid in now.items()}
-    before_index = {uuid: index for index, uuid in before.items()}
-    checks = []
-    for index in sorted(set(now) | set(before)):
-        old, new = before.get(index), now.get(index)
-        if old == new:
-            continue
-        fields = {"gpu_index": index, "gpu_uuid": new or old, "value": new, "reference": old, "reference_source": "run %s" % earlier_run}
-        if old and new:
-            if new in before_index:
-                words = "GPU %d was %s in run %s, now %s (which was GPU %d): re-enumerated" % (index, old, earlier_run, new, before_index[new])
-            else:
-                words = "GPU %d was %s in run %s, now %s: swapped" % (index, old, earlier_run, new)
-            checks.append(_host_check("drift.gpus", host, "health", "warn", words + "; confirm the change was intended", **fields))
-        elif old and old not in now_index:
-            checks.append(_host_check("drift.gpus", host, "health", "fail", "GPU %d (%s) was present in run %s and is missing now"
-                                      % (index, old, earlier_run), **fields))
-        elif new and new not in before_index:
-            checks.append(_host_check("drift.gpus", host, "health", "warn", "GPU %d (%s) is new since run %s" % (index, new, earlier_run), **fields))
-    if not checks:
-        checks.append(_host_check("drift.gpus", host, "health", "pass", "the same %d GPUs (by UUID and index) as in run %s"
-                                  % (len(now), earlier_run), value=len(now), reference=len(before), reference_source="run %s" % earlier_run))
-    return checks
-
-
-def device_majors(health: Dict[str, Any]) -> Optional[Dict[str, int]]:
-    """{/dev path: major} of the NVIDIA device nodes the health probe opened; None when it could not list them."""
-    nodes = dig(health, "device_nodes", "nodes")
-    if not isinstance(nodes, list):
-        return None
-    return {node["path"]: node["major"] for node in nodes
-            if isinstance(node, dict) and isinstance(node.get("path"), str) and isinstance(node.get("major"), int)}
-
-
-def _major_drift(host: str, current: Dict[str, Any], earlier: Dict[str, Any], earlier_run: str) -> List[Check]:
-    """The incident this tool exists for: a kernel upgrade moved /dev/nvidia-uvm from major 504 to 509."""
-    now, before = device_majors(current), device_majors(earlier)
-    if now is None or before is None:
-        return [_host_check("drift.device_majors", host, "health", "skip", "device majors not comparable with run %s: not listed in %s"
-                            % (earlier_run, "this run" if now is None else "that run"))]
-    changed = ["%s %d -> %d" % (path, before[path], now[path]) for path in sorted(set(now) & set(before)) if now[path] != before[path]]
-    gone = sorted(set(before) - set(now))
-    new = sorted(set(now) - set(before))
-    words = "; ".join(part for part in (
-        "major changed: %s" % ", ".join(changed) if changed else "",
-        "gone: %s" % ", ".join(gone) if gone else "", "new: %s" % ", ".join(new) if new else "") if part)
-    fields = {"value": ", ".join("%s %d" % item for item in sorted(now.items())) or "none",
-              "reference": ", ".join("%s %d" % item for item in sorted(before.items())) or "none",
-              "reference_source": "run %s" % earlier_run, "threshold": "unchanged"}
-    if changed or gone or new:
-        return [_host_check("drift.device_majors", host, "health", "warn", "device nodes changed since run %s: %s; a container or "
-                            "cgroup rule written for the old numbers no longer matches (health.device_majors and "
-                            "health.cgroup_devices say whether this host still works)" % (earlier_run, words), **fields)]
-    return [_host_check("drift.device_majors", host, "health", "pass", "the same %d device nodes and majors as in run %s"
-                        % (len(now), earlier_run), **fields)]
 
 
 def _worse(better: str, change: float) -> bool:
@@ -410,10 +342,11 @@ def _unmatched(tally: _RuleTally, reached_hosts: List[str]) -> Tuple[List[Check]
     return unmatched, per_host
 
 
-def _why_no_gpu(envelopes: Mapping[str, Any]) -> str:
-    """The first two probes' reasons for not being ok: health's first (it is the one that looks for the GPUs)."""
+def _why_no_gpu(envelopes: Mapping[str, Any], first: str = "") -> str:
+    """The first two probes' reasons for not being ok: first's first (the probe that describes the machine, which looks
+    for the GPUs)."""
     reasons = []
-    for probe in sorted(envelopes, key=lambda name: (name != "health", name)):
+    for probe in sorted(envelopes, key=lambda name: (name != first, name)):
         envelope = envelopes.get(probe)
         if isinstance(envelope, Mapping) and envelope.get("status") != "ok" and envelope.get("reason"):
             reasons.append("%s: %s" % (probe, envelope["reason"]))
@@ -425,7 +358,7 @@ NO_GPU_REMEDY = ("Nothing to repair on this host: point the collection at GPU ho
 
 
 def gpu_measured_check(host: str, checks: List[Check], envelopes: Mapping[str, Any], expected: Optional[int],
-                       expected_source: str) -> Optional[Check]:
+                       expected_source: str, first: str = "") -> Optional[Check]:
     """None when some check judged a GPU, or when a failing or undecided check already keeps the host out; else why no
     GPU was measured: fail where the host should have GPUs, warn otherwise (a host without a GPU is not a validated GPU
     host, and acceptance refuses it)."""
@@ -433,7 +366,7 @@ def gpu_measured_check(host: str, checks: List[Check], envelopes: Mapping[str, A
         return None
     if any(check.gpu_uuid and check.status in ("pass", "warn") for check in checks):
         return None
-    why = _why_no_gpu(envelopes)
+    why = _why_no_gpu(envelopes, first)
     if expected:
         return _host_check("host.gpu_measured", host, "", "fail", "no GPU was measured although this host should have %d (%s): %s"
                            % (expected, expected_source, why), value=0, unit="GPUs", reference=expected,
@@ -498,30 +431,34 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
                 rules: Any, earlier: Optional[Tuple[Mapping[str, Any], Mapping[str, str]]], previous_run_id: Optional[str],
                 options: Dict[str, Any], catalogue: ProbeCatalogue, tally: _RuleTally) -> _HostJudgement:
     envelopes = entry.get("envelopes") or {}
-    health = envelopes.get("health")
-    health_data = _data(health)
-    if health_data is not None:
-        sku, sku_reason, per_gpu = identify_host(health_data.get("gpus", {"unavailable": "no gpus field"}), baselines)
+    machine = catalogue.machine
+    described = envelopes.get(machine.probe) if machine is not None else None
+    described_data = _data(described)
+    facts = machine.declaration.facts(described_data) if machine is not None and described_data is not None else None
+    if facts is not None:
+        sku, sku_reason, per_gpu = identify_host(facts.gpus, baselines, facts.gpus_unavailable)
     else:
         sku, per_gpu = None, []
-        sku_reason = ("no health result to identify the SKU from" if health is None else
-                      "the health probe gave no data (%s: %s)" % (health.get("status"), health.get("reason")))
+        sku_reason = _no_sku_reason(catalogue.machine_probe, described)
     baseline = by_id.get(sku) if sku else None
     host_rules, problems = effective_rules(rules, entry.get("rule_overrides"))
-    shape = machine_shape(health_data if health_data is not None else _unmeasured_data(health), baseline,
-                          expected_gpus_override(host_rules))
-    expected_gpus, expected_gpus_source = shape.expected_gpus, shape.expected_source
+    shape = ExpectedGpus(None, "")
+    if machine is not None:
+        override = expected_gpus_override(host_rules, machine.declaration.expected_gpus_check)
+        shape = machine.declaration.expected_gpus(described_data if described_data is not None else _unmeasured_data(described),
+                                                  baseline, override)
+    expected_gpus, expected_gpus_source = shape.count, shape.source
     host_data = {probe: data for probe, data in ((probe, _data(envelope)) for probe, envelope in envelopes.items()) if data is not None}
     context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,
-                          expected_gpus_source=expected_gpus_source, host_data=host_data, machine=shape)
+                          expected_gpus_source=expected_gpus_source, host_data=host_data, machine=shape.shape)
     checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
     if not envelopes:
         checks.append(_host_check("host.results", name, "", "error", entry.get("reason")
                                   or "the host was reached but no probe result came back"))
     for probe in sorted(envelopes):
-        checks.extend(envelope_checks(name, probe, envelopes[probe], shape, health_data, catalogue))
+        checks.extend(envelope_checks(name, probe, envelopes[probe], shape, facts, catalogue))
     checks.extend(_run_rules(name, envelopes, host_rules, context, catalogue, tally))
-    gpu_groups = _gpu_groups(health_data, per_gpu)
+    gpu_groups = _gpu_groups(facts, per_gpu)
     host_group = _host_group(sku, gpu_groups)
     current_samples: Dict[str, List[Metric]] = {}
     samples: List[Tuple[str, str, str, Metric]] = []
@@ -531,13 +468,22 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
             group = gpu_groups.get(metric.gpu_uuid, host_group) if metric.gpu_uuid else host_group
             samples.append((name, probe, group, metric))
     if earlier is not None:
-        checks.extend(_drift(name, envelopes, earlier[0], previous_run_id, current_samples, options, catalogue, earlier[1]))
+        checks.extend(_drift(name, envelopes, earlier[0], previous_run_id, current_samples, options, catalogue, earlier[1], facts))
     settings = [setting for probe in sorted(envelopes) for setting in catalogue.probe_settings(probe, _data(envelopes[probe]))]
     outcomes = {probe: {"status": envelope.get("status"), "reason": envelope.get("reason")} if isinstance(envelope, Mapping)
                 else envelope for probe, envelope in envelopes.items()}
-    identities = gpu_identities(health_data, (metric.gpu_uuid for unused_host, unused_probe, unused_group, metric in samples))
+    identities = gpu_identities(facts, (metric.gpu_uuid for unused_host, unused_probe, unused_group, metric in samples))
     return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples, host_group, settings,
                           outcomes, identities)
+
+
+def _no_sku_reason(machine_probe: str, envelope: Any) -> str:
+    """Why no SKU was identified when the probe that describes the machine gave no data."""
+    if not machine_probe:
+        return "no probe describes the machine, so no SKU"
+    if envelope is None:
+        return "no %s result to identify the SKU from" % machine_probe
+    return "the %s probe gave no data (%s: %s)" % (machine_probe, envelope.get("status"), envelope.get("reason"))
 
 
 RunEach = Callable[[int, Callable[[int], Any]], Mapping[int, Any]]
@@ -625,7 +571,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     for name, found in minority_checks(minorities).items():
         fleet_checks.setdefault(name, []).extend(found)
     identities = {name: judged[name].gpu_identities for name in reached}
-    for name, found in same_gpu_checks(identities, {name: hosts[name].get("groups") or [] for name in reached}).items():
+    groups_of = {name: hosts[name].get("groups") or [] for name in reached}
+    for name, found in same_gpu_checks(identities, groups_of, catalogue.machine_probe).items():
         fleet_checks.setdefault(name, []).extend(found)
     unmatched, empty = _unmatched(tally, reached)
     group_hosts = Counter(judged[name].group for name in reached)
@@ -636,7 +583,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
             mark_not_compared(host.checks, fleet_checks.get(name, []), host.sku, host.sku_reason, baseline_problems, host.group,
                               group_hosts[host.group], options["min_peers"])
             checks = host.checks + empty.get(name, []) + fleet_checks.get(name, [])
-            unmeasured = gpu_measured_check(name, checks, host.outcomes, host.expected_gpus, host.expected_gpus_source)
+            unmeasured = gpu_measured_check(name, checks, host.outcomes, host.expected_gpus, host.expected_gpus_source,
+                                            catalogue.machine_probe)
             if unmeasured is not None:
                 checks = [unmeasured] + checks
             verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups, causes, independent)
@@ -646,12 +594,13 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                           previous_run_id=previous_run_id, setting_minorities=[minority.to_dict() for minority in minorities])
 
 
-def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[Dict[str, Any]], samples: List[Metric]) -> List[Check]:
+def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[MachineFacts], samples: List[Metric],
+                      catalogue: ProbeCatalogue) -> List[Check]:
     """The drift checks that needed an earlier result that cannot be read: each a skip that says why."""
     reason = "not compared: %s" % problem
     checks = []
-    if probe == "health" and current is not None:
-        checks.extend(_host_check(check_id, host, probe, "skip", reason) for check_id in ("drift.gpus", "drift.device_majors"))
+    if catalogue.machine is not None and catalogue.describes_machine(probe) and current is not None:
+        checks.extend(_host_check(check_id, host, probe, "skip", reason) for check_id in catalogue.machine.declaration.drift_check_ids)
     checks.extend(_host_check("drift.%s" % sample.metric_id, host, probe, "skip", reason, gpu_uuid=sample.gpu_uuid,
                               gpu_index=sample.gpu_index, value=sample.value, unit=sample.unit) for sample in samples)
     return checks
@@ -659,18 +608,20 @@ def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[Dic
 
 def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[str, Any], previous_run_id: Optional[str],
            current_samples: Dict[str, List[Metric]], options: Dict[str, Any], catalogue: ProbeCatalogue,
-           earlier_problems: Optional[Mapping[str, str]] = None) -> List[Check]:
+           earlier_problems: Optional[Mapping[str, str]] = None, current: Optional[MachineFacts] = None) -> List[Check]:
+    """current: the machine's facts of this run (None when its probe gave no data)."""
     earlier_problems = earlier_problems or {}
     if not earlier_envelopes and not earlier_problems:
         return [_host_check("drift.previous_run", host, "", "skip", NO_EARLIER_RUN)]
     checks: List[Check] = []
-    current = _data(envelopes.get("health"))
+    machine, machine_probe = catalogue.machine, catalogue.machine_probe
     settings = {probe: catalogue.probe_settings(probe, _data(envelopes.get(probe))) for probe in sorted(envelopes)}
     for probe, problem in sorted(earlier_problems.items()):
-        checks.extend(_unreadable_drift(host, probe, problem, current, current_samples.get(probe) or []))
+        checks.extend(_unreadable_drift(host, probe, problem, current, current_samples.get(probe) or [], catalogue))
         checks.extend(settings_not_compared(host, probe, settings.get(probe) or [], "not compared: %s" % problem))
     try:
-        earlier = _data(earlier_envelopes.get("health"))  # read back from the store here: it may no longer be there
+        # read back from the store here: it may no longer be there
+        earlier = _data(earlier_envelopes.get(machine_probe)) if machine is not None else None
         setting_checks: Dict[str, List[Check]] = {}
         setting_runs: Dict[str, str] = {}  # each probe's earlier run: a host's probes may come from different runs
         uncompared = set()  # probes measured now that no earlier run of the host measured (store/previous.py looked)
@@ -682,13 +633,12 @@ def _drift(host: str, envelopes: Mapping[str, Any], earlier_envelopes: Mapping[s
                 earlier_run = setting_runs[probe] = earlier_envelopes[probe].get("run_id") or previous_run_id or "the previous run"
                 setting_checks[probe] = settings_drift(host, probe, settings[probe], catalogue.probe_settings(probe, earlier_data),
                                                        earlier_run)
-        if current is not None and earlier is None and "health" not in earlier_problems:
-            uncompared.add("health")
-        if current is not None and earlier is not None and "health" not in earlier_problems:
-            earlier_run = earlier_envelopes["health"].get("run_id") or previous_run_id or "the previous run"
-            checks.extend(_gpu_set_drift(host, current, earlier, earlier_run))
-            checks.extend(setting_checks.pop("health", []))
-            checks.extend(_major_drift(host, current, earlier, earlier_run))
+        if current is not None and earlier is None and machine_probe not in earlier_problems:
+            uncompared.add(machine_probe)
+        if machine is not None and current is not None and earlier is not None and machine_probe not in earlier_problems:
+            earlier_run = earlier_envelopes[machine_probe].get("run_id") or previous_run_id or "the previous run"
+            checks.extend(machine.declaration.drift(host, machine_probe, current, machine.declaration.facts(earlier), earlier_run,
+                                                    setting_checks.pop(machine_probe, [])))
         for probe in sorted(setting_checks):
             checks.extend(setting_checks[probe])
         changed: Dict[str, List[str]] = {}  # by the earlier run the settings were compared with

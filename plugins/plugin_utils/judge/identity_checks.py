@@ -5,50 +5,27 @@
 names for one machine or copies of one result, and none of them passes until the inventory declares them aliases.
 
 A declaration is an inventory group whose name begins with ALIAS_GROUP_PREFIX holding every host that shares the
-GPUs (``gpufleet_alias_node17: {hosts: {node17: {}, node17-ib: {}}}``). A GPU in MIG mode is left out: each MIG
-instance of one GPU may be given to another container, and those containers report the same parent GPU. A vGPU
-guest's board serial is left out too (the guests of one board share it; each vGPU has its own UUID).
+GPUs (``gpufleet_alias_node17: {hosts: {node17: {}, node17-ib: {}}}``). The GPUs' identities are the machine's
+(judge/machine_facts.py MachineFacts.identities, from the probe that describes it), and the UUIDs its measurements name.
 """
 from __future__ import annotations
 
-import re
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
+from typing import Dict, Iterable, List, Mapping, Optional, Set
 
+from .machine_facts import MachineFacts
 from .model import Check
 
 CHECK_ID = "fleet.same_gpus"
 ALIAS_GROUP_PREFIX = "gpufleet_alias_"
-# What NVML gives for a board without a readable serial: never evidence that two boards are one.
-_NOT_A_SERIAL = re.compile(r"^\[?(|0+|n/?a|not (supported|available)|unknown|none)\]?$", re.IGNORECASE)
-_SHARED_BOARD_MODES = ("vgpu",)
 _NAMED_AT_MOST = 4
 
 
-def _mig_enabled(gpu: Mapping[str, Any]) -> bool:
-    mode = gpu.get("mig_mode")
-    return isinstance(mode, Mapping) and mode.get("current") == "enabled"
-
-
-def gpu_identities(health_data: Optional[Mapping[str, Any]], measured_uuids: Iterable[Optional[str]] = ()) -> Set[str]:
-    """The GPU identities one host reports: "uuid <UUID>" and "serial <serial>" of each GPU of its health data that is
-    not in MIG mode, and "uuid <UUID>" of each GPU a measurement names (a copied measurement carries its GPUs too)."""
-    identities: Set[str] = set()
-    mig_uuids: Set[str] = set()
-    gpus = (health_data or {}).get("gpus")
-    for gpu in gpus if isinstance(gpus, list) else []:
-        if not isinstance(gpu, Mapping):
-            continue
-        uuid, serial = gpu.get("uuid"), gpu.get("serial")
-        if _mig_enabled(gpu):
-            if isinstance(uuid, str):
-                mig_uuids.add(uuid)
-            continue
-        if isinstance(uuid, str) and uuid:
-            identities.add("uuid %s" % uuid)
-        if (isinstance(serial, str) and not _NOT_A_SERIAL.match(serial.strip())
-                and gpu.get("virtualization_mode") not in _SHARED_BOARD_MODES):
-            identities.add("serial %s" % serial.strip())
-    identities.update("uuid %s" % uuid for uuid in measured_uuids if isinstance(uuid, str) and uuid and uuid not in mig_uuids)
+def gpu_identities(facts: Optional[MachineFacts], measured_uuids: Iterable[Optional[str]] = ()) -> Set[str]:
+    """The GPU identities one host reports: those of its machine facts, and "uuid <UUID>" of each GPU a measurement
+    names (a copied measurement carries its GPUs too) unless the facts say the UUID is shared (a MIG parent GPU's)."""
+    identities: Set[str] = set(facts.identities) if facts is not None else set()
+    shared = facts.shared_uuids if facts is not None else frozenset()
+    identities.update("uuid %s" % uuid for uuid in measured_uuids if isinstance(uuid, str) and uuid and uuid not in shared)
     return identities
 
 
@@ -87,8 +64,9 @@ def _named(items: List[str]) -> str:
     return shown + (" and %d more" % (len(items) - _NAMED_AT_MOST) if len(items) > _NAMED_AT_MOST else "")
 
 
-def same_gpu_checks(identities: Mapping[str, Set[str]], groups: Mapping[str, Iterable[str]]) -> Dict[str, List[Check]]:
-    """identities: {host: gpu_identities(...)} of the hosts reached; groups: {host: its inventory groups}.
+def same_gpu_checks(identities: Mapping[str, Set[str]], groups: Mapping[str, Iterable[str]], probe: str) -> Dict[str, List[Check]]:
+    """identities: {host: gpu_identities(...)} of the hosts reached; groups: {host: its inventory groups}; probe: the
+    one that describes the machine, whose checks these are.
     A check for each host that shares a GPU with another: fail, unless one alias group holds all the hosts sharing."""
     checks: Dict[str, List[Check]] = {}
     for hosts in _sharing_sets(identities):
@@ -103,7 +81,7 @@ def same_gpu_checks(identities: Mapping[str, Set[str]], groups: Mapping[str, Ite
                 status, reason = "fail", ("these hosts report the same GPUs: an inventory alias or a copied result: %s share %s"
                                           % (_named(hosts), _named(shared)))
             checks.setdefault(host, []).append(Check(
-                id=CHECK_ID, host=host, probe="health", status=status, reason=reason, value=others,
+                id=CHECK_ID, host=host, probe=probe, status=status, reason=reason, value=others,
                 reference_source="the GPU UUIDs and board serials of this run's hosts",
                 threshold="no GPU reported by two hosts, unless they are declared aliases"))
     return checks

@@ -42,7 +42,7 @@ class RuleContext:
     expected_gpus_source: str = ""                 # where expected_gpus came from, in words
     # {probe: data} of the host's other results, for a check whose words need them (p2p reads tuning's PCIe path).
     host_data: Dict[str, Any] = field(default_factory=dict)
-    machine: Any = None                            # judge/machine_shape.MachineShape: the host's own evidence
+    machine: Any = None                            # ExpectedGpus.shape (judge/machine_facts.py): the machine probe's own account
 
     def baseline_source(self, key: str) -> str:
         if not self.baseline:

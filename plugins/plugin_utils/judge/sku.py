@@ -1,29 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Which baseline (SKU) a GPU and a host are: NVML name, PCI device id and memory against each baseline's match block."""
+"""Which baseline (SKU) a GPU and a host are: NVML name, PCI device id and memory against each baseline's match block.
+
+The GPUs are the generic descriptors of the probe that describes the machine (judge/machine_facts.py).
+"""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..result_fields import is_unavailable
-
-
-def known(value: Any) -> Any:
-    """The value, or None when it is {"unavailable": ...} or absent."""
-    return None if value is None or is_unavailable(value) else value
-
-
-def gpu_identity(gpu: Dict[str, Any]) -> Tuple[Optional[str], Optional[str], Optional[int]]:
-    """(NVML name, PCI device id in lower case "0x233510de", memory total MiB) of one health gpus[] entry."""
-    name = known(gpu.get("name"))
-    pci = gpu.get("pci") if isinstance(gpu.get("pci"), dict) else {}
-    device_id = known(pci.get("device_id"))
-    memory = known(gpu.get("memory"))
-    total = known(memory.get("total_mib")) if isinstance(memory, dict) else None
-    return (name if isinstance(name, str) else None,
-            device_id.lower() if isinstance(device_id, str) else None,
-            total if isinstance(total, int) else None)
+from .machine_facts import GpuDescriptor
 
 
 def describe_identity(name: Optional[str], device_id: Optional[str], memory_mib: Optional[int]) -> str:
@@ -39,14 +25,14 @@ def _memory_fits(baseline: Dict[str, Any], memory_mib: Optional[int]) -> Optiona
     return (low is None or memory_mib >= low) and (high is None or memory_mib <= high)
 
 
-def identify_gpu(gpu: Dict[str, Any], baselines: List[Dict[str, Any]]) -> Tuple[Optional[str], str]:
-    """(baseline id or None, a sentence saying how it matched or why nothing did) for one health gpus[] entry.
+def identify_gpu(gpu: GpuDescriptor, baselines: List[Dict[str, Any]]) -> Tuple[Optional[str], str]:
+    """(baseline id or None, a sentence saying how it matched or why nothing did) for one GPU.
 
     A baseline matches when the NVML name is one of match.names or the PCI device id is one of
     match.pci_device_ids, and the memory total (when known) lies within match.memory_mib. When several match,
     the one matching on both name and id wins; a tie is reported as ambiguous.
     """
-    name, device_id, memory_mib = gpu_identity(gpu)
+    name, device_id, memory_mib = gpu.name, gpu.device_id, gpu.memory_mib
     identity = describe_identity(name, device_id, memory_mib)
     candidates = []
     for baseline in baselines:
@@ -79,19 +65,21 @@ def unknown_group(gpu_name: Optional[str]) -> str:
     return "unknown:%s" % (gpu_name or "unnamed GPU")
 
 
-def identify_host(gpus: Any, baselines: List[Dict[str, Any]]) -> Tuple[Optional[str], str, List[Tuple[Optional[str], str]]]:
-    """(host SKU or None, sentence, per-GPU (sku, sentence)) from a health data "gpus" field.
+def identify_host(gpus: Optional[Sequence[GpuDescriptor]], baselines: List[Dict[str, Any]], unavailable: Optional[str] = None
+                  ) -> Tuple[Optional[str], str, List[Tuple[Optional[str], str]]]:
+    """(host SKU or None, sentence, per-GPU (sku, sentence)) from the machine's GPUs (None: not listed, unavailable
+    says why when it is known).
 
     The host's SKU is its GPUs' SKU; mixed SKUs, unknown GPUs or no GPU list give None and say why.
     """
-    if is_unavailable(gpus):
-        return None, "no GPU list to identify the SKU from: %s" % gpus["unavailable"], []
-    if not isinstance(gpus, list) or not gpus:
+    if gpus is None and unavailable is not None:
+        return None, "no GPU list to identify the SKU from: %s" % unavailable, []
+    if not gpus:
         return None, "no GPU found, so no SKU", []
     per_gpu = []
     for gpu in gpus:
-        if "error" in gpu and "name" not in gpu:
-            per_gpu.append((None, "GPU %s could not be read: %s" % (gpu.get("index"), gpu["error"])))
+        if gpu.unreadable is not None:
+            per_gpu.append((None, "GPU %s could not be read: %s" % (gpu.index, gpu.unreadable)))
         else:
             per_gpu.append(identify_gpu(gpu, baselines))
     skus = sorted(set(sku for sku, unused_sentence in per_gpu if sku is not None))

@@ -9,6 +9,7 @@ from typing import Mapping, Optional
 
 from ..judge.baseline_checks import against_known_good
 from ..judge.catalogue import CheckFunction, MetricsFunction
+from ..judge.machine_facts import MachineDeclaration
 from ..judge.measurement import MeasurementsFunction, metrics_of
 from ..judge.settings import SettingsFunction
 from .declaration import DeclarationError
@@ -30,6 +31,9 @@ class ProbeJudging:
     # settings(data) -> [Setting] (judge/settings.py): configured values, each a drift check (changed: warn) and held
     # to the value most hosts of the SKU share.
     settings: Optional[SettingsFunction] = None
+    # The probe that describes the machine declares how (judge/machine_facts.py): the GPUs the SKU is identified from,
+    # how many the host should have, their identities and drift, the fleet index's columns. One probe at most.
+    machine: Optional[MachineDeclaration] = None
 
     def __post_init__(self) -> None:
         if self.baseline_checks and self.measurements is None:

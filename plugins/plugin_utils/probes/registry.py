@@ -125,12 +125,30 @@ def metric_catalogue() -> Dict[str, MetricSpec]:
 
 
 @lru_cache(maxsize=None)
+def machine() -> Any:
+    """The probe that describes the machine and its declaration (a judge.machine_facts.Machine), or None."""
+    return machine_of({name: judging_of(name) for name in _declarations(None)})
+
+
+def machine_of(judging: Mapping[str, Any]) -> Any:
+    """The one probe whose JUDGING describes the machine, as a judge.machine_facts.Machine (None when none does); two
+    are a DeclarationError: the SKU, the expected GPU count and the GPUs' identities have one source."""
+    from ..judge.machine_facts import Machine  # the judge's modules load only when a run is judged
+    describing = sorted(name for name, entry in judging.items() if entry is not None and entry.machine is not None)
+    if len(describing) > 1:
+        raise DeclarationError("probes %s each declare machine= in their JUDGING; one probe describes the machine"
+                               % " and ".join(describing))
+    return Machine(describing[0], judging[describing[0]].machine) if describing else None
+
+
+@lru_cache(maxsize=None)
 def probe_catalogue() -> Any:
     """What the judge is told about the probes (a judge.catalogue.ProbeCatalogue)."""
     from ..judge.catalogue import ProbeCatalogue  # the judge's modules load only when a run is judged
     found = _declarations(None)
     judging = {name: judging_of(name) for name in found}
     return ProbeCatalogue(
+        machine=machine(),
         checks={name: dict(entry.checks) for name, entry in judging.items() if entry is not None and entry.checks},
         metrics={name: entry.metrics for name, entry in judging.items() if entry is not None and entry.metrics is not None},
         min_gpus={name: probe.min_gpus for name, probe in found.items() if probe.min_gpus > 1},

@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_catalogue
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu, identify_host
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.machine_facts import gpu_descriptor, machine_facts
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import (
     load_baselines, load_rules, load_yaml, validate_overrides)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
@@ -102,17 +103,23 @@ def test_validate_overrides():
 
 
 def test_sku_identification():
-    gpu = health_ok()["data"]["gpus"][0]
+    gpu = gpu_descriptor(health_ok()["data"]["gpus"][0])
     assert identify_gpu(gpu, baselines())[0] == "h200-sxm"
-    stranger = {"name": "NVIDIA XYZ", "pci": {"device_id": "0x1234ABCD"}, "memory": {"total_mib": 81559}}
+    stranger = gpu_descriptor({"name": "NVIDIA XYZ", "pci": {"device_id": "0x1234ABCD"}, "memory": {"total_mib": 81559}})
     assert identify_gpu(stranger, baselines()) == (None, "no baseline matches NVIDIA XYZ, 0x1234abcd, 81559 MiB; add baselines/<sku>.yaml")
-    h100 = {"name": "NVIDIA H100 80GB HBM3", "pci": {"device_id": "0x233010de"}, "memory": {"total_mib": 81559}}
+    h100 = gpu_descriptor({"name": "NVIDIA H100 80GB HBM3", "pci": {"device_id": "0x233010de"}, "memory": {"total_mib": 81559}})
     assert identify_gpu(h100, baselines())[0] == "h100-sxm"
     # the right name with memory far outside the baseline's range is not that SKU
-    assert identify_gpu({"name": "NVIDIA H200", "memory": {"total_mib": 81559}}, baselines())[0] is None
+    assert identify_gpu(gpu_descriptor({"name": "NVIDIA H200", "memory": {"total_mib": 81559}}), baselines())[0] is None
     sku, sentence, unused = identify_host([gpu, h100], baselines())
     assert sku is None and sentence.startswith("mixed GPUs on one host: 1 x h100-sxm, 1 x h200-sxm")
-    assert identify_host({"unavailable": "no NVML"}, baselines())[:2] == (None, "no GPU list to identify the SKU from: no NVML")
+    unlisted = machine_facts({"gpus": {"unavailable": "no NVML"}})
+    assert identify_host(unlisted.gpus, baselines(), unlisted.gpus_unavailable)[:2] == (
+        None, "no GPU list to identify the SKU from: no NVML")
+    unread = gpu_descriptor({"index": 3, "error": "NVML_ERROR_GPU_IS_LOST"})
+    assert identify_host([unread], baselines())[1] == "GPU 3 could not be read: NVML_ERROR_GPU_IS_LOST"
+    assert identify_host(machine_facts({}).gpus, baselines(), machine_facts({}).gpus_unavailable)[1] == \
+        "no GPU list to identify the SKU from: no gpus field"
 
 
 def test_a_reference_measured_on_several_machines_must_be_their_median(tmp_path):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health import machine_drift
 from helpers import RIG_OVERRIDES, as_machine, baselines, health_ok, judge_fleet, rules
 
 PROBLEM = "previous run's health.json is unreadable: Expecting value: line 1 column 1 (char 0) (run 20261129T010000Z-1)"
@@ -42,7 +43,7 @@ def test_a_previous_health_result_whose_gpus_is_not_a_list_does_not_crash_the_ju
 def test_an_exception_while_comparing_with_the_previous_run_skips_drift_and_the_host_is_judged(monkeypatch):
     def broken(*unused):
         raise KeyError("index")
-    monkeypatch.setattr(fleet, "_major_drift", broken)
+    monkeypatch.setattr(machine_drift, "device_major_drift", broken)
     verdict = judge_fleet("run2", _hosts("rig"), baselines(), rules(), previous={"rig": {"health": health_ok()}},
                           previous_run_id="r1").hosts["rig"]
     assert verdict.verdict in ("pass", "warn")
@@ -53,10 +54,10 @@ def test_an_exception_while_comparing_with_the_previous_run_skips_drift_and_the_
 def test_an_exception_while_judging_one_host_makes_it_error_and_every_other_host_is_judged(monkeypatch):
     real = fleet.identify_host
 
-    def identify(gpus, known):
-        if gpus and gpus[0].get("uuid") == "GPU-broken":
+    def identify(gpus, known, unavailable=None):
+        if gpus and gpus[0].uuid == "GPU-broken":
             raise TypeError("unhashable type: 'dict'")
-        return real(gpus, known)
+        return real(gpus, known, unavailable)
     monkeypatch.setattr(fleet, "identify_host", identify)
     hosts = _hosts("node-a", "node-b", "node-c")
     hosts["node-b"]["envelopes"]["health"]["data"]["gpus"][0]["uuid"] = "GPU-broken"

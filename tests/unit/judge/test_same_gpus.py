@@ -3,6 +3,7 @@ them passes unless the inventory declares them aliases (an inventory group gpufl
 from __future__ import annotations
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.identity_checks import CHECK_ID, gpu_identities
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.machine_facts import machine_facts
 from helpers import GPU0, GPU1, RIG_OVERRIDES, as_machine, baselines, checks_of, health_ok, judge_fleet, one, rules
 
 
@@ -88,6 +89,9 @@ def test_mig_gpus_vgpu_guests_serials_and_serials_that_identify_nothing_are_not_
 def test_identities_come_from_health_and_from_every_gpu_a_measurement_names():
     health = {"gpus": [{"index": 0, "uuid": "GPU-x", "serial": "1653724059881"}, {"index": 1, "error": "NVML lost it"},
                        {"index": 2, "uuid": "GPU-z", "serial": " N/A ", "mig_mode": {"current": "disabled", "pending": "disabled"}}]}
-    assert gpu_identities(health, ["GPU-m", None, 7]) == {"uuid GPU-x", "serial 1653724059881", "uuid GPU-z", "uuid GPU-m"}
-    assert gpu_identities({"gpus": {"unavailable": "no NVML"}}) == set()
+    assert gpu_identities(machine_facts(health), ["GPU-m", None, 7]) == {"uuid GPU-x", "serial 1653724059881", "uuid GPU-z",
+                                                                       "uuid GPU-m"}
+    assert gpu_identities(machine_facts({"gpus": {"unavailable": "no NVML"}})) == set()
     assert gpu_identities(None, ["GPU-m"]) == {"uuid GPU-m"}
+    mig = {"gpus": [{"index": 0, "uuid": "GPU-p", "serial": "1653724059881", "mig_mode": {"current": "enabled"}}]}
+    assert gpu_identities(machine_facts(mig), ["GPU-p", "GPU-q"]) == {"uuid GPU-q"}

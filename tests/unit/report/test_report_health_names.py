@@ -1,6 +1,6 @@
 """The health summary reads the field names of health.schema.json and no others: an old or made-up name reads as not
 reported, and each column shows the field the schema names for it."""
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_health import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.view import (
     GPU_COLUMNS, device_node_rows, gpu_row, health_view, processes_table)
 
 

@@ -8,7 +8,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_health import power_plot
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.view import power_plot
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_interconnect import collective_view, p2p_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.view import gemm_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.load.view import load_view

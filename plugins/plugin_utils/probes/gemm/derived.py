@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Tuple
 from ...judge.sku import identify_host
 from ...rules_and_baselines import load_baselines
 from ...store.read import measured_data
+from ..registry import machine
 from ..membw.judging import membw_headlines
 
 GEMM_PEAK_KEYS = {"fp32": "fp32", "tf32": "tf32_dense", "bf16": "bf16_dense", "fp16": "fp16_dense", "fp8_e4m3": "fp8_dense"}
@@ -21,10 +22,13 @@ def membw_bandwidth_by_gpu(membw_data: Any) -> Dict[str, float]:
     return membw_headlines(membw_data)[0]
 
 
-def baseline_peaks(health_data: Any, baselines: List[dict]) -> Tuple[Dict[str, float], str]:
-    if not isinstance(health_data, dict):
+def baseline_peaks(machine_data: Any, baselines: List[dict]) -> Tuple[Dict[str, float], str]:
+    """The dense peaks of the SKU identified from the GPUs of machine_data (the data of the probe that describes the
+    machine), and the SKU."""
+    described = machine()
+    if not isinstance(machine_data, dict) or described is None:
         return {}, ""
-    sku, unused_reason, unused_per_gpu = identify_host(health_data.get("gpus"), baselines)
+    sku, unused_reason, unused_per_gpu = identify_host(described.declaration.facts(machine_data).gpus, baselines)
     baseline = next((candidate for candidate in baselines if candidate.get("id") == sku), None)
     if baseline is None:
         return {}, ""
@@ -43,10 +47,11 @@ def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any],
             notes.append("memory_bandwidth_gbps from this run's membw result")
     if "peak_tflops" not in params:
         baselines, unused_problems = load_baselines()
-        peaks, sku = baseline_peaks(measured_data(host_path, "health"), baselines)
+        described = machine()
+        peaks, sku = baseline_peaks(measured_data(host_path, described.probe), baselines) if described is not None else ({}, "")
         if peaks:
             derived["peak_tflops"] = peaks
-            notes.append("peak_tflops from baselines/%s.yaml (SKU identified from this run's health result)" % sku)
+            notes.append("peak_tflops from baselines/%s.yaml (SKU identified from this run's %s result)" % (sku, described.probe))
     return dict(params, **derived), notes
 
 

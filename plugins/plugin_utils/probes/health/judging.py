@@ -3,11 +3,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.health_checks import HEALTH_CHECKS
+from ...judge.machine_facts import MachineDeclaration
 from ...judge.metrics import Metric
 from ...judge.settings import Setting
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ..judging import ProbeJudging
+from .checks import HEALTH_CHECKS
+from .machine_drift import DRIFT_CHECK_IDS, machine_drift
+from .machine_facts import EXPECTED_GPUS_CHECK, NOT_RUN_COLUMNS, expected_gpus, index_columns, machine_facts
 
 
 def health_metrics(data: Dict[str, Any]) -> List[Metric]:
@@ -60,4 +63,7 @@ JUDGING = ProbeJudging(
     checks=HEALTH_CHECKS,
     metrics=health_metrics,
     settings=health_settings,
+    machine=MachineDeclaration(facts=machine_facts, expected_gpus=expected_gpus, expected_gpus_check=EXPECTED_GPUS_CHECK,
+                               drift=machine_drift, drift_check_ids=DRIFT_CHECK_IDS, index_columns=index_columns,
+                               not_run_columns=NOT_RUN_COLUMNS),
 )

@@ -2,15 +2,15 @@
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The health checks of the machine's shape: every GPU on the PCI bus is seen by NVML and CUDA (gpus_on_bus), and NVML
-lists the GPUs the host should have (gpu_count), both against judge/machine_shape.py's evidence (context.machine)."""
+lists the GPUs the host should have (gpu_count), both against machine_shape.py's evidence (context.machine)."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ..result_fields import MISSING, dig, is_unavailable
-from .check_helpers import make_check, unavailable_check
+from ...result_fields import MISSING, dig, is_unavailable
+from ...judge.check_helpers import make_check, unavailable_check
 from .machine_shape import NVIDIA_DRIVER, MachineShape, machine_shape
-from .model import Check
+from ...judge.model import Check
 
 SLICE_REMEDY = ("Nothing to fix when the slice is as it was bought; if this host should have more GPUs, ask for them to be "
                 "passed through (or set params.expected in the inventory's rule overrides).")
@@ -120,7 +120,7 @@ def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
 
 
 def gpu_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    """NVML lists as many GPUs as the host should have (judge/machine_shape.py says how many, and why)."""
+    """NVML lists as many GPUs as the host should have (machine_shape.py says how many, and why)."""
     gpus = data.get("gpus", MISSING)
     if gpus is MISSING:
         return []

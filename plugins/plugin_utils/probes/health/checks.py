@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .catalogue import CheckFunction
-from ..number_format import format_quantity
-from ..result_fields import MISSING, dig, is_unavailable
-from .check_helpers import gpu_label, make_check, param_source, unavailable_check
+from ...judge.catalogue import CheckFunction
+from ...number_format import format_quantity
+from ...result_fields import MISSING, dig, is_unavailable
+from ...judge.check_helpers import gpu_label, make_check, param_source, unavailable_check
 from .machine_checks import MACHINE_CHECKS
-from .model import Check
+from ...judge.model import Check
 
 # REFERENCE.md: the XIDs node health checks (aznhc, gcm, NHC) treat as hardware faults.
 HARDWARE_XIDS = (48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 94, 95, 119, 120)
