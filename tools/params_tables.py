@@ -50,7 +50,7 @@ def table(probe: str) -> str:
              "| parameter | type and range | default | meaning |", "|---|---|---|---|"]
     for name, schema in known.items():
         lines.append("| `%s` | %s | `%s` | %s |" % (name, _cell(describe(schema)), _cell(json.dumps(schema["default"])),
-                                                 _cell(schema.get("description", ""))))
+                                                    _cell(schema.get("description", ""))))
     return "\n".join(lines)
 
 

@@ -4,7 +4,8 @@ The spec is the controller's plugins/plugin_utils/probes/<name>/params.json: a J
 object in a closed subset of keywords (type, enum, minimum, exclusiveMinimum, maximum, exclusiveMaximum, multipleOf,
 minLength, items, minItems, uniqueItems, minProperties, propertyNames, additionalProperties; default and description).
 The probe's zip carries it as probelib/<name>/params.json; a repository checkout has it at
-../plugins/plugin_utils/probes/<name>/params.json from probes/; a hand-made copy of probes/ beside the script. The controller checks the same values with jsonschema
+../plugins/plugin_utils/probes/<name>/params.json from probes/; a hand-made copy of probes/ beside the script. The
+controller checks the same values with jsonschema
 (plugins/plugin_utils/probes/param_spec.py) and a test pins that both agree.
 Runs on Python >= 3.9 with the standard library only.
 """
@@ -170,8 +171,8 @@ def describe(schema: Mapping[str, Any]) -> str:
     if "enum" in schema:
         return "%s: %s" % (words, " | ".join(json.dumps(option) for option in schema["enum"]))
     bounds = [words % schema[key] for key, words in (("minimum", ">= %r"), ("exclusiveMinimum", "> %r"),
-                                                      ("maximum", "<= %r"), ("exclusiveMaximum", "< %r"),
-                                                      ("multipleOf", "a multiple of %r")) if key in schema]
+                                                     ("maximum", "<= %r"), ("exclusiveMaximum", "< %r"),
+                                                     ("multipleOf", "a multiple of %r")) if key in schema]
     if "items" in schema:
         bounds.append("of %s" % describe(schema["items"]))
     if "additionalProperties" in schema:

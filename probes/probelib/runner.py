@@ -85,7 +85,7 @@ def parameters_help(spec: Mapping[str, Any]) -> str:
     lines = ["parameters (--params / --params-json; the spec is params.json):"]
     for name, schema in known.items():
         lines.append("  %s (%s; default %s): %s" % (name, probe_params.describe(schema), json.dumps(schema["default"]),
-                                                     schema.get("description", "")))
+                                                    schema.get("description", "")))
     return "\n".join(lines)
 
 

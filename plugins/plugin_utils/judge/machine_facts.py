@@ -88,4 +88,3 @@ class Machine:
 
     probe: str
     declaration: MachineDeclaration
-

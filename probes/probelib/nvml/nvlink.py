@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 from probelib.fields import is_unavailable, unavailable
 from probelib.nvml.access import (NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NvmlReader,
-                                         failure_reason, nvml_error_code)
+                                  failure_reason, nvml_error_code)
 from probelib.system.sysfs import normalize_bus_id
 
 NVLINK_MAX_LINKS_FALLBACK = 18

@@ -90,7 +90,7 @@ def test_identities_come_from_health_and_from_every_gpu_a_measurement_names():
     health = {"gpus": [{"index": 0, "uuid": "GPU-x", "serial": "1653724059881"}, {"index": 1, "error": "NVML lost it"},
                        {"index": 2, "uuid": "GPU-z", "serial": " N/A ", "mig_mode": {"current": "disabled", "pending": "disabled"}}]}
     assert gpu_identities(machine_facts(health), ["GPU-m", None, 7]) == {"uuid GPU-x", "serial 1653724059881", "uuid GPU-z",
-                                                                       "uuid GPU-m"}
+                                                                         "uuid GPU-m"}
     assert gpu_identities(machine_facts({"gpus": {"unavailable": "no NVML"}})) == set()
     assert gpu_identities(None, ["GPU-m"]) == {"uuid GPU-m"}
     mig = {"gpus": [{"index": 0, "uuid": "GPU-p", "serial": "1653724059881", "mig_mode": {"current": "enabled"}}]}

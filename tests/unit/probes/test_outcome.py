@@ -125,7 +125,7 @@ def test_the_probes_reasons_are_worded_as_before():
             "errors": [{"device_index": 0, "dtype": "fp16" if index % 2 else "", "case": "sq" if index % 3 else "", "error": "e%d" % index}
                        for index in range(7)]}
     assert gemm.outcome_of(data) == ("partial", "what failed: device 0: e0; device 0 fp16 sq: e1; device 0 sq: e2; "
-                                              "device 0 fp16: e3; device 0 sq: e4 (and 2 more)")
+                                     "device 0 fp16: e3; device 0 sq: e4 (and 2 more)")
 
     results = [{"device": {"kind": "cpu", "index": 0, "name": "CPU"}, "status": "ok"},
                {"device": {"kind": "cpu", "index": 1, "name": "CPU"}, "status": "partial", "error": None,
@@ -133,7 +133,7 @@ def test_the_probes_reasons_are_worded_as_before():
                {"device": {"kind": "cuda", "index": 2, "name": "H200"}, "status": "error",
                 "error": {"type": "RuntimeError", "message": "lost"}, "problems": ["lost", "RuntimeError: lost"]}]
     assert device_outcome.decide(results) == ("partial", "cpu:1 (CPU) partial: 2 MiB failed; 4 MiB failed; "
-                                                          "cuda:2 (H200) error: lost; RuntimeError: lost")
+                                                         "cuda:2 (H200) error: lost; RuntimeError: lost")
     assert device_outcome.decide(results[:1]) == ("ok", "") and device_outcome.decide(results[2:])[0] == "error"
 
     errors = SectionErrors()
