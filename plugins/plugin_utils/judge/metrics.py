@@ -19,3 +19,7 @@ class Metric(NamedTuple):
     value: float
     unit: str
     better: str
+
+    @classmethod
+    def of(cls, spec, gpu_uuid, gpu_index, value):
+        return cls(spec.id, gpu_uuid, gpu_index, float(value), spec.unit, spec.better)
