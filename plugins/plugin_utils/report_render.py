@@ -22,7 +22,7 @@ from .store.paths import FLEET_EXPORT_FILES, FLEET_INDEX_FILES
 from .probes.declaration import ProbeSection
 from .probes.registry import profile_probes, sections
 from .report_health import fleet_columns
-from .report_interconnect import cross_host_runs
+from .probes.collective_hosts.view import cross_host_runs
 from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .report_python import python_view
 from .report_index_columns import fold_reasons, shown_metric_positions, split_metrics

@@ -1,7 +1,7 @@
 """p2p pairs and all-reduce curves held against the link class's known-good value, the host's median, and each other."""
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.interconnect_checks import link_group
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.p2p.checks import link_group
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
 
 from probelib.collective.knee import describe_bytes, knee_of_curve

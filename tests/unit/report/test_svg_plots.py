@@ -9,7 +9,8 @@ from xml.etree import ElementTree
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_health import power_plot
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_interconnect import collective_view, p2p_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.collective.view import collective_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.p2p.view import p2p_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_load import load_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_measurements import gemm_view, membw_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.svg_plots import (
