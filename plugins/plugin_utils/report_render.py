@@ -21,7 +21,6 @@ from .store.atomic import Text
 from .store.paths import FLEET_EXPORT_FILES, FLEET_INDEX_FILES
 from .probes.declaration import ProbeSection
 from .probes.registry import probe_catalogue, profile_probes, sections
-from .report_interconnect import cross_host_runs
 from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .report_python import python_view
 from .report_index_columns import fold_reasons, shown_metric_positions, split_metrics
@@ -602,8 +601,13 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
             "todo": todo[:TODO_HOSTS], "todo_more": max(0, len(todo) - TODO_HOSTS), "not_run": not_run, "profile": profile,
             "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
             "unmatched": unmatched, "statistics": statistics_rows(judgement), "setting_minorities": judgement.setting_minorities,
-            "previous_run_id": judgement.previous_run_id, "cross_host": cross_host_runs(run.hosts),
+            "previous_run_id": judgement.previous_run_id, "cross_host": _fleet_views(run),
             "versions": ", ".join(run.collection_versions()) or "not recorded"}
+
+
+def _fleet_views(run: RunModel) -> List[Dict[str, Any]]:
+    """The rows of every probe section that shows the probe across hosts (ProbeSection.fleet_view)."""
+    return [row for section in sections().values() if section.fleet_view is not None for row in section.fleet_view(run.hosts)]
 
 
 def _index_context(run: RunModel, markdown: bool, previous_run_id: Optional[str] = None) -> Dict[str, Any]:

@@ -19,8 +19,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PLUGIN_UTILS = os.path.join(ROOT, "plugins", "plugin_utils")
 # Files that still name a probe, each with who takes it out; the list only shrinks (test_the_waived_files_still_need_it).
 WAIVED = (
-    # moving into their probes' packages on other branches of issue 33 (the lead removes each at merge)
-    "judge/interconnect_checks.py", "judge/pcie_path.py", "judge/toolchain_checks.py", "report_interconnect.py",
     # find_previous_results looks for health's result of a host that wanted nothing: for the lead
     "store/previous.py",
 )

@@ -10,9 +10,6 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registr
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGES = os.path.join(ROOT, "plugins", "plugin_utils", "probes")
-# Probes whose call sites still write their metrics out (issue 33: other branches convert them). Strict: a converted
-# probe fails here until it leaves this list.
-NOT_YET = ("collective", "health", "p2p")
 
 
 def written_out(source):
@@ -29,8 +26,7 @@ def probe_calls(probe):
     return found
 
 
-@pytest.mark.parametrize("probe", [pytest.param(probe, marks=pytest.mark.xfail(strict=True, reason="not converted yet"))
-                                   if probe in NOT_YET else probe for probe in sorted(declarations())])
+@pytest.mark.parametrize("probe", sorted(declarations()))
 def test_a_probes_measurements_and_metrics_come_from_its_catalogue(probe):
     assert probe_calls(probe) == []
 

@@ -29,6 +29,9 @@ class ProbeSection:
     view: Callable[[Any], Dict[str, Any]]
     html_template: str = TABLES_HTML
     markdown_template: str = TABLES_MARKDOWN
+    # fleet_view(hosts) -> rows the fleet index shows of the probe across hosts (collective_hosts: one all-reduce per
+    # rendezvous); None for a probe seen host by host only.
+    fleet_view: Optional[Callable[[List[Any]], List[Dict[str, Any]]]] = None
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """p2p pairs and all-reduce curves held against the link class's known-good value, the host's median, and each other."""
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.interconnect_checks import link_group
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.p2p.checks import link_group
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import metric_catalogue, probe_metrics
 
 from probelib.collective.knee import describe_bytes, knee_of_curve
 from probelib.collective.outcome import outcome_of as collective_outcome
@@ -269,6 +269,16 @@ def test_cpu_collective_is_skipped_and_not_a_fleet_metric():
     assert one(verdict, "collective.busbw").status == "skip"
     assert probe_metrics("collective", envelope["data"]) == []
     assert [metric.value for metric in probe_metrics("collective", collective([curve("default", 360.0)])["data"])] == [360.0]
+
+
+def test_collective_hosts_metric_is_the_collectives_per_host_group_as_its_catalogue_declares_it():
+    data = collective([curve("default", 360.0)])["data"]
+    [own] = probe_metrics("collective", data)
+    [across] = probe_metrics("collective_hosts", data)
+    spec = metric_catalogue()["collective_hosts.peak_busbw_gbps"]
+    assert across.metric_id == spec.id and across.value == own.value == 360.0
+    assert (across.unit, across.better) == (spec.unit, spec.better) == (own.unit, own.better)
+    assert probe_metrics("collective_hosts", collective([curve("default", 1.0)], kind="cpu", link_classes=())["data"]) == []
 
 
 def _unavailable(probe, reason):

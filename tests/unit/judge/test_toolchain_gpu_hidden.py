@@ -2,7 +2,7 @@
 says: a contract that "passed" with CUDA_VISIBLE_DEVICES='' (0 of 0 expected) is still a host the GPU probes cannot
 measure."""
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.toolchain_checks import contract
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.toolchain.checks import contract
 
 from helpers import baselines, health_ok, judge_fleet, one, rules
 

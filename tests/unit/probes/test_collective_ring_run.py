@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_interconnect import collective_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.collective.view import collective_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems, schema_validator
 from probe_runs import run_probe
 from probelib.params import probe_defaults

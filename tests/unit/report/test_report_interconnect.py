@@ -2,7 +2,8 @@
 import os
 import sys
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_interconnect import collective_view, p2p_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.collective.view import collective_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.p2p.view import p2p_view
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "judge"))
 from test_interconnect_checks import collective, curve, p2p, pair  # noqa: E402  pylint: disable=wrong-import-position
@@ -60,7 +61,7 @@ def _host(name, rank, status="ok", reason="", data=None):
 
 
 def test_the_fleet_index_shows_one_cross_host_all_reduce_per_rendezvous_from_its_lowest_rank():
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_interconnect import cross_host_runs
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.collective_hosts.view import cross_host_runs
     failed = _host("h3", None, "error", "only 2 of 3 ranks joined within 120 s", data={})
     runs = cross_host_runs([_host("h2", 1), _host("h1", 0), failed])
     assert len(runs) == 2  # the failed host wrote no rendezvous: listed apart, with its reason

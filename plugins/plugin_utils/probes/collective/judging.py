@@ -3,14 +3,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ...judge.interconnect_checks import COLLECTIVE_CHECKS
 from ...judge.metrics import Metric
 from ...result_fields import number_or_none
 from ..judging import ProbeJudging
+from ..metric_catalogue import MetricSpec
+from .checks import COLLECTIVE_CHECKS
+from .metrics import PEAK_BUSBW
 
 
-def collective_peak_metrics(probe: str) -> Callable[[Dict[str, Any]], List[Metric]]:
-    """The metrics of collective and collective_hosts (the same data layout), named for the probe."""
+def peak_busbw_metrics(spec: MetricSpec) -> Callable[[Dict[str, Any]], List[Metric]]:
+    """The metrics of collective and collective_hosts (the same data layout), as the probe's catalogue declares them."""
     def metrics(data: Dict[str, Any]) -> List[Metric]:
         """The default curve's peak all-reduce busbw on GPUs (the CPU path is not a GPU interconnect metric)."""
         plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
@@ -20,12 +22,12 @@ def collective_peak_metrics(probe: str) -> Callable[[Dict[str, Any]], List[Metri
             if isinstance(curve, dict) and curve.get("name") == "default" and not curve.get("error"):
                 value = number_or_none(curve.get("peak_busbw_gbps"))
                 if value is not None:
-                    return [Metric("%s.peak_busbw_gbps" % probe, None, None, value, "GB/s", "higher")]
+                    return [Metric.of(spec, None, None, value)]
         return []
     return metrics
 
 
 JUDGING = ProbeJudging(
     checks=COLLECTIVE_CHECKS,
-    metrics=collective_peak_metrics("collective"),
+    metrics=peak_busbw_metrics(PEAK_BUSBW),
 )

@@ -1,12 +1,13 @@
 """collective_hosts: the all-reduce across the GPUs of several hosts (a role and playbook of its own)."""
 from __future__ import annotations
 
-from ...judge.interconnect_checks import COLLECTIVE_HOSTS_CHECKS
-from ..collective.judging import collective_peak_metrics
+from ..collective.checks import collective_verified
+from ..collective.judging import peak_busbw_metrics
 from ..judging import ProbeJudging
+from .metrics import PEAK_BUSBW
 
 
 JUDGING = ProbeJudging(
-    checks=COLLECTIVE_HOSTS_CHECKS,
-    metrics=collective_peak_metrics("collective_hosts"),
+    checks={"verified": collective_verified},
+    metrics=peak_busbw_metrics(PEAK_BUSBW),
 )

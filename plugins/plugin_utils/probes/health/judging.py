@@ -10,6 +10,7 @@ from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ..judging import ProbeJudging
 from .checks import HEALTH_CHECKS
 from .machine_drift import DRIFT_CHECK_IDS, machine_drift
+from .metrics import CUDA_INIT, IDLE_POWER, MEMORY_USED, TEMPERATURE
 from .machine_facts import EXPECTED_GPUS_CHECK, NOT_RUN_COLUMNS, expected_gpus, index_columns, machine_facts
 
 
@@ -22,19 +23,17 @@ def health_metrics(data: Dict[str, Any]) -> List[Metric]:
         index = gpu.get("index") if isinstance(gpu.get("index"), int) else None
         if uuid is None:
             continue
-        for metric_id, section, key, unit in (
-                ("health.idle_power_w", "power", "draw_w", "W"),
-                ("health.temperature_c", "temperature", "gpu_c", "C"),
-                ("health.memory_used_mib", "memory", "used_mib", "MiB")):
+        for spec, section, key in ((IDLE_POWER, "power", "draw_w"), (TEMPERATURE, "temperature", "gpu_c"),
+                                   (MEMORY_USED, "memory", "used_mib")):
             part = gpu.get(section)
             value = number_or_none(part.get(key)) if isinstance(part, dict) and not is_unavailable(part) else None
             if value is not None:
-                metrics.append(Metric(metric_id, uuid, index, value, unit, "lower"))
+                metrics.append(Metric.of(spec, uuid, index, value))
     init = data.get("cuda_init")
     if isinstance(init, dict) and init.get("ok"):
         duration = number_or_none(init.get("duration_s"))
         if duration is not None:
-            metrics.append(Metric("health.cuda_init_s", None, None, duration, "s", "lower"))
+            metrics.append(Metric.of(CUDA_INIT, None, None, duration))
     return metrics
 
 

@@ -3,21 +3,22 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.interconnect_checks import P2P_CHECKS
 from ...judge.metrics import Metric
 from ...result_fields import number_or_none
 from ..judging import ProbeJudging
+from .checks import P2P_CHECKS
+from .metrics import WORST_PAIR, WORST_PAIR_BIDIRECTIONAL
 
 
 def p2p_metrics(data: Dict[str, Any]) -> List[Metric]:
     """The worst pair's unidirectional and bidirectional headline GB/s (host level: the slowest link decides)."""
     metrics: List[Metric] = []
     pairs = [pair for pair in data.get("pairs") or [] if isinstance(pair, dict) and not pair.get("error")]
-    for section, metric_id in (("unidirectional", "p2p.worst_pair_gbps"), ("bidirectional", "p2p.worst_pair_bidirectional_gbps")):
+    for section, spec in (("unidirectional", WORST_PAIR), ("bidirectional", WORST_PAIR_BIDIRECTIONAL)):
         values = [number_or_none((pair.get(section) or {}).get("headline_gbps")) for pair in pairs if isinstance(pair.get(section), dict)]
         values = [value for value in values if value is not None]
         if values:
-            metrics.append(Metric(metric_id, None, None, min(values), "GB/s", "higher"))
+            metrics.append(Metric.of(spec, None, None, min(values)))
     return metrics
 
 

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.pcie_path import device_label
 from ...judge.settings import Setting
-from ...judge.tuning_checks import TUNING_CHECKS
-from ...report_tuning import acs_text
 from ...result_fields import MISSING, dig, is_unavailable
 from ..judging import ProbeJudging
+from .checks import TUNING_CHECKS
+from .pcie_path import acs_text, device_label
 
 # (setting id, key of a pci_devices entry or a path into it, words, unit). Link speed is left out: GPUs lower it when idle.
 PCI_SETTINGS = (

@@ -1,22 +1,23 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Checks of the interconnect probes: p2p (every ordered GPU pair) and collective / collective_hosts (all-reduce).
+"""Checks of the p2p probe: every ordered GPU pair measured, verified, and fast enough for its link class.
 
 A pair is held against the SKU's known-good value for its link class (NVLink, PCIe within a NUMA node, PCIe across)
 and against the median of the host's other pairs of the same class, so a slow link stands out without a baseline.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
-from ..number_format import format_quantity
-from ..result_fields import number_or_none
-from .check_helpers import make_check, param_source
-from .baseline_checks import judge_against_baseline
-from .model import Check
-from .pcie_path import path_between
-from .stats import median
+from ...judge.baseline_checks import judge_against_baseline
+from ...judge.check_helpers import make_check, param_source
+from ...judge.gpu_coverage import gpus_covered
+from ...judge.model import Check
+from ...judge.stats import median
+from ...number_format import format_quantity
+from ...result_fields import number_or_none
+from ..tuning.pcie_path import path_between
 
 PCIE_PATHS = ("PIX", "PXB", "PHB", "NODE", "SYS")
 
@@ -108,7 +109,7 @@ def _bus_ids_by_uuid(health: Any) -> Dict[str, str]:
 
 
 def explain_pcie_pairs(pairs: List[Dict[str, Any]], checks: List[Check], host_data: Dict[str, Any]) -> None:
-    """Each PCIe pair's checks say what the recorded tuning shows on its path (judge/pcie_path.py); a low pair names the
+    """Each PCIe pair's checks say what the recorded tuning shows on its path (probes/tuning/pcie_path.py); a low pair names the
     likely cause. Without a tuning result the checks stay as they are."""
     tuning = host_data.get("tuning")
     if not isinstance(tuning, dict):
@@ -170,34 +171,12 @@ def pair_vs_host_median(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
     return checks
 
 
-def _short_of_host(what: str, gpus: int, rule: Dict[str, Any], host: str, context: Any) -> Optional[Check]:
-    """A fail when the probe ran over fewer GPUs than the host should have: its pass would speak for GPUs it never saw."""
-    expected = getattr(context, "expected_gpus", None)
-    if not gpus or not isinstance(expected, int) or isinstance(expected, bool) or gpus >= expected:
-        return None
-    source = getattr(context, "expected_gpus_source", "") or "the host's expected GPU count"
-    return make_check(rule, host, "fail", "%s %d of the %d GPUs this host should have (%s): the GPUs missing from it were "
-                      "never measured" % (what, gpus, expected, source), value=gpus, unit="GPUs", reference=expected,
-                      reference_source=source, threshold=">= %d GPUs" % expected)
-
-
-def _covered(what: str, gpus: int, rule: Dict[str, Any], host: str, context: Any) -> Check:
-    expected = getattr(context, "expected_gpus", None)
-    if not isinstance(expected, int) or isinstance(expected, bool):
-        return make_check(rule, host, "skip", "%s %d GPUs; how many this host should have is not known" % (what, gpus),
-                          value=gpus, unit="GPUs")
-    return make_check(rule, host, "pass", "%s %d GPUs, every one this host should have (%s)" % (
-        what, gpus, getattr(context, "expected_gpus_source", "")), value=gpus, unit="GPUs", reference=expected,
-        reference_source=getattr(context, "expected_gpus_source", ""), threshold=">= %d GPUs" % expected)
-
-
 def p2p_gpus_covered(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """The pairs were measured over every GPU this host should have."""
     devices = data.get("devices") if isinstance(data.get("devices"), list) else []
     if not devices:
         return []
-    return [_short_of_host("the pairs were measured over", len(devices), rule, host, context) or _covered(
-        "the pairs were measured over", len(devices), rule, host, context)]
+    return [gpus_covered("the pairs were measured over", len(devices), rule, host, context)]
 
 
 def pairs_measured(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -236,123 +215,4 @@ P2P_CHECKS: Dict[str, Callable[..., List[Check]]] = {
     "unidirectional_vs_link_class": _against_link_class("unidirectional", "unidirectional copy"),
     "bidirectional_vs_link_class": _against_link_class("bidirectional", "bidirectional copy (both directions summed)"),
     "pair_vs_host_median": pair_vs_host_median,
-}
-
-
-# -------------------------------------------------------------------------------------------- collective
-
-
-def _curves(data: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-    curves = data.get("curves")
-    found = {}
-    for curve in curves if isinstance(curves, list) else []:
-        if isinstance(curve, dict) and isinstance(curve.get("name"), str):
-            found[curve["name"]] = curve
-    return found
-
-
-def _ranks(data: Dict[str, Any]) -> Optional[int]:
-    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
-    world = plan.get("world_size")
-    return world if isinstance(world, int) and not isinstance(world, bool) else None
-
-
-def collective_verified(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    """Every curve ran and the all-reduced data matched the expected sums at every size."""
-    checks: List[Check] = []
-    for name, curve in sorted(_curves(data).items()):
-        if curve.get("error"):
-            checks.append(make_check(rule, host, "error", "all-reduce curve %s failed: %s" % (name, curve["error"])))
-            continue
-        sweep = [point for point in curve.get("sweep") or [] if isinstance(point, dict)]
-        wrong = [point.get("size_bytes") for point in sweep if point.get("verified") is False]
-        if wrong:
-            checks.append(make_check(rule, host, "fail", "all-reduce curve %s: the reduced data was wrong at %d of %d sizes (%s bytes): "
-                                     "a rank or a link corrupts data; do not use the node" % (
-                                         name, len(wrong), len(sweep), ", ".join(str(size) for size in wrong[:8])),
-                                     value=len(wrong), reference=0, threshold="every size verified"))
-        elif sweep:
-            checks.append(make_check(rule, host, "pass", "all-reduce curve %s: the data was checked at all %d sizes (%s to %s bytes)"
-                                     % (name, len(sweep), sweep[0].get("size_bytes"), sweep[-1].get("size_bytes")),
-                                     value=0, reference=0, threshold="every size verified"))
-    return checks
-
-
-def collective_gpus_covered(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    """The all-reduce ran over every GPU this host should have (not judged on the CPU path)."""
-    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
-    ranks = _ranks(data)
-    if plan.get("kind") == "cpu" or not ranks:
-        return []
-    return [_short_of_host("the all-reduce ran over", ranks, rule, host, context) or _covered(
-        "the all-reduce ran over", ranks, rule, host, context)]
-
-
-def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    """busbw of the default curve at its largest size against params.known_good[<ranks>] of the SKU's baseline."""
-    curve = _curves(data).get("default")
-    if not curve or curve.get("error"):
-        return []
-    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
-    ranks = _ranks(data)
-    value = curve.get("busbw_at_largest_gbps")
-    largest = curve.get("largest_bytes")
-    what = "all-reduce busbw at %s bytes over %s ranks" % (largest, ranks)
-    if plan.get("kind") == "cpu":
-        return [make_check(rule, host, "skip", "%s ran on the CPU path (gloo over %s), so there is no GPU value to judge"
-                           % (what, "the network" if data.get("hosts") else "loopback"))]
-    known = (rule.get("params") or {}).get("known_good") or {}
-    candidates = known.get(str(ranks)) if isinstance(known, dict) else None
-    candidates = candidates if isinstance(candidates, list) else [candidates] if candidates else []
-    present = ((getattr(context, "baseline", None) or {}).get("known_good") or {})
-    key = next((name for name in candidates if name in present), candidates[0] if candidates else None)
-    if key is None:
-        number = number_or_none(value)
-        return [make_check(rule, host, "skip", "%s: %s; the rules name no known-good value for %s ranks, so it is compared with "
-                           "the fleet's peers only" % (what, format_quantity(number, "GB/s") if number is not None else "not measured",
-                                                       ranks),
-                           value=number, unit="GB/s")]
-    device = {"kind": "cuda", "index": None}
-    group_rule = dict(rule, params=dict(rule.get("params") or {}, known_good=key))
-    return judge_against_baseline(host, group_rule, context, [(device, value, what)], "GB/s")
-
-
-def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    """Where NVLink joins the GPUs, the default curve must beat the NCCL_P2P_DISABLE=1 curve by params.min_ratio."""
-    curves = _curves(data)
-    default, disabled = curves.get("default"), curves.get("p2p_disabled")
-    if not default or not disabled or default.get("error") or disabled.get("error"):
-        return []
-    topology = data.get("topology") if isinstance(data.get("topology"), dict) else {}
-    classes = [link for link in topology.get("link_classes") or [] if isinstance(link, str)]
-    with_p2p, without = number_or_none(default.get("peak_busbw_gbps")), number_or_none(disabled.get("peak_busbw_gbps"))
-    if with_p2p is None or not without:
-        return []
-    ratio = with_p2p / without
-    min_ratio = float((rule.get("params") or {}).get("min_ratio", 2.0))
-    nvlink = [link for link in classes if link.startswith("NV")]
-    words = "peak busbw %s with P2P, %s with NCCL_P2P_DISABLE=1: %s" % (
-        format_quantity(with_p2p, "GB/s"), format_quantity(without, "GB/s"), format_quantity(ratio, "×"))
-    if not nvlink:
-        return [make_check(rule, host, "skip", "%s; no NVLink between the GPUs (%s), so no gain is required"
-                           % (words, ", ".join(sorted(set(classes))) or "link classes unknown"), value=round(ratio, 3))]
-    status = "pass" if ratio >= min_ratio else "warn"
-    if status == "warn":
-        words += ("; below %g× although the GPUs are joined by %s: NCCL is probably not using NVLink (see the transports "
-                  "NCCL chose in the dossier; check NCCL_P2P_LEVEL, containers without IPC, the fabric manager)"
-                  % (min_ratio, ", ".join(sorted(set(nvlink)))))
-    else:
-        words += " over %s" % ", ".join(sorted(set(nvlink)))
-    return [make_check(rule, host, status, words, value=round(ratio, 3), unit="×", reference=min_ratio,
-                       reference_source=param_source(rule, "min_ratio"), threshold=">= %g×" % min_ratio)]
-
-
-COLLECTIVE_CHECKS: Dict[str, Callable[..., List[Check]]] = {
-    "verified": collective_verified,
-    "gpus_covered": collective_gpus_covered,
-    "busbw_largest": collective_busbw,
-    "p2p_gain": collective_p2p_gain,
-}
-COLLECTIVE_HOSTS_CHECKS: Dict[str, Callable[..., List[Check]]] = {
-    "verified": collective_verified,
 }

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from .check_helpers import make_check
-from .model import Check
+from ...judge.check_helpers import make_check
+from ...judge.model import Check
 
 
 def _visible_words(visible: Any) -> str:

@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from ..result_fields import is_unavailable, number_or_none
+from ...result_fields import is_unavailable, number_or_none
 
 ROLE_WORDS = {"gpu": "GPU", "bridge": "bridge", "root_port": "root port"}
+ACS_BITS = (("SV", "source_validation"), ("TB", "translation_blocking"), ("RR", "request_redirect"),
+            ("CR", "completion_redirect"), ("UF", "upstream_forwarding"), ("EC", "egress_control"), ("DT", "direct_translated"))
 
 
 def devices_by_address(tuning: Any) -> Dict[str, Dict[str, Any]]:
@@ -32,6 +34,15 @@ def gpu_paths(tuning: Any) -> Dict[str, List[str]]:
 
 def device_label(device: Dict[str, Any]) -> str:
     return "%s %s" % (ROLE_WORDS.get(device.get("role"), "device"), device.get("address"))
+
+
+def acs_text(acs: Any) -> str:
+    """The ACS control bits that are on ("RR CR"), "off" when none, "absent" without the capability."""
+    if not isinstance(acs, dict) or is_unavailable(acs):
+        return ""
+    if not acs.get("present"):
+        return "absent"
+    return " ".join(name for name, key in ACS_BITS if acs.get(key)) or "off"
 
 
 def link_width_capable(device: Dict[str, Any], devices: Dict[str, Dict[str, Any]]) -> Optional[int]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..result_fields import is_unavailable, number_or_none, unavailable_reason
-from .check_helpers import make_check
-from .model import Check
+from ...judge.check_helpers import make_check
+from ...judge.model import Check
+from ...result_fields import is_unavailable, number_or_none, unavailable_reason
 from .pcie_path import device_label, devices_by_address, downtrained, gpu_paths
 
 
