@@ -82,3 +82,15 @@ def test_the_waived_files_still_need_it():
     """A waived file that was moved, or names no probe any more, leaves WAIVED."""
     stale = [relative for relative in WAIVED if relative not in core_files() or not _mentions_in(relative)]
     assert stale == []
+
+
+def test_the_cores_import_no_probes_package():
+    """A name after a dot is not a mention (json.load), but an import of a probe's package is: probes.<probe>."""
+    package = re.compile(r"\bprobes\.(%s)\b" % "|".join(re.escape(name) for name in probe_names()))
+    found = {}
+    for relative in core_files():
+        with open(os.path.join(PLUGIN_UTILS, relative), encoding="utf-8") as handle:
+            lines = [number for number, line in enumerate(handle, 1) if line.lstrip().startswith(("from ", "import ")) and package.search(line)]
+        if lines:
+            found[relative] = lines
+    assert found == {}
