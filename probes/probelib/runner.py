@@ -21,8 +21,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence
 
+from probelib.statuses import STATUSES
+
 SCHEMA_VERSION = "1"
-STATUSES = ("ok", "partial", "unavailable", "error", "timeout")
 
 
 @dataclass
