@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ..number_format import format_quantity
-from .check_helpers import gpu_label, make_check, param_source
+from .check_helpers import gpu_label, make_check, param_source, reads_params
 from .model import Check
 from .repeats import finite
 
 
+@reads_params("max_cv_pct")
 def membw_repeat_cv(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    limit = float(rule.get("params", {}).get("max_cv_pct", 5.0))
+    limit = float(rule["params"]["max_cv_pct"])
     devices = data.get("devices")
     checks = []
     for entry in devices if isinstance(devices, list) else []:
