@@ -38,7 +38,7 @@ class ActionModule(ActionBase):
         try:
             path = run_dir(args["results_dir"], args["run_id"])
             if self._task.check_mode:
-                result.update(changed=False, run_dir=path, writer_id=writer["writer_id"], writers=0,
+                result.update(changed=False, results_dir=args["results_dir"], run_dir=path, writer_id=writer["writer_id"], writers=0,
                               msg="check mode: run %s was not opened and nothing was written" % args["run_id"])
                 return result
             record = open_run(args["results_dir"], args["run_id"], writer)
@@ -53,6 +53,6 @@ class ActionModule(ActionBase):
         gone = [gone_writer_line(args["run_id"], entry) for entry in gone_writers(record, writer)] if writer["resume"] else []
         for line in gone:
             display.display(terminal_text(line))
-        result.update(changed=True, run_dir=os.path.abspath(path), writer_id=writer["writer_id"],
+        result.update(changed=True, results_dir=args["results_dir"], run_dir=os.path.abspath(path), writer_id=writer["writer_id"],
                       writers=len(record["writers"]), gone_writers=gone)
         return result

@@ -36,6 +36,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths im
     check_probe_name,
     host_dir,
     probe_result_path,
+    result_file_name,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import previous_python_proof
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import store_result_at
@@ -156,7 +157,7 @@ class ActionModule(ActionBase):
 
     def _run_and_store(self, result, name, host, args, archive, archive_sha256, input_notes, task_vars, host_fd,
                        shown_dir, python_found):
-        result_path = os.path.join(shown_dir, name + ".json")
+        result_path = os.path.join(shown_dir, result_file_name(name))
         unreachable = False
         raw_output = None
         self._job_started = None

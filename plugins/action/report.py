@@ -16,7 +16,14 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import FLEET_EXPORT_FILES, FLEET_INDEX_FILES, run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
+    DOSSIER_HTML_FILE,
+    DOSSIER_MD_FILE,
+    FLEET_EXPORT_FILES,
+    FLEET_INDEX_FILES,
+    INDEX_HTML_FILE,
+    run_dir,
+)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, judge_run, verdict_lines
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_link import point_latest_at
 
@@ -72,18 +79,18 @@ class ActionModule(ActionBase):
             host_path = os.path.join(path, dir_names[verdict.host])
             hosts[verdict.host] = {"verdict": verdict.verdict, "reasons": verdict.reasons, "sku": verdict.sku,
                                    "line": line, "gate": blocks_gate(verdict),
-                                   "dossier_html": os.path.join(host_path, "dossier.html"),
-                                   "dossier_md": os.path.join(host_path, "dossier.md")}
+                                   "dossier_html": os.path.join(host_path, DOSSIER_HTML_FILE),
+                                   "dossier_md": os.path.join(host_path, DOSSIER_MD_FILE)}
         warnings.extend("%s in run %s: %s" % (entry["dir"], args["run_id"], entry["why"]) for entry in run.stray)
         files = {name: os.path.join(path, name) for name in FLEET_INDEX_FILES + FLEET_EXPORT_FILES}
-        lines.append("fleet index: %s" % files["index.html"])
+        lines.append("fleet index: %s" % files[INDEX_HTML_FILE])
         if warnings:
             result["warnings"] = [terminal_text(warning) for warning in warnings]
         unreachable = sorted(terminal_text(name) for name, host in hosts.items() if host["verdict"] == "unreachable")
         gated = [terminal_text(name) for name, host in hosts.items() if host["gate"]]
         result.update(changed=True, hosts=hosts, summary_lines=lines, gate_lines=gate_lines(judgement), gate_hosts=gated,
                       unreachable_hosts=unreachable,
-                      previous_run_id=judgement.previous_run_id, index_html=files["index.html"], files=files)
+                      previous_run_id=judgement.previous_run_id, index_html=files[INDEX_HTML_FILE], files=files)
         return result
 
 

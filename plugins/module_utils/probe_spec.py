@@ -4,6 +4,8 @@
 """The argument spec of gpufleet.validation.probe, shared by the module and its action plugin."""
 from __future__ import annotations
 
+from ansible_collections.gpufleet.validation.plugins.module_utils.results_dir import DEFAULT_RESULTS_DIR
+
 # The longest time limit a probe may be given: a day. A longer one would let one stalled probe hold a nightly run past
 # the next night (docs/security.md, "Bounded inputs").
 PROBE_TIMEOUT_LIMIT_S = 86400
@@ -14,7 +16,7 @@ PROBE_ARGUMENT_SPEC = dict(
     timeout=dict(type="int"),
     profile=dict(type="str"),
     params=dict(type="dict", default={}),
-    results_dir=dict(type="path", default="results"),
+    results_dir=dict(type="path", default=DEFAULT_RESULTS_DIR),
     run_id=dict(type="str", required=True),
     progress_interval=dict(type="int", default=15),
     # Set by the action plugin, never by a task: the packed probe, where its detached job lives on the host, how long

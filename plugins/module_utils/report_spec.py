@@ -4,8 +4,10 @@
 """The argument spec of gpufleet.validation.report, shared by the module's docs stub and its action plugin."""
 from __future__ import annotations
 
+from ansible_collections.gpufleet.validation.plugins.module_utils.results_dir import DEFAULT_RESULTS_DIR
+
 REPORT_ARGUMENT_SPEC = dict(
-    results_dir=dict(type="path", default="results"),
+    results_dir=dict(type="path", default=DEFAULT_RESULTS_DIR),
     run_id=dict(type="str", required=True),
     expected_hosts=dict(type="list", elements="str", default=[]),
     host_groups=dict(type="dict", default={}),

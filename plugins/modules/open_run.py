@@ -66,6 +66,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+results_dir:
+  description: The directory of the runs, as given or defaulted (relative to the directory ansible-playbook runs from).
+  returned: success
+  type: str
 run_dir:
   description: The run's directory.
   returned: success

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .control_chars import INVISIBLE_CHARACTERS, escape_control
 from .number_format import format_quantity
-from .store.paths import INDEX_HTML_FILE, INDEX_MD_FILE, JUNIT_FILE, PROMETHEUS_FILE, host_dir_name
+from .store.paths import DOSSIER_HTML_FILE, DOSSIER_MD_FILE, INDEX_HTML_FILE, INDEX_MD_FILE, JUNIT_FILE, PROMETHEUS_FILE, host_dir_name
 
 FLEET_SCHEMA_VERSION = "1"
 STATUS_VALUES = {"pass": 0, "warn": 1, "fail": 2, "error": 3, "skip": -1}
@@ -64,7 +64,7 @@ def _host_entry(verdict: HostVerdict, dir_name: str) -> Dict[str, Any]:
     return {
         "verdict": verdict.verdict, "reasons": list(verdict.reasons), "sku": verdict.sku, "sku_reason": verdict.sku_reason,
         "groups": list(verdict.groups),
-        "dossier": {"html": dir_name + "/dossier.html", "markdown": dir_name + "/dossier.md"},
+        "dossier": {"html": dir_name + "/" + DOSSIER_HTML_FILE, "markdown": dir_name + "/" + DOSSIER_MD_FILE},
         "checks": [json_safe(check.to_dict()) for check in verdict.checks],
     }
 

@@ -18,15 +18,16 @@ from .control_chars import escape_control
 from .report_exports import fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
 from .report_rerun import rerun_command
 from .store.atomic import Text
-from .store.paths import FLEET_EXPORT_FILES, FLEET_INDEX_FILES
+from .store.paths import (DOSSIER_FILES, DOSSIER_HTML_FILE, DOSSIER_MD_FILE, FLEET_EXPORT_FILES, FLEET_INDEX_FILES, HOST_REPORT_FILES,
+                          MEASUREMENTS_FILES, MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE)
 from .probes.declaration import ProbeSection
 from .probes.registry import probe_catalogue, profile_probes, sections
 from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .report_python import python_view
 from .report_index_columns import fold_reasons, shown_metric_positions, split_metrics
 from . import report_notes
-from ..module_utils.envelope_statuses import MEASURED_STATUSES
-from .store.stored_run import STATE_RANK, HostModel, ProbeEntry, RunModel, load_run
+from ..module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES, STATUS_RANK
+from .store.stored_run import HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, headline, host_action, measurement_references,
                               metric_cell, metric_columns, shown_reasons, statistics_rows, verdict_counts, verdict_rank,
@@ -35,12 +36,6 @@ from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatc
 # The index's first screen lists this many hosts that did not pass, worst first; the table below has them all.
 TODO_HOSTS = 10
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_templates")
-FAILED_STATES = ("unreachable", "error", "timeout")
-DOSSIER_FILES = ("dossier.html", "dossier.md")
-# Every value of the host's results, beside its dossier (which links each probe's part): a host of 8 GPUs has tens of
-# thousands, too many for the page a person reads first.
-MEASUREMENTS_FILES = ("measurements.html", "measurements.md")
-HOST_FILES = DOSSIER_FILES + MEASUREMENTS_FILES
 
 
 # {probe: its own summary}, from the probes' declarations; a probe without one renders through the generic table alone.
@@ -480,7 +475,7 @@ def _markdown_links(context: Dict[str, Any]) -> Dict[str, Any]:
     for probe in context["probes"]:
         probe["json_link"] = markdown_link(probe["json_file"], probe["json_href"])
         probe["raw_link"] = markdown_link(probe["raw_file"], probe["raw_href"]) if probe["raw_file"] else ""
-        probe["measurements_link"] = markdown_link("measurements.md: every value of %s" % probe["name"],
+        probe["measurements_link"] = markdown_link("%s: every value of %s" % (MEASUREMENTS_MD_FILE, probe["name"]),
                                                    probe["measurements_href"])
     return context
 
@@ -527,7 +522,7 @@ def index_columns(host: HostModel) -> Dict[str, Any]:
 
 def host_summary(host: HostModel, markdown: bool) -> Dict[str, Any]:
     columns = index_columns(host)
-    dossier = href(host.dir_name, "dossier.md" if markdown else "dossier.html")
+    dossier = href(host.dir_name, DOSSIER_MD_FILE if markdown else DOSSIER_HTML_FILE)
     summary = dict(columns, host=host, dossier_href=dossier, folded_state_reasons=fold_reasons(host.reasons))
     if markdown:
         summary["dossier_link"] = markdown_link(host.name, dossier)
@@ -618,10 +613,10 @@ def _index_context(run: RunModel, markdown: bool, previous_run_id: Optional[str]
         for host in hosts:
             counts[host.state] = counts.get(host.state, 0) + 1
         groups.append({"name": name, "total": len(hosts),
-                       "counts": sorted(counts.items(), key=lambda item: -STATE_RANK.get(item[0], 0)),
+                       "counts": sorted(counts.items(), key=lambda item: -STATUS_RANK.get(item[0], 0)),
                        "not_ok": [host.name for host in hosts if host.state != "ok"]})
     return {"run": run, "rows": rows, "counts": run.counts_by_state(), "groups": groups,
-            "failed": [row for row in rows if row["host"].state in FAILED_STATES],
+            "failed": [row for row in rows if row["host"].state in FAILED_STATUSES],
             "previous_run_id": previous_run_id,
             "versions": ", ".join(run.collection_versions()) or "not recorded"}
 
@@ -697,10 +692,10 @@ def _host_outputs(host: HostModel, run: RunModel, judgement: Optional[FleetJudge
     else:
         host_summary(host, markdown=True)
     # One format after the other: the second page of a format finds the rows and views the first computed.
-    return [("dossier.html", render_host_dossier_html(host, run, judgement)),
-            ("measurements.html", render_host_measurements_html(host, run, judgement)),
-            ("dossier.md", render_host_dossier_markdown(host, run, judgement)),
-            ("measurements.md", render_host_measurements_markdown(host, run, judgement))]
+    return [(DOSSIER_HTML_FILE, render_host_dossier_html(host, run, judgement)),
+            (MEASUREMENTS_HTML_FILE, render_host_measurements_html(host, run, judgement)),
+            (DOSSIER_MD_FILE, render_host_dossier_markdown(host, run, judgement)),
+            (MEASUREMENTS_MD_FILE, render_host_measurements_markdown(host, run, judgement))]
 
 
 def _without_results(host: HostModel, reason: str) -> HostModel:
@@ -771,7 +766,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     fleet_paths = [os.path.join(run.run_dir, name) for name in FLEET_INDEX_FILES]
     if judgement is not None:
         fleet_paths += [os.path.join(run.run_dir, name) for name in EXPORT_FILES]
-    for path in [os.path.join(host_path, name) for unused_host, host_path in dossiers for name in HOST_FILES] + fleet_paths:
+    for path in [os.path.join(host_path, name) for unused_host, host_path in dossiers for name in HOST_REPORT_FILES] + fleet_paths:
         if not _inside(run.run_dir, path):
             raise ValueError("refusing to write %s: it resolves outside the run directory %s" % (path, run.run_dir))
     # Rendered and written one host at a time (over the controller's cores), so that a fleet of thousands never holds

@@ -9,13 +9,14 @@ import math
 import os
 import statistics
 
-from .judge.rules import param_kind_problem, rules_problems
+from .judge.check_helpers import params_read
+from .judge.rules import param_kind_problem, rule_list
 from .judge.units import to_judged_unit
 from .probe_archive import collection_root
 from .probes.registry import probe_catalogue
 from .safe_yaml import load_plain_yaml
 from .store.schema_paths import path_problem
-from .store.schemas import schema_problems
+from .store.schemas import bounded, schema_errors, schema_problems, where_in
 
 BASELINE_SCHEMA = "baseline.schema.json"
 RULES_SCHEMA = "rules.schema.json"
@@ -146,14 +147,52 @@ def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
     infinite = non_finite_fields(document, "rules")
     if infinite:
         raise ValueError("%s: %s" % (path, "; ".join(infinite)))
-    errors = schema_problems(document, _schema(RULES_SCHEMA, schemas_dir), "rules")
+    errors = rules_schema_problems(document, schemas_dir)
     if errors:
         raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))
-    problems = rules_problems(document, probe_catalogue().checks)
+    problems = rules_reference_problems(document, probe_catalogue().checks)
     problems += [problem for rule in document["rules"] for problem in field_path_problems(rule["id"], rule["probe"], rule.get("params"))]
     if problems:
         raise ValueError("%s: %s" % (path, "; ".join(problems)))
     return document
+
+
+def rules_schema_problems(document, schemas_dir: str | None = None) -> list[str]:
+    """How a rules document breaks schemas/rules.schema.json, the one definition of a rule's shape: a rule's problem
+    named by its id and the field ("rule health.x: severity: 'fatal' is not one of ['fail', 'warn']")."""
+    rules = rule_list(document) if isinstance(document, dict) and isinstance(document.get("rules"), list) else []
+    problems = []
+    for where, message in schema_errors(document, _schema(RULES_SCHEMA, schemas_dir)):
+        position = where[1] if len(where) > 1 and where[0] == "rules" and isinstance(where[1], int) else None
+        rule = rules[position] if position is not None else None
+        if isinstance(rule, dict) and isinstance(rule.get("id"), str):
+            field = where_in("", where[2:]).lstrip(".")
+            problems.append("rule %s: %s%s" % (rule["id"], field + ": " if field else "", message))
+        else:
+            problems.append("at %s: %s" % (where_in("rules", where), message))
+    return bounded(problems)
+
+
+def rules_reference_problems(document: dict, registries) -> list[str]:
+    """What a schema cannot say of a schema-valid rules document: an id defined twice, a check that its probe's
+    registry ({probe: {check name: function}}) does not know (a probe without a registry is allowed: the judge reports
+    its rules as unmatched), a param that the check reads and the rule lacks (the rule holds every default)."""
+    problems = []
+    seen = set()
+    for rule in document["rules"]:
+        if rule["id"] in seen:
+            problems.append("rule %s is defined twice" % rule["id"])
+        seen.add(rule["id"])
+        probe, check = rule["probe"], rule["check"]
+        if probe in registries and check not in registries[probe]:
+            problems.append("rule %s: check %r is not a %s check (known: %s)" % (
+                rule["id"], check, probe, ", ".join(sorted(registries[probe]))))
+            continue
+        missing = [name for name in params_read(registries.get(probe, {}).get(check)) if name not in (rule.get("params") or {})]
+        if missing:
+            problems.append("rule %s: params %s missing: the %s check reads %s from its rule (rules/default.yaml gives "
+                            "their defaults)" % (rule["id"], ", ".join(missing), check, "them" if len(missing) > 1 else "it"))
+    return problems
 
 
 def field_path_problems(rule_id: str, probe: str, params) -> list[str]:

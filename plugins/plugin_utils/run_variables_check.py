@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 
 from ..module_utils.probe_spec import PROBE_TIMEOUT_LIMIT_S
+from ..module_utils.results_dir import DEFAULT_RESULTS_DIR
 from .judge.rules import value_kind
 from .probes import param_spec
 from .probes.registry import all_profiles, declarations
@@ -96,8 +97,9 @@ def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> lis
     if "gpufleet_results_dir" in values:
         directory = values["gpufleet_results_dir"]
         if not isinstance(directory, str) or not directory.strip():
-            problems.append("gpufleet_results_dir must be a directory on the controller (default: results), not %s %s"
-                            % ("an empty string" if isinstance(directory, str) else value_kind(directory), shown(directory)))
+            problems.append("gpufleet_results_dir must be a directory on the controller (default: %s), not %s %s"
+                            % (DEFAULT_RESULTS_DIR, "an empty string" if isinstance(directory, str) else value_kind(directory),
+                               shown(directory)))
     if "gpufleet_become_probes" in values:
         become = values["gpufleet_become_probes"]
         if not isinstance(become, list) or not all(isinstance(name, str) for name in become):

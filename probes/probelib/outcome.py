@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence, Tuple
 
-OK = "ok"
-PARTIAL = "partial"
-ERROR = "error"
+from probelib.statuses import ERROR, OK, PARTIAL
 NOTHING_MEASURED = "nothing was measured, and no failure was recorded to say why"
 
 

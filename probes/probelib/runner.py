@@ -25,8 +25,9 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 from probelib import params as probe_params
 from probelib.params import ParameterError
 
+from probelib.statuses import STATUSES
+
 SCHEMA_VERSION = "1"
-STATUSES = ("ok", "partial", "unavailable", "error", "timeout")
 
 
 @dataclass

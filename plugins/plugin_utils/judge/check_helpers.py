@@ -8,9 +8,25 @@ by path is plugin_utils/result_fields.py's dig.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
 
 from .model import Check
+
+CheckFunctionT = TypeVar("CheckFunctionT", bound=Callable[..., Any])
+
+
+def reads_params(*names: str) -> Callable[[CheckFunctionT], CheckFunctionT]:
+    """Mark a check function as reading these params of its rule with no default of its own: the rule holds them
+    (rules/default.yaml), and a rules file whose rule lacks one is refused before anything runs."""
+    def mark(function: CheckFunctionT) -> CheckFunctionT:
+        setattr(function, "read_params", names)
+        return function
+    return mark
+
+
+def params_read(function: Callable[..., Any]) -> Tuple[str, ...]:
+    """The params a check function reads from its rule (reads_params); () for one that declares none."""
+    return tuple(getattr(function, "read_params", ()))
 
 
 def unavailable_status(reason: str) -> str:

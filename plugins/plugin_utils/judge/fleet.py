@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ...module_utils.envelope_statuses import MEASURED_STATUSES
+from ...module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
 from ..number_format import format_number, format_quantity
 from ..result_fields import dig
@@ -24,7 +24,6 @@ from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
 
-FAILED_STATUSES = ("error", "timeout", "unreachable")
 # A host check: a severity-fail rule whose field path no host's result holds (docs/judge.md, "Rules that match nothing").
 UNMATCHED_FAIL_RULE = "rules.unmatched_fail_rule"
 DEFAULT_SETTINGS: Dict[str, Any] = {

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Tuple, TypeVar
+from typing import Any, Dict, Generic, List, Mapping, Optional, Tuple, TypeVar
 
+# A rule's shape is schemas/rules.schema.json's, which validates every rules file (rules_and_baselines.load_rules);
+# these copies of its enums and keys, which the judge reads, are pinned to it by tests/unit/test_contract_owners.py.
 SEVERITIES = ("fail", "warn")
 RULE_KEYS = ("id", "probe", "check", "severity", "title", "action", "remedy", "params", "description", "enabled", "follows")
 # What an operator does about a check that does not pass (a rule's "action"), and how the reports say it.
@@ -22,9 +23,7 @@ ACTION_WORDS = {"drain": "drain", "reboot": "reboot", "reseat_rma": "reseat or R
                 "rerun": "re-run", "none": "none"}
 # The worse an action, the earlier a host needing it is listed: a drained node before one whose config is off.
 ACTION_RANK = {"drain": 0, "reseat_rma": 1, "reboot": 2, "fix_config": 3, "rerun": 4, "none": 5, "": 6}
-REQUIRED_RULE_KEYS = ("id", "probe", "check", "severity", "description")
 OVERRIDE_KEYS = ("severity", "params", "enabled")
-RULE_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 STATUS_RANK = {"pass": 0, "skip": 0, "warn": 1, "error": 2, "fail": 3}
 T = TypeVar("T")
 
@@ -55,55 +54,6 @@ def rule_list(document: Any) -> List[Dict[str, Any]]:
     if isinstance(document, Mapping):
         return list(document.get("rules") or [])
     return list(document or [])
-
-
-def rules_problems(document: Any, registries: Optional[Mapping[str, Mapping[str, Callable]]] = None) -> List[str]:
-    """Structural problems of a rules document, as sentences (empty when sound).
-
-    With registries ({probe: {check name: function}}), a check name that no registry knows is a problem too
-    (a probe without a registry is allowed: its rules are reported as unmatched by the judge).
-    """
-    problems: List[str] = []
-    if not isinstance(document, Mapping) or not isinstance(document.get("rules"), list):
-        return ['a rules document is a mapping with a "rules" list']
-    seen = set()
-    for position, rule in enumerate(document["rules"]):
-        where = "rules[%d]" % position
-        if not isinstance(rule, Mapping):
-            problems.append("%s is not a mapping" % where)
-            continue
-        rule_id = rule.get("id")
-        if isinstance(rule_id, str):
-            where = "rule %s" % rule_id
-            if rule_id in seen:
-                problems.append("%s is defined twice" % where)
-            seen.add(rule_id)
-            if not RULE_ID.match(rule_id):
-                problems.append("%s: the id must look like probe.name (lower case, dots, underscores)" % where)
-        for key in REQUIRED_RULE_KEYS:
-            if not isinstance(rule.get(key), str) or not rule.get(key):
-                problems.append("%s: %s is missing or not a non-empty string" % (where, key))
-        for key in sorted(set(rule) - set(RULE_KEYS)):
-            problems.append("%s: unknown key %s (known: %s)" % (where, key, ", ".join(RULE_KEYS)))
-        if rule.get("severity") not in SEVERITIES:
-            problems.append("%s: severity %r is not one of %s" % (where, rule.get("severity"), ", ".join(SEVERITIES)))
-        if "params" in rule and not isinstance(rule["params"], Mapping):
-            problems.append("%s: params must be a mapping" % where)
-        if "enabled" in rule and not isinstance(rule["enabled"], bool):
-            problems.append("%s: enabled must be true or false" % where)
-        if rule.get("action") is not None and rule.get("action") not in ACTIONS:
-            problems.append("%s: action %r is not one of %s" % (where, rule.get("action"), ", ".join(ACTIONS)))
-        follows = rule.get("follows")
-        if follows is not None and (not isinstance(follows, list) or not all(isinstance(item, str) and item for item in follows)):
-            problems.append("%s: follows must be a list of check ids" % where)
-        for key in ("title", "remedy"):
-            if rule.get(key) is not None and (not isinstance(rule[key], str) or not rule[key].strip()):
-                problems.append("%s: %s must be a non-empty string" % (where, key))
-        probe, check = rule.get("probe"), rule.get("check")
-        if registries is not None and probe in registries and check not in registries[probe]:
-            problems.append("%s: check %r is not a %s check (known: %s)" % (
-                where, check, probe, ", ".join(sorted(registries[probe]))))
-    return problems
 
 
 def value_kind(value: Any, boolean: str = "a boolean") -> str:

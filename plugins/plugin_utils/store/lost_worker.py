@@ -13,14 +13,14 @@ from typing import Optional, Sequence
 
 from ...module_utils.probe_envelope import failure_envelope
 from ..collection_info import collection_version
-from .paths import host_dir
+from .paths import host_dir, result_file_name
 from .results import store_result_at
 from .run_dir import claimed_host_dir, finished_earlier, playbook_writer, process_started_epoch
 
 
 def _written_by_this_run(host_fd: int, probe: str, started: Optional[float]) -> bool:
     try:
-        written = os.stat(probe + ".json", dir_fd=host_fd, follow_symlinks=False).st_mtime
+        written = os.stat(result_file_name(probe), dir_fd=host_fd, follow_symlinks=False).st_mtime
     except FileNotFoundError:
         return False
     return started is None or written >= started

@@ -1,9 +1,11 @@
-"""Where a run's files live: results/<run-id>/<host>/<probe>.json, with names that cannot escape or collide."""
+"""Where a run's files live: results/<run-id>/<host>/<probe>.json, with names that cannot escape or collide. The one
+definition of the store's layout: every reader and writer names a file through it."""
 from __future__ import annotations
 
 import hashlib
 import os
 import re
+from typing import Optional
 
 _SAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -21,6 +23,15 @@ FLEET_JSON_FILE, JUNIT_FILE, PROMETHEUS_FILE = "fleet.json", "junit.xml", "gpufl
 FLEET_INDEX_FILES = (INDEX_HTML_FILE, INDEX_MD_FILE)
 FLEET_EXPORT_FILES = (FLEET_JSON_FILE, JUNIT_FILE, PROMETHEUS_FILE)
 RUN_LEVEL_NAMES = (RUN_RECORD_FILE,) + FLEET_INDEX_FILES + FLEET_EXPORT_FILES
+# A probe's files in its host's directory: its result, and what it said when that was rejected (the store kept it).
+RESULT_SUFFIX, RAW_SUFFIX = ".json", ".raw"
+# The report's files in each host's directory: its dossier, and beside it every value of its results (a host of 8 GPUs
+# has tens of thousands, too many for the page a person reads first); each (HTML, Markdown).
+DOSSIER_HTML_FILE, DOSSIER_MD_FILE = "dossier.html", "dossier.md"
+MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE = "measurements.html", "measurements.md"
+DOSSIER_FILES = (DOSSIER_HTML_FILE, DOSSIER_MD_FILE)
+MEASUREMENTS_FILES = (MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE)
+HOST_REPORT_FILES = DOSSIER_FILES + MEASUREMENTS_FILES
 
 
 def host_dir_name(inventory_hostname: str) -> str:
@@ -73,5 +84,21 @@ def host_dir(results_dir: str, run_id: str, inventory_hostname: str) -> str:
     return os.path.join(run_dir(results_dir, run_id), host_dir_name(inventory_hostname))
 
 
+def result_file_name(probe: str) -> str:
+    """<probe>.json: the name of a probe's result in its host's directory."""
+    return probe + RESULT_SUFFIX
+
+
+def raw_file_name(probe: str) -> str:
+    """<probe>.raw: what the probe said when its result was rejected, beside where its result would be."""
+    return probe + RAW_SUFFIX
+
+
+def result_file_probe(name: str) -> Optional[str]:
+    """The probe whose result file ``name`` would be, or None (another file, or no probe's name)."""
+    probe = name[:-len(RESULT_SUFFIX)] if name.endswith(RESULT_SUFFIX) else ""
+    return probe if PROBE_NAME_PATTERN.match(probe) else None
+
+
 def probe_result_path(results_dir: str, run_id: str, inventory_hostname: str, probe: str) -> str:
-    return os.path.join(host_dir(results_dir, run_id, inventory_hostname), check_probe_name(probe) + ".json")
+    return os.path.join(host_dir(results_dir, run_id, inventory_hostname), result_file_name(check_probe_name(probe)))

@@ -11,7 +11,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from ...module_utils.python_discovery import import_proof
-from .paths import RESERVED_RUN_IDS, RUN_ID_PATTERN, host_dir_name
+from .paths import RESERVED_RUN_IDS, RUN_ID_PATTERN, host_dir_name, result_file_name
 from .read import read_envelope_with_identity, result_probes
 from .stored_run import ProbeEntry, StoredEnvelopes, read_host_inputs, stored_entry
 
@@ -85,7 +85,7 @@ def _unreadable_sentence(run_id: str, why: str) -> str:
 
 def _is_result_file(host_path: str, probe: str) -> bool:
     try:
-        return stat.S_ISREG(os.lstat(os.path.join(host_path, probe + ".json")).st_mode)
+        return stat.S_ISREG(os.lstat(os.path.join(host_path, result_file_name(probe))).st_mode)
     except OSError:
         return False
 
@@ -98,7 +98,7 @@ def _read_results(host_path: str, run_id: str, probes: Iterable[str], check_enve
     measured: Set[str] = set()
     problems: Dict[str, str] = {}
     for probe in probes:
-        name = probe + ".json"
+        name = result_file_name(probe)
         try:
             envelope, identity = read_envelope_with_identity(host_path, probe)
         except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ...module_utils import strict_json
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
-from .paths import PROBE_NAME_PATTERN
+from .paths import PROBE_NAME_PATTERN, result_file_name, result_file_probe
 from .run_dir import STORE_FILES
 from .safe_fs import DIRECTORY_FLAGS, read_file_at
 
@@ -42,8 +42,8 @@ def result_probes(host_path: str) -> List[str]:
         return []
     found = []
     for name in sorted(os.listdir(host_path)):
-        probe, extension = os.path.splitext(name)
-        if extension == ".json" and name not in STORE_FILES and PROBE_NAME_PATTERN.match(probe):
+        probe = result_file_probe(name)
+        if probe is not None and name not in STORE_FILES:
             found.append(probe)
     return found
 
@@ -74,7 +74,7 @@ def read_envelope(host_path: str, probe: str) -> Dict[str, Any]:
 
 def read_envelope_with_identity(host_path: str, probe: str) -> Tuple[Dict[str, Any], FileIdentity]:
     """read_envelope, and the identity of the file it read (safe_fs.read_file_at)."""
-    envelope, identity = read_json_with_identity(host_path, probe + ".json")
+    envelope, identity = read_json_with_identity(host_path, result_file_name(probe))
     if not isinstance(envelope, dict):
         raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
     return envelope, identity

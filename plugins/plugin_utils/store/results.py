@@ -8,6 +8,7 @@ import os
 from ...module_utils.probe_envelope import failure_envelope
 from ...module_utils.secret_redaction import redact_credentials
 from .atomic import json_text
+from .paths import RESULT_SUFFIX, raw_file_name, result_file_name, result_file_probe
 from .safe_fs import NEW_FILE_FLAGS, open_root, write_bytes_at
 from .schemas import envelope_problems, schemas_digest
 
@@ -61,15 +62,15 @@ def store_result_at(host_fd: int, probe: str, envelope: dict, raw_output: str | 
     stored, raw = trusted_envelope(redact_credentials(envelope), redact_credentials(raw_output))
     stored["schemas_sha256"] = schemas_digest()  # what it was just validated against (schemas.stored_envelope_problems)
     try:
-        write_bytes_at(host_fd, probe + ".json", json_text(stored).encode("utf-8"),
-                       shown=os.path.join(shown_dir, probe + ".json"))
+        write_bytes_at(host_fd, result_file_name(probe), json_text(stored).encode("utf-8"),
+                       shown=os.path.join(shown_dir, result_file_name(probe)))
     except OSError as exc:
         record_write_failure(host_fd, probe, exc)
         raise
     clear_write_failures(host_fd, probe)
     if raw is not None:
-        write_bytes_at(host_fd, probe + ".raw", bounded_raw(raw).encode("utf-8", "backslashreplace"),
-                       shown=os.path.join(shown_dir, probe + ".raw"))
+        write_bytes_at(host_fd, raw_file_name(probe), bounded_raw(raw).encode("utf-8", "backslashreplace"),
+                       shown=os.path.join(shown_dir, raw_file_name(probe)))
     return stored
 
 
@@ -104,7 +105,8 @@ def store_result(result_path: str, envelope: dict, raw_output: str | None = None
     """store_result_at for a path: its directory is made if needed, the files are never written through a link."""
     directory = os.path.dirname(os.path.abspath(result_path))
     name = os.path.basename(result_path)
-    if not name.endswith(".json"):
-        raise ValueError("a result file ends in .json, not %s" % name)
+    probe = result_file_probe(name)
+    if probe is None:
+        raise ValueError("a result file is <probe>%s, not %s" % (RESULT_SUFFIX, name))
     with open_root(directory) as dir_fd:
-        return store_result_at(dir_fd, name[:-len(".json")], envelope, raw_output, directory)
+        return store_result_at(dir_fd, probe, envelope, raw_output, directory)

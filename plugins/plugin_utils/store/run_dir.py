@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 from ...module_utils import strict_json
 from .atomic import json_text
-from .paths import RUN_RECORD_FILE, check_run_id, host_dir_name
+from .paths import RUN_RECORD_FILE, check_run_id, host_dir_name, result_file_name
 from .safe_fs import entry_kind, link_target_at, open_dir_at, open_root, read_bytes_at, write_bytes_at
 
 RUN_RECORD = RUN_RECORD_FILE
@@ -190,7 +190,7 @@ def finished_earlier(host_fd: int, probe: str, writer: Dict[str, Any], shown: st
     """The status of the probe's result when an earlier playbook run wrote it (before this one started) and it is a
     finished result, which a resume keeps (docs/store.md); None when the probe has to run: no result, one of this
     playbook run, or ``unreachable`` (the host was not reached, so nothing was measured)."""
-    name = probe + ".json"
+    name = result_file_name(probe)
     if entry_kind(host_fd, name) != "file":
         return None
     started = process_started_epoch(writer.get("pid_start_ticks"))

@@ -89,7 +89,7 @@ def schema_file_problems(root: str | None = None) -> list:
     return problems
 
 
-def _where(prefix: str, path) -> str:
+def where_in(prefix: str, path) -> str:
     text = prefix
     for part in path:
         text += "[%d]" % part if isinstance(part, int) else ".%s" % part
@@ -103,15 +103,25 @@ def _deepest(error):
     return error
 
 
-def schema_problems(document, schema: dict | str, prefix: str, root: str | None = None) -> list[str]:
-    """Every way ``document`` breaks ``schema`` (a loaded schema, or the file name of one in schemas/), as sentences."""
+def schema_errors(document, schema: dict | str, root: str | None = None) -> list[tuple[tuple, str]]:
+    """Every way ``document`` breaks ``schema`` (a loaded schema, or the file name of one in schemas/): (where, as the
+    path of keys and list positions, what), in the order of where."""
     validator = schema_validator(schema, root) if isinstance(schema, str) else _validator(schema, root)
     errors = [_deepest(error) for error in validator.iter_errors(document)]
     errors.sort(key=lambda error: list(map(str, error.absolute_path)))
-    problems = ["at %s: %s" % (_where(prefix, error.absolute_path), error.message[:200]) for error in errors]
+    return [(tuple(error.absolute_path), error.message[:200]) for error in errors]
+
+
+def bounded(problems: list[str]) -> list[str]:
+    """The first MAX_PROBLEMS problems, and how many more there were."""
     if len(problems) > MAX_PROBLEMS:
-        problems = problems[:MAX_PROBLEMS] + ["... and %d more" % (len(problems) - MAX_PROBLEMS)]
+        return problems[:MAX_PROBLEMS] + ["... and %d more" % (len(problems) - MAX_PROBLEMS)]
     return problems
+
+
+def schema_problems(document, schema: dict | str, prefix: str, root: str | None = None) -> list[str]:
+    """Every way ``document`` breaks ``schema`` (a loaded schema, or the file name of one in schemas/), as sentences."""
+    return bounded(["at %s: %s" % (where_in(prefix, path), message) for path, message in schema_errors(document, schema, root)])
 
 
 def envelope_problems(envelope, root: str | None = None) -> list[str]:

@@ -8,16 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
-from ...module_utils.envelope_statuses import ENVELOPE_STATUSES
+from ...module_utils.envelope_statuses import ENVELOPE_STATUSES, STATUS_RANK
 from ..result_fields import unavailable_fields
-from .paths import host_dir_name, is_hashed_dir_name
+from .paths import host_dir_name, is_hashed_dir_name, raw_file_name, result_file_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
 from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
 from .read import read_envelope_with_identity, read_json_below, result_probes, write_failures
 from .results import WRITE_FAILED_MARK
 
-# Worse states rank higher; error and timeout are equally bad.
-STATE_RANK = {"ok": 0, "unavailable": 1, "partial": 2, "timeout": 3, "error": 3, "unreachable": 4}
 NO_RESULT_REASON = ("no result was written for this host: it was not reached or failed before probing; "
                     "see the ansible-playbook output")
 UNGROUPED = "(no group)"
@@ -135,7 +133,7 @@ class HostModel:
 
     @property
     def rank(self) -> int:
-        return STATE_RANK.get(self.state, STATE_RANK["error"])
+        return STATUS_RANK.get(self.state, STATUS_RANK["error"])
 
 
 @dataclass
@@ -151,7 +149,7 @@ class RunModel:
         return sorted(self.hosts, key=lambda host: (-host.rank, host.name))
 
     def counts_by_state(self) -> Dict[str, int]:
-        counts = {state: 0 for state in sorted(STATE_RANK, key=lambda state: -STATE_RANK[state])}
+        counts = {state: 0 for state in sorted(STATUS_RANK, key=lambda state: -STATUS_RANK[state])}
         for host in self.hosts:
             counts[host.state] = counts.get(host.state, 0) + 1
         return counts
@@ -172,15 +170,15 @@ def stored_entry(host_path: str, probe: str, envelope: Dict[str, Any], identity:
                  reason: str = "", raw_file: Optional[str] = None, unavailable: Sequence[Tuple[str, str]] = ()) -> ProbeEntry:
     """The entry of a result that was read (envelope, from the file of that identity), read back when asked for."""
     version = envelope.get("collection_version")
-    return ProbeEntry(probe, status, reason, None, probe + ".json", raw_file, list(unavailable), host_path=host_path,
+    return ProbeEntry(probe, status, reason, None, result_file_name(probe), raw_file, list(unavailable), host_path=host_path,
                       identity=identity, collection_version=None if version is None else str(version),
                       started=envelope.get("started"), readable=bool(envelope))
 
 
 def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     """The probe's entry with what the fleet needs of its envelope; the envelope itself is read again when asked for."""
-    json_file = probe + ".json"
-    raw_file = probe + ".raw" if os.path.isfile(os.path.join(host_path, probe + ".raw")) else None
+    json_file = result_file_name(probe)
+    raw_file = raw_file_name(probe) if os.path.isfile(os.path.join(host_path, raw_file_name(probe))) else None
     try:
         envelope, identity = read_envelope_with_identity(host_path, probe)
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
@@ -200,13 +198,13 @@ def read_host_probes(host_path: str) -> Dict[str, ProbeEntry]:
     probes = {probe: read_probe_entry(host_path, probe) for probe in result_probes(host_path)}
     for probe, (error_name, when) in write_failures(host_path, WRITE_FAILED_MARK).items():
         try:
-            written = os.lstat(os.path.join(host_path, probe + ".json")).st_mtime
+            written = os.lstat(os.path.join(host_path, result_file_name(probe))).st_mtime
         except OSError:
             written = None
         if written is not None and written > when:
             continue  # written again since the failure
         probes[probe] = ProbeEntry(probe, "error", write_failure_reason(probe, error_name, written is not None), {},
-                                   probe + ".json", None)
+                                   result_file_name(probe), None)
     return probes
 
 
@@ -239,7 +237,7 @@ def host_state(probes: Mapping[str, ProbeEntry]) -> Tuple[str, List[str]]:
                for entry in probes.values() if entry.status != "ok"]
     if any(entry.status == "unreachable" for entry in probes.values()):
         return "unreachable", reasons
-    worst = max(probes.values(), key=lambda entry: STATE_RANK[entry.status])
+    worst = max(probes.values(), key=lambda entry: STATUS_RANK[entry.status])
     return worst.status, reasons
 
 

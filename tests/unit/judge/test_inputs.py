@@ -89,7 +89,14 @@ def test_broken_rules_raise_a_clear_value_error(tmp_path):
     with pytest.raises(ValueError, match="rule health.x: check 'exec_python' is not a health check"):
         load_rules(str(path))
     path.write_text("rules:\n  - id: health.x\n    probe: health\n    severity: fatal\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="breaks schemas/rules.schema.json"):
+    with pytest.raises(ValueError, match="breaks schemas/rules.schema.json") as refused:
+        load_rules(str(path))
+    # The JSON Schema alone says what is wrong, named by the rule's id and the field.
+    assert "rule health.x: 'check' is a required property" in str(refused.value)
+    assert "rule health.x: severity: 'fatal' is not one of ['fail', 'warn']" in str(refused.value)
+    rule = "  - id: health.x\n    probe: health\n    check: ecc_enabled\n    severity: fail\n    description: twice\n"
+    path.write_text("rules:\n" + rule + rule, encoding="utf-8")
+    with pytest.raises(ValueError, match="rule health.x is defined twice"):
         load_rules(str(path))
 
 

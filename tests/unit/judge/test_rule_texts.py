@@ -5,9 +5,9 @@ import copy
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import ACTIONS, CheckTexts, rules_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import ACTIONS, CheckTexts
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import metric_catalogue
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules, rules_schema_problems
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_every_judge_check_and_metric_of_the_examples_has_a_title(default_rules)
 def test_a_users_rules_file_without_titles_falls_back_to_the_description(default_rules):
     users = {"rules": [{"id": "health.ecc_enabled", "probe": "health", "check": "ecc_enabled", "severity": "fail",
                         "description": "ECC must be on."}]}
-    assert rules_problems(users) == []
+    assert rules_schema_problems(users) == []
     texts = CheckTexts(users, default_rules)
     assert texts.of("health.ecc_enabled").title == "ECC must be on."
     assert texts.of("health.ecc_enabled").remedy == "" and texts.of("health.ecc_enabled").action == ""
@@ -52,9 +52,10 @@ def test_a_bad_action_or_empty_title_is_a_problem(default_rules):
     broken = copy.deepcopy(default_rules)
     broken["rules"][0]["action"] = "panic"
     broken["rules"][1]["title"] = " "
-    problems = rules_problems(broken)
-    assert any("action 'panic' is not one of drain, reboot" in problem for problem in problems)
-    assert any("title must be a non-empty string" in problem for problem in problems)
+    problems = rules_schema_problems(broken)
+    first, second = broken["rules"][0]["id"], broken["rules"][1]["id"]
+    assert problems == ["rule %s: action: 'panic' is not one of ['drain', 'reboot', 'reseat_rma', 'fix_config', 'rerun', 'none']" % first,
+                        "rule %s: title: ' ' does not match '\\\\S'" % second]
 
 
 def test_the_schema_rejects_an_unknown_action(tmp_path, default_rules):

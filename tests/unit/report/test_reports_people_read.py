@@ -13,6 +13,7 @@ import jinja2
 import pytest
 import yaml
 
+from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.action.report import judged_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import profile_probes
@@ -188,7 +189,9 @@ def _check_mode_message(check_mode: bool) -> str:
         plays = yaml.safe_load(handle)
     task = [task for task in plays[0]["tasks"] if task["name"].startswith("Say where this run's results go")][0]
     template = jinja2.Environment().from_string(task["ansible.builtin.debug"]["msg"])
-    return template.render(ansible_check_mode=check_mode, gpufleet_run_id="20261201T000000Z-000001")
+    # What open_run returns when gpufleet_results_dir is not set: its argument spec's default.
+    opened = {"results_dir": RUN_ARGUMENT_SPEC["results_dir"]["default"]}
+    return template.render(ansible_check_mode=check_mode, gpufleet_run_id="20261201T000000Z-000001", gpufleet_opened_run=opened)
 
 
 def test_check_mode_says_nothing_is_written():

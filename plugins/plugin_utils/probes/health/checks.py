@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ...judge.catalogue import CheckFunction
 from ...number_format import format_quantity
 from ...result_fields import MISSING, dig, is_unavailable
-from ...judge.check_helpers import gpu_label, make_check, param_source, unavailable_check
+from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
 from .machine_checks import MACHINE_CHECKS
 from ...judge.model import Check
 
@@ -257,8 +257,9 @@ def ecc_enabled(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
     return per_gpu(host, data, rule, "the ECC mode", judge)
 
 
+@reads_params("max")
 def ecc_volatile_uncorrected(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    limit = rule["params"].get("max", 0)
+    limit = rule["params"]["max"]
 
     def judge(gpu: Dict[str, Any]) -> Optional[Check]:
         count = dig(gpu, "ecc", "volatile_uncorrected_count")
@@ -275,8 +276,9 @@ def ecc_volatile_uncorrected(host: str, data: Dict[str, Any], rule: Dict[str, An
     return per_gpu(host, data, rule, "the uncorrectable ECC count", judge)
 
 
+@reads_params("warn_at", "fail_at")
 def retired_pages(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    warn_at, fail_at = rule["params"].get("warn_at", 15), rule["params"].get("fail_at", 63)
+    warn_at, fail_at = rule["params"]["warn_at"], rule["params"]["fail_at"]
     threshold = "< %d (warn at %d, fail at %d or pending; DCGM's limits)" % (warn_at, warn_at, fail_at)
 
     def judge(gpu: Dict[str, Any]) -> Optional[Check]:
@@ -307,8 +309,9 @@ def retired_pages(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
     return per_gpu(host, data, rule, "page retirement", judge)
 
 
+@reads_params("uncorrectable_fail_at")
 def remapped_rows(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    fail_at = rule["params"].get("uncorrectable_fail_at", 512)
+    fail_at = rule["params"]["uncorrectable_fail_at"]
     threshold = "not pending, no failure, uncorrectable < %d" % fail_at
 
     def judge(gpu: Dict[str, Any]) -> Optional[Check]:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import gpu_label, make_check, param_source
+from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params
 from ...judge.model import Check
 from ...judge.repeats import finite
 from ...number_format import format_quantity
 
 
+@reads_params("max_cv_pct")
 def membw_repeat_cv(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    limit = float(rule.get("params", {}).get("max_cv_pct", 5.0))
+    limit = float(rule["params"]["max_cv_pct"])
     devices = data.get("devices")
     checks = []
     for entry in devices if isinstance(devices, list) else []:
