@@ -172,15 +172,6 @@ def test_rules_are_validated_by_the_schema_only():
     assert not {name for name in names if "problem" in name} - {"param_kind_problem"}
 
 
-# Checks that still hold a default of their own for a param their rules give, left for the step that moves these files
-# into the probes' packages (issue 33); this list only shrinks.
-THRESHOLDS_LEFT = {
-    ("plugins/plugin_utils/judge/baseline_checks.py", "fail_below_pct"), ("plugins/plugin_utils/judge/baseline_checks.py", "warn_below_pct"),
-    ("plugins/plugin_utils/judge/interconnect_checks.py", "fail_below_pct"), ("plugins/plugin_utils/judge/interconnect_checks.py", "warn_below_pct"),
-    ("plugins/plugin_utils/judge/interconnect_checks.py", "min_ratio"), ("plugins/plugin_utils/judge/load_checks.py", "max_fraction_over_limit"),
-}
-
-
 def _numeric_defaults(path, names):
     """(line, name, number) of every ``something.get("<name>", <number>)`` where name is one of names."""
     for node in ast.walk(_tree(path)):
@@ -193,13 +184,16 @@ def _numeric_defaults(path, names):
 def test_checks_read_their_thresholds_from_the_rule_not_a_default_of_their_own():
     params = {name for rule in _load_yaml("rules", "default.yaml")["rules"] for name in rule.get("params") or {}}
     copies = ["%s:%d %s=%r" % (_shown(path), line, name, number) for path in _python_files("plugins/plugin_utils")
-              for line, name, number in _numeric_defaults(path, params) if (_shown(path), name) not in THRESHOLDS_LEFT]
+              for line, name, number in _numeric_defaults(path, params)]
     assert copies == []
 
 
 @pytest.mark.parametrize("rule_id, missing", [("health.retired_pages", "warn_at, fail_at"),
                                               ("health.remapped_rows", "uncorrectable_fail_at"),
-                                              ("health.ecc_volatile_uncorrected", "max"), ("membw.repeat_cv", "max_cv_pct")])
+                                              ("health.ecc_volatile_uncorrected", "max"), ("membw.repeat_cv", "max_cv_pct"),
+                                              ("membw.bandwidth", "fail_below_pct, warn_below_pct"), ("p2p.pair_outlier", "fail_below_pct, warn_below_pct"),
+                                              ("p2p.unidirectional", "fail_below_pct, warn_below_pct"), ("collective.p2p_gain", "min_ratio"),
+                                              ("load.power_within_limit", "max_fraction_over_limit")])
 def test_a_rule_without_the_params_its_check_reads_is_refused(tmp_path, rule_id, missing):
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules
     document = _load_yaml("rules", "default.yaml")

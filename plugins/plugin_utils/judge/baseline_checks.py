@@ -14,11 +14,15 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from ..number_format import format_quantity
 from ..probes.metric_catalogue import MetricSpec
 from ..result_fields import is_unavailable
-from .check_helpers import make_check, param_source
+from .check_helpers import make_check, param_source, reads_params
 from .measurement import Device, Measurement, MeasurementsFunction, measured, not_measured
 from .model import Check
 from .not_compared import NO_KNOWN_GOOD, peers_only_source
 from .repeats import decide, describe_repeats, finite
+
+# The thresholds every rule judged through judge_measurements holds (rules/default.yaml): fail and warn below a % of the
+# known-good value.
+BASELINE_THRESHOLDS = ("fail_below_pct", "warn_below_pct")
 
 
 def _reference(context: Any, section: str, key: Optional[str]) -> Tuple[Optional[float], str]:
@@ -91,7 +95,7 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
     known_good, known_source = _reference(context, "known_good", params.get("known_good"))
     datasheet, unused_datasheet_source = _reference(context, "datasheet", params.get("datasheet"))
     entry = reference_entry(context, params.get("known_good"))
-    fail_pct, warn_pct = float(params.get("fail_below_pct", 85)), float(params.get("warn_below_pct", 95))
+    fail_pct, warn_pct = float(params["fail_below_pct"]), float(params["warn_below_pct"])
     measurements = list(measurements)
     checks = [_first_finding(host, rule, measurement, entry) for measurement in measurements if _listed_first(measurement, entry)]
     for measurement in measurements:
@@ -155,7 +159,7 @@ def against_known_good(metric: MetricSpec, measurements: MeasurementsFunction):
             rule = dict(rule, params=dict(params, known_good=metric.baseline_key))
         return judge_measurements(host, rule, context, (found for found in measurements(data) if found.metric_id == metric.id))
     check.__doc__ = "Each %s against the rule's known-good value (judge/baseline_checks.py)." % metric.id
-    return check
+    return reads_params(*BASELINE_THRESHOLDS)(check)
 
 
 def judge_against_baseline(host: str, rule: Dict[str, Any], context: Any, measurements: Iterable[Tuple[Any, ...]],

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ...judge.baseline_checks import judge_against_baseline
-from ...judge.check_helpers import make_check, param_source
+from ...judge.baseline_checks import BASELINE_THRESHOLDS, judge_against_baseline
+from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.gpu_coverage import gpus_covered
 from ...judge.model import Check
 from ...number_format import format_quantity
@@ -61,6 +61,7 @@ def collective_gpus_covered(host: str, data: Dict[str, Any], rule: Dict[str, Any
     return [gpus_covered("the all-reduce ran over", ranks, rule, host, context)]
 
 
+@reads_params(*BASELINE_THRESHOLDS)
 def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """busbw of the default curve at its largest size against params.known_good[<ranks>] of the SKU's baseline."""
     curve = _curves(data).get("default")
@@ -90,6 +91,7 @@ def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], cont
     return judge_against_baseline(host, group_rule, context, [(device, value, what)], "GB/s")
 
 
+@reads_params("min_ratio")
 def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """Where NVLink joins the GPUs, the default curve must beat the NCCL_P2P_DISABLE=1 curve by params.min_ratio."""
     curves = _curves(data)
@@ -102,7 +104,7 @@ def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
     if with_p2p is None or not without:
         return []
     ratio = with_p2p / without
-    min_ratio = float((rule.get("params") or {}).get("min_ratio", 2.0))
+    min_ratio = float(rule["params"]["min_ratio"])
     nvlink = [link for link in classes if link.startswith("NV")]
     words = "peak busbw %s with P2P, %s with NCCL_P2P_DISABLE=1: %s" % (
         format_quantity(with_p2p, "GB/s"), format_quantity(without, "GB/s"), format_quantity(ratio, "×"))

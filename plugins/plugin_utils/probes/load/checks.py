@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ...judge.check_helpers import gpu_label, make_check, param_source
+from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable
@@ -62,8 +62,9 @@ def no_slowdown(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
     return checks
 
 
+@reads_params("max_fraction_over_limit")
 def power_within_limit(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    allowed = float((rule.get("params") or {}).get("max_fraction_over_limit", 0.02))
+    allowed = float(rule["params"]["max_fraction_over_limit"])
     checks = []
     for gpu in _gpus(data):
         power = _part(gpu, "power")

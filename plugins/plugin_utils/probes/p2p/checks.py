@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from ...judge.baseline_checks import judge_against_baseline
-from ...judge.check_helpers import make_check, param_source
+from ...judge.baseline_checks import BASELINE_THRESHOLDS, judge_against_baseline
+from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.gpu_coverage import gpus_covered
 from ...judge.model import Check
 from ...judge.stats import median
@@ -95,7 +95,7 @@ def _against_link_class(section: str, what: str) -> Callable[..., List[Check]]:
             checks.extend(judge_against_baseline(host, group_rule, context, by_group[group], "GB/s"))
         explain_pcie_pairs(_pairs(data), checks, getattr(context, "host_data", None) or {})
         return checks
-    return check
+    return reads_params(*BASELINE_THRESHOLDS)(check)
 
 
 def _bus_ids_by_uuid(health: Any) -> Dict[str, str]:
@@ -135,10 +135,11 @@ def explain_pcie_pairs(pairs: List[Dict[str, Any]], checks: List[Check], host_da
                 found.reason += "; path: %s" % findings.summary
 
 
+@reads_params("fail_below_pct", "warn_below_pct")
 def pair_vs_host_median(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """Each pair's unidirectional headline against the median of the host's pairs of the same link class."""
     params = rule.get("params", {})
-    fail_pct, warn_pct = float(params.get("fail_below_pct", 80)), float(params.get("warn_below_pct", 90))
+    fail_pct, warn_pct = float(params["fail_below_pct"]), float(params["warn_below_pct"])
     classes: Dict[str, List[Tuple[Dict[str, Any], float]]] = {}
     for pair in _pairs(data):
         value = number_or_none(_headline(pair, "unidirectional"))
