@@ -5,7 +5,6 @@ import time
 import pytest
 
 import fake_load_nvml
-import load
 from probelib.load.plan import check_params, make_plan
 from probelib.load.sampler import Sampler, next_tick
 from probelib.nvml.access import NvmlReader, NvmlSession
