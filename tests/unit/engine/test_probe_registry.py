@@ -4,6 +4,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Device, Measurement
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import DeclarationError
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.judging import ProbeJudging
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.metric_catalogue import MetricSpec
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
     all_profiles,
     judging_of,
@@ -12,6 +13,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registr
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import host_problems
 
 GPU = {"kind": "cuda", "index": 0, "uuid": "GPU-toy"}
+TOY_RATE = MetricSpec("toy.rate_gbps", "Toy rate", "GB/s", "higher", drift_tolerance=0.1)
 
 
 def toy_measurements(data):
@@ -23,7 +25,7 @@ def toy(**fields):
 
 
 def test_a_baseline_check_and_the_metrics_come_from_the_one_reader():
-    probe = toy(measurements=toy_measurements, baseline_checks={"rate": "toy.rate_gbps"})
+    probe = toy(measurements=toy_measurements, baseline_checks={"rate": TOY_RATE})
     assert set(probe.checks) == {"rate"}
     [metric] = probe.metrics({"rate": 12.5})
     assert (metric.metric_id, metric.value, metric.gpu_uuid) == ("toy.rate_gbps", 12.5, "GPU-toy")
@@ -32,7 +34,7 @@ def test_a_baseline_check_and_the_metrics_come_from_the_one_reader():
 def test_the_probes_own_checks_sit_beside_its_baseline_checks():
     def own(host, data, rule, context):
         return []
-    probe = toy(checks={"own": own}, measurements=toy_measurements, baseline_checks={"rate": "toy.rate_gbps"})
+    probe = toy(checks={"own": own}, measurements=toy_measurements, baseline_checks={"rate": TOY_RATE})
     assert set(probe.checks) == {"own", "rate"} and probe.checks["own"] is own
 
 

@@ -124,9 +124,10 @@ def test_a_sweep_that_runs_past_curve_timeout_stops_and_keeps_what_it_measured(t
 
 def test_bad_parameters_are_an_error_envelope(tmp_path):
     envelope = run(tmp_path, {"cpu_ranks": 1})
-    assert envelope["status"] == "error" and "cpu_ranks must be a whole number from 2" in envelope["reason"]
+    assert envelope["status"] == "error" and "parameter 'cpu_ranks' must be >= 2, not 1" in envelope["reason"]
     envelope = run(tmp_path, {"max_bytes": 1001, "device": "gpu"})
-    assert "max_bytes must be" in envelope["reason"] and "device must be auto, cuda or cpu" in envelope["reason"]
+    assert "parameter 'max_bytes' must be a multiple of 4, not 1001" in envelope["reason"]
+    assert """parameter 'device' must be one of "auto", "cuda", "cpu", not 'gpu'""" in envelope["reason"]
 
 
 def test_without_torch_it_is_unavailable(tmp_path):
