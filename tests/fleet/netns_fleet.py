@@ -819,6 +819,25 @@ class Fleet:
             if time.monotonic() >= deadline:
                 raise FleetError("sshd %d of host %s is still running %.0f s after signal %d" % (pid, name, timeout_s, sig))
             time.sleep(0.05)
+        self.wait_until_refused(name, deadline)
+
+    def wait_until_refused(self, name: str, deadline: float) -> None:
+        """Wait until a TCP connection to the host's port 22 is refused. The listener's exit is not enough: a child
+        sshd forked for a connection a moment before still holds the listening socket until it closes it, and a
+        connection queued there meanwhile is reset, not refused."""
+        host = self.host(name)
+        while True:
+            try:
+                with socket.create_connection((host["address"], SSH_PORT), timeout=1.0):
+                    outcome = "accepted"
+            except ConnectionRefusedError:
+                return
+            except OSError as exc:
+                outcome = exc.strerror or str(exc)
+            if time.monotonic() >= deadline:
+                raise FleetError("host %s still takes connections on %s:%d after its sshd was stopped (last attempt: %s)"
+                                 % (name, host["address"], SSH_PORT, outcome))
+            time.sleep(0.05)
 
     def start_sshd(self, name: str) -> None:
         """Start the host's sshd again (after kill_sshd) and wait until it accepts connections."""

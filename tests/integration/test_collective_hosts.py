@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
@@ -178,6 +179,46 @@ def test_the_faults_the_fault_tests_need(netns_fleet):
     assert code == 255 and "No route to host" in err
     code, unused_out, err = ssh(fleet, ghost, "true")
     assert code == 255 and "No route to host" in err
+
+
+LINGERING_LISTENER = r"""
+import os, socket, sys, time
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("0.0.0.0", 22))
+listener.listen(8)
+if os.fork() == 0:
+    time.sleep(1.5)
+    os._exit(0)
+with open(sys.argv[1], "w") as handle:
+    handle.write(str(os.getpid()))
+while True:
+    time.sleep(60)
+"""
+
+
+def test_kill_sshd_returns_once_connections_are_refused(netns_fleet):
+    """A child sshd forked for a connection just before the kill holds the listening socket a moment longer (CI saw
+    "Connection reset by peer" where "refused" was due): kill_sshd waits until a connection is refused."""
+    fleet = netns_fleet(hosts=1)
+    name = fleet.names[0]
+    host = fleet.host(name)
+    fleet.kill_sshd(name, sessions=True)
+    pid_file = os.path.join(fleet.host_dir(name), "sshd.pid")
+    if os.path.exists(pid_file):
+        os.unlink(pid_file)
+    lingering = subprocess.Popen([fleet._tool_ip(), "netns", "exec", host["namespace"], fleet.python, "-c", LINGERING_LISTENER, pid_file])
+    fleet.wait_for_sshd(name)
+    deadline = time.monotonic() + 10
+    while fleet.sshd_pid(name) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fleet.sshd_pid(name) is not None
+    fleet.kill_sshd(name)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((host["address"], 22), timeout=2).close()
+    lingering.wait(timeout=10)
+    fleet.start_sshd(name)
+    assert ssh(fleet, name, "true")[0] == 0
 
 
 def _leftovers(prefix):
