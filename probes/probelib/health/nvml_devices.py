@@ -7,6 +7,7 @@ from probelib.fields import is_unavailable, read_field, unavailable
 from probelib.nvml.access import NvmlReader
 from probelib.nvml.clock_event_reasons import describe_clock_event_reasons
 from probelib.nvml.context import ReadContext
+from probelib.nvml.firmware import nonempty_version, read_firmware
 from probelib.nvml.gpu_processes import collect_processes
 from probelib.nvml.identity import gpu_identity, gpu_nvlinks
 
@@ -66,7 +67,8 @@ def describe_gpu(context: ReadContext, index: int, handle: Any) -> Dict[str, Any
         "board_part_number": reader.value("nvmlDeviceGetBoardPartNumber", handle),
         "vbios_version": reader.value("nvmlDeviceGetVbiosVersion", handle),
         "inforom_image_version": reader.value("nvmlDeviceGetInforomImageVersion", handle),
-        "gsp_firmware_version": reader.value("nvmlDeviceGetGspFirmwareVersion", handle),
+        "gsp_firmware_version": reader.value("nvmlDeviceGetGspFirmwareVersion", handle, convert=nonempty_version),
+        "firmware": read_firmware(reader, handle),
         "virtualization_mode": reader.value("nvmlDeviceGetVirtualizationMode", handle, convert=virtualization_mode_name),
         "pci": {
             "bus_id": identity["bus_id"],

@@ -89,3 +89,24 @@ class FakeModule:
 
     def nvmlDeviceGetGraphicsRunningProcesses(self, handle):
         return []
+
+
+class FirmwareModule(FakeModule):
+    """A current nvidia-ml-py: the firmware reads answer, GPU 1 on another VBIOS; InfoROM POWER is Not Supported."""
+
+    def nvmlDeviceGetVbiosVersion(self, handle):
+        return {"handle0": "96.00.A5.00.1A", "handle1": "96.00.74.00.01"}[handle]
+
+    def nvmlDeviceGetInforomImageVersion(self, handle):
+        return "G520.0282.02.02"
+
+    def nvmlDeviceGetGspFirmwareVersion(self, handle):
+        return b"580.159.04"
+
+    def nvmlDeviceGetGspFirmwareMode(self, handle):
+        return [1, 1]
+
+    def nvmlDeviceGetInforomVersion(self, handle, infoRomObject):
+        if infoRomObject == 2:
+            raise NVMLError(3, "Not Supported")
+        return {0: "2.1", 1: "7.0"}[infoRomObject]
