@@ -9,6 +9,8 @@ from ...judge.settings import Setting
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ..judging import ProbeJudging
 from .checks import HEALTH_CHECKS
+from .firmware_checks import FIRMWARE_CHECKS
+from .firmware_parts import firmware_settings
 from .machine_drift import DRIFT_CHECK_IDS, machine_drift
 from .metrics import CUDA_INIT, IDLE_POWER, MEMORY_USED, TEMPERATURE
 from .machine_facts import EXPECTED_GPUS_CHECK, NOT_RUN_COLUMNS, expected_gpus, index_columns, machine_facts
@@ -53,13 +55,14 @@ OWN_PER_HOST = ("kernel_cmdline",)
 
 
 def health_settings(data: Dict[str, Any]) -> List[Setting]:
-    """The versions a workload depends on and the kernel command line."""
+    """The versions a workload depends on, the kernel command line and the GPUs' firmware."""
     return [Setting(setting_id, words, value, fleet_compared=setting_id not in OWN_PER_HOST)
-            for setting_id, path, words in VERSION_SETTINGS for value in (dig(data, *path),) if value is not MISSING]
+            for setting_id, path, words in VERSION_SETTINGS for value in (dig(data, *path),) if value is not MISSING] + \
+        firmware_settings(data)
 
 
 JUDGING = ProbeJudging(
-    checks=HEALTH_CHECKS,
+    checks={**HEALTH_CHECKS, **FIRMWARE_CHECKS},
     metrics=health_metrics,
     settings=health_settings,
     machine=MachineDeclaration(facts=machine_facts, expected_gpus=expected_gpus, expected_gpus_check=EXPECTED_GPUS_CHECK,
