@@ -92,7 +92,8 @@ class FakeModule:
 
 
 class FirmwareModule(FakeModule):
-    """A current nvidia-ml-py: the firmware reads answer, GPU 1 on another VBIOS; InfoROM POWER is Not Supported."""
+    """A current nvidia-ml-py: the firmware reads answer, GPU 1 on another VBIOS; InfoROM POWER is Not Supported (as the
+    H200 nvidia-smi -q sample in tests/unit/tools/test_compare_health_with_smi.py: OEM 2.1, ECC 7.16, power N/A)."""
 
     def nvmlDeviceGetVbiosVersion(self, handle):
         return {"handle0": "96.00.A5.00.1A", "handle1": "96.00.74.00.01"}[handle]
@@ -109,4 +110,4 @@ class FirmwareModule(FakeModule):
     def nvmlDeviceGetInforomVersion(self, handle, infoRomObject):
         if infoRomObject == 2:
             raise NVMLError(3, "Not Supported")
-        return {0: "2.1", 1: "7.0"}[infoRomObject]
+        return {0: "2.1", 1: "7.16"}[infoRomObject]

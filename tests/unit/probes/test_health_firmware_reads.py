@@ -27,7 +27,7 @@ def test_a_current_nvidia_ml_py_gives_every_version_and_the_gsp_mode(tmp_path):
     assert first["inforom_image_version"] == "G520.0282.02.02"
     assert first["gsp_firmware_version"] == "580.159.04"
     assert first["firmware"] == {"gsp_mode": {"current": "enabled", "default": "enabled"},
-                                 "inforom_objects": {"oem": "2.1", "ecc": "7.0", "power": {"unavailable": NOT_SUPPORTED}}}
+                                 "inforom_objects": {"oem": "2.1", "ecc": "7.16", "power": {"unavailable": NOT_SUPPORTED}}}
 
 
 def test_a_gpu_that_answers_not_supported_says_so_in_words():
