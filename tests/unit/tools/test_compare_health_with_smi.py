@@ -299,7 +299,10 @@ def health_gpu(index, device, serial, uuid, temp, power, clock):
     return {
         "index": index, "name": "NVIDIA H200", "uuid": uuid, "serial": serial, "minor_number": index,
         "board_part_number": "692-2G520-0282-000", "vbios_version": "96.00.A5.00.1A",
-        "inforom_image_version": "G520.0282.02.02",
+        "inforom_image_version": "G520.0282.02.02", "gsp_firmware_version": "580.159.04",
+        "firmware": {"gsp_mode": {"current": "enabled", "default": "enabled"},
+                     "inforom_objects": {"oem": "2.1", "ecc": "7.16",
+                                         "power": {"unavailable": "not supported by this GPU (NVML: Not Supported)"}}},
         "pci": {"bus_id": "0000:00:%02x.0" % device, "device_id": "0x233510de", "subsystem_id": "0x18bf10de"},
         "memory": {"total_mib": 143771, "used_mib": 615, "free_mib": 143155},
         "bar1": {"total_mib": 262144, "used_mib": 1, "free_mib": 262143},
@@ -556,3 +559,13 @@ def test_real_probe_fixture_runs_against_the_xml():
     assert "uuid" in fields  # the fixture's uuids are anonymised, so the GPUs pair up by PCI bus id
     assert "name" not in fields and "vbios_version" not in fields and "pci.bus_id" not in fields
     assert "## GPU 0 (" in report and "matched by PCI bus id" in report
+
+
+def test_the_firmware_versions_are_compared_with_nvidia_smi():
+    health = make_health()
+    health["data"]["gpus"][0]["firmware"]["inforom_objects"]["ecc"] = "7.0"
+    rows = rows_of(health)
+    assert rows[(0, "firmware.inforom_objects.ecc")].status == tool.DIFFER
+    assert rows[(1, "firmware.inforom_objects.ecc")].status == tool.AGREE
+    assert rows[(0, "gsp_firmware_version")].status == tool.AGREE
+    assert rows[(0, "firmware.inforom_objects.oem")].status == tool.AGREE
