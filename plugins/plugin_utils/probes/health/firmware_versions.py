@@ -10,15 +10,14 @@ is compared as a hexadecimal number, which orders decimal-digit fields as decima
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple, Union
+from typing import List, Optional, Tuple
 
 _HEX = re.compile(r"^[0-9A-Fa-f]+$")
 
-Field = Union[int, str]
 
-
-def _fields(version: str) -> List[Tuple[int, Field]]:
-    return [(0, int(part, 16)) if _HEX.match(part) else (1, part) for part in version.strip().split(".")]
+def _fields(version: str) -> List[Tuple[int, str]]:
+    """(0, hexadecimal digits, leading zeros stripped) or (1, any other text) per dot-separated field."""
+    return [(0, part.lstrip("0").upper() or "0") if _HEX.match(part) else (1, part) for part in version.strip().split(".")]
 
 
 def compare_versions(first: str, second: str) -> Optional[int]:
@@ -27,12 +26,12 @@ def compare_versions(first: str, second: str) -> Optional[int]:
     left, right = _fields(first), _fields(second)
     if len(left) != len(right):
         return None
-    for (left_kind, left_value), (right_kind, right_value) in zip(left, right):
+    for (left_kind, left_text), (right_kind, right_text) in zip(left, right):
         if left_kind != right_kind:
             return None
-        if left_value == right_value:
+        if left_text == right_text:
             continue
         if left_kind == 1:
             return None
-        return -1 if left_value < right_value else 1  # type: ignore[operator]
+        return -1 if int(left_text, 16) < int(right_text, 16) else 1
     return 0
