@@ -89,12 +89,14 @@ def test_no_counter_at_all_skips_and_an_unread_window_says_why():
     assert check.status == "skip"
 
 
-def test_a_result_from_before_the_counters_has_no_check():
+def test_a_result_from_before_the_counters_skips_with_why():
     envelope = recorded("load")
     hosts = {"rig": {"envelopes": {"health": health_ok(), "load": envelope}, "reached": True, "reason": "", "groups": [],
                      "rule_overrides": RIG_OVERRIDES}}
     verdict = judge_fleet("run6", hosts, baselines(), rules()).hosts["rig"]
-    assert not [check for check in verdict.checks if check.id == "load.clock_event_durations"]
+    for check_id in ("load.clock_event_durations", "health.clock_event_durations"):
+        check = one(verdict, check_id, 0)
+        assert check.status == "skip" and "holds no clock-event duration counters" in check.reason
 
 
 def since_load(uptime_s=7200.0, **seconds):

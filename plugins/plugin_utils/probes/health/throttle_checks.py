@@ -39,7 +39,11 @@ def clock_event_durations(host: str, data: Dict[str, Any], rule: Dict[str, Any],
     checks = []
     gpus = data.get("gpus")
     for gpu in gpus if isinstance(gpus, list) else []:
-        if not isinstance(gpu, dict) or DURATIONS_KEY not in gpu:
+        if not isinstance(gpu, dict):
+            continue
+        if DURATIONS_KEY not in gpu:
+            checks.append(make_check(rule, host, "skip", "%s: this result holds no clock-event duration counters since the driver loaded (a probe "
+                                     "from before they were read)" % gpu_label(gpu), gpu))
             continue
         durations = gpu[DURATIONS_KEY]
         if is_unavailable(durations):

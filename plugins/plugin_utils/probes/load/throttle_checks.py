@@ -72,7 +72,11 @@ def clock_event_durations(host: str, data: Dict[str, Any], rule: Dict[str, Any],
     checks = []
     gpus = data.get("gpus")
     for gpu in gpus if isinstance(gpus, list) else []:
-        if not isinstance(gpu, dict) or WINDOW_KEY not in gpu:
+        if not isinstance(gpu, dict):
+            continue
+        if WINDOW_KEY not in gpu:
+            checks.append(make_check(rule, host, "skip", "%s: this result holds no clock-event duration counters over the load window (a probe "
+                                     "from before they were read)" % gpu_label(gpu), gpu))
             continue
         window = gpu[WINDOW_KEY]
         if is_unavailable(window):
