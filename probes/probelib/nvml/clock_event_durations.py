@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from probelib.fields import is_unavailable, unavailable
+from probelib.fields import is_unavailable, read_field, unavailable
 from probelib.nvml.access import NVML_SUCCESS, NvmlReader, describe_nvml_error, failure_reason
 
 NS_PER_S = 1e9
@@ -166,12 +166,12 @@ class WindowCounters:
     def __init__(self, reads: Dict[str, Tuple[NvmlReader, Any]], clock: Callable[[], float]) -> None:
         self.reads = reads
         self.clock = clock
-        self.started: Dict[str, Tuple[float, Dict[str, Any]]] = {}
-        self.ended: Dict[str, Tuple[float, Dict[str, Any]]] = {}
+        self.started: Dict[str, Tuple[float, Any]] = {}
+        self.ended: Dict[str, Tuple[float, Any]] = {}
 
-    def _read_all(self, into: Dict[str, Tuple[float, Dict[str, Any]]]) -> None:
+    def _read_all(self, into: Dict[str, Tuple[float, Any]]) -> None:
         for key, (reader, handle) in self.reads.items():
-            into[key] = (self.clock(), read_counters(reader, handle))
+            into[key] = (self.clock(), read_field(lambda: read_counters(reader, handle), "the clock-event duration counters"))
 
     def start(self) -> None:
         self._read_all(self.started)
@@ -183,4 +183,7 @@ class WindowCounters:
         if key not in self.started or key not in self.ended:
             return unavailable("the counters were not read at both ends of the load window")
         (began, first), (ended, last) = self.started[key], self.ended[key]
+        for read in (first, last):
+            if is_unavailable(read):
+                return read
         return window_deltas(first, last, ended - began)

@@ -134,3 +134,18 @@ def test_health_records_the_counters_per_gpu_and_matches_its_schema(tmp_path):
     assert first["clock_event_durations"]["uptime_s"] == 7200.5
     assert "not supported" in first["clock_event_durations"]["reasons"]["hw_power_brake_slowdown"]["unavailable"]
     assert second["clock_event_durations"]["reasons"]["sw_power_cap"]["ns"] == 0
+
+
+def test_a_read_that_raises_is_unavailable_and_the_rest_stands():
+    module = fake_pynvml.CounterModule(counters={"handle0": {SW_POWER_CAP: 0}}, violations=False)
+    module.nvmlDeviceGetFieldValues = lambda handle, ids: [object()]  # shorter than asked, of no known shape
+    reasons = read_counters(NvmlReader(module), "handle0")["reasons"]
+    assert "the field value could not be read" in reasons["sw_power_cap"]["unavailable"]
+    assert "IndexError" in reasons["hw_thermal_slowdown"]["unavailable"]
+
+    times = iter([10.0, 70.0])
+    window = WindowCounters({"GPU-0": (NvmlReader(module), "handle0")}, clock=lambda: next(times))
+    window.reads = {"GPU-0": (None, "handle0")}  # a reader that raises AttributeError
+    window.start()
+    window.end()
+    assert window.deltas("GPU-0")["unavailable"].startswith("the clock-event duration counters could not be read: AttributeError")

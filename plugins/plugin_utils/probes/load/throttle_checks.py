@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ...judge.check_helpers import gpu_label, make_check, reads_params, unavailable_check
+from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable
@@ -118,11 +118,10 @@ def _gpu_check(host: str, gpu: Dict[str, Any], window: Dict[str, Any], rule: Dic
     if status == "fail":
         reason += "; check cooling (fans, airflow, inlet temperature) and power delivery before trusting any number from this GPU"
     params = rule["params"]
+    threshold = "hardware slowdown: warn over %s s, fail over %s %% of the window; sw thermal slowdown: warn over %s %%, fail over %s %%" % (
+        params["hw_warn_s"], params["hw_fail_pct"], params["sw_thermal_warn_pct"], params["sw_thermal_fail_pct"])
     return make_check(rule, host, status, reason, gpu, value=round(worst[2], 3), unit="s", reference=params["hw_warn_s"],
-                      reference_source="rule %s params" % rule["id"],
-                      threshold="hardware slowdown: warn over %s s, fail over %s %% of the window; sw thermal slowdown: warn over "
-                                "%s %%, fail over %s %%" % (params["hw_warn_s"], params["hw_fail_pct"],
-                                                           params["sw_thermal_warn_pct"], params["sw_thermal_fail_pct"]))
+                      reference_source=param_source(rule, "hw_warn_s"), threshold=threshold)
 
 
 THROTTLE_CHECKS: Dict[str, Callable[..., List[Check]]] = {
