@@ -125,7 +125,14 @@ def test_hw_slowdown_since_the_driver_loaded_warns_with_its_share_of_uptime_and_
 
 
 def test_no_hw_slowdown_since_the_driver_loaded_passes_and_unread_counters_skip():
-    assert one(judge_health(since_load()), "health.clock_event_durations", 0).status == "pass"
+    check = one(judge_health(since_load()), "health.clock_event_durations", 0)
+    assert check.status == "pass" and "no hardware slowdown time since the driver loaded (hw_thermal_slowdown 0 s" in check.reason
+    overrides = dict(RIG_OVERRIDES, **{"health.clock_event_durations": {"params": {"warn_above_s": 10.0}}})
+    envelope = health_ok()
+    for gpu in envelope["data"]["gpus"]:
+        gpu["clock_event_durations"] = since_load(hw_thermal_slowdown=5.0)
+    check = one(judge_one(envelope, overrides=overrides), "health.clock_event_durations", 0)
+    assert check.status == "pass" and "hardware slowdown time within 10 s since the driver loaded" in check.reason
     none = since_load(hw_power_brake_slowdown=None, hw_thermal_slowdown=None)
     check = one(judge_health(none), "health.clock_event_durations", 0)
     assert check.status == "skip" and "not supported by this GPU" in check.reason

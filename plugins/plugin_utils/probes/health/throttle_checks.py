@@ -78,8 +78,9 @@ def _gpu_check(host: str, gpu: Dict[str, Any], durations: Dict[str, Any], rule: 
         return make_check(rule, host, "warn", "%s: %s%s; context, not a failure: the time may be old and its cause gone; the load "
                           "probe's window says whether it happens under load now; if it does, check cooling and power delivery" % (
                               label, words, tail), gpu, value=round(total, 3), **fields)
-    return make_check(rule, host, "pass", "%s: no hardware slowdown time since the driver loaded (%s)%s" % (
-        label, ", ".join("%s %s" % (name, format_quantity(seconds, "s")) for name, seconds in known.items()), tail), gpu,
+    lead = "no hardware slowdown time" if total == 0 else "hardware slowdown time within %s" % format_quantity(allowed, "s")
+    return make_check(rule, host, "pass", "%s: %s since the driver loaded (%s)%s" % (
+        label, lead, ", ".join("%s %s" % (name, format_quantity(seconds, "s")) for name, seconds in known.items()), tail), gpu,
         value=round(total, 3), **fields)
 
 
