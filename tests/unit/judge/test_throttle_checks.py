@@ -60,6 +60,11 @@ def test_a_power_brake_blip_passes_a_longer_one_warns_then_fails(seconds, status
     assert check.status == status and words in check.reason, check.reason
 
 
+def test_a_blip_passes_even_in_the_quick_profiles_short_window():
+    check = one(judge_load(window(window_s=20.0, hw_thermal_slowdown=0.4)), "load.clock_event_durations", 0)
+    assert check.status == "pass" and "(2 % of it): a blip of at most 0.5 s" in check.reason, check.reason
+
+
 @pytest.mark.parametrize("seconds, status", [(0.5, "pass"), (1.2, "warn"), (7.0, "fail")])
 def test_software_thermal_slowdown_warns_then_fails_by_its_share(seconds, status):
     assert one(judge_load(window(sw_thermal_slowdown=seconds)), "load.clock_event_durations", 0).status == status

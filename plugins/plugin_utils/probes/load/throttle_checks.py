@@ -39,12 +39,12 @@ def judge_reason(name: str, seconds: float, share: float, window_s: Any, params:
     """(status, words) of one slowdown reason against the rule's thresholds."""
     words = _in_window(name, seconds, share, window_s)
     if name in HARDWARE_REASONS:
+        if seconds <= float(params["hw_warn_s"]):  # a blip passes however short the window (NVIDIA/DCGM#242)
+            return "pass", "%s: a blip of at most %s, not counted" % (words, format_quantity(params["hw_warn_s"], "s"))
         if share > float(params["hw_fail_pct"]):
             return "fail", "%s: over %s of the window" % (words, format_quantity(params["hw_fail_pct"], "%"))
-        if seconds > float(params["hw_warn_s"]):
-            return "warn", "%s: longer than a %s blip, under the %s that fails" % (
-                words, format_quantity(params["hw_warn_s"], "s"), format_quantity(params["hw_fail_pct"], "%"))
-        return "pass", "%s: a blip of at most %s, not counted" % (words, format_quantity(params["hw_warn_s"], "s"))
+        return "warn", "%s: longer than a %s blip, under the %s that fails" % (
+            words, format_quantity(params["hw_warn_s"], "s"), format_quantity(params["hw_fail_pct"], "%"))
     if share > float(params["sw_thermal_fail_pct"]):
         return "fail", "%s: over %s of the window" % (words, format_quantity(params["sw_thermal_fail_pct"], "%"))
     if share > float(params["sw_thermal_warn_pct"]):
