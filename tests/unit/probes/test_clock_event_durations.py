@@ -8,7 +8,7 @@ import health
 from fake_pynvml import HW_POWER_BRAKE, HW_THERMAL, SW_POWER_CAP, SW_THERMAL, SYNC_BOOST
 from probelib.nvml.access import NvmlReader, NvmlSession
 from probelib.nvml.clock_event_durations import (
-    NO_HW_SLOWDOWN_COUNTER, REASON_FIELDS, VIOLATION_POLICIES, WindowCounters, read_counters, since_driver_load,
+    NO_HW_SLOWDOWN_COUNTER, REASON_FIELDS, VIOLATION_POLICIES, WindowCounters, field_value_number, read_counters, since_driver_load,
     window_deltas)
 from probelib.system.roots import SystemRoots
 
@@ -149,3 +149,13 @@ def test_a_read_that_raises_is_unavailable_and_the_rest_stands():
     window.start()
     window.end()
     assert window.deltas("GPU-0")["unavailable"].startswith("the clock-event duration counters could not be read: AttributeError")
+
+
+def test_nvidia_ml_pys_own_field_value_struct_is_read():
+    pynvml = pytest.importorskip("pynvml")
+    values = (pynvml.c_nvmlFieldValue_t * 2)()
+    values[0].fieldId, values[0].valueType, values[0].nvmlReturn = 270, pynvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG, 0
+    values[0].value.ullVal = 12 * SECOND
+    values[1].fieldId, values[1].nvmlReturn = 271, 3
+    assert field_value_number(values[0]) == (12 * SECOND, "")
+    assert field_value_number(values[1]) == (None, "not supported by this GPU (NVML: return code 3)")
