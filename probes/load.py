@@ -42,7 +42,10 @@ METHOD = {
                 "average (about 1 s on recent GPUs)",
     "windows": "the load window is t = 0 to the GPU's end of load; the active window leaves out the first warmup_s; "
                "median/max/min and the power figures are over the active window; throttle fractions are of the "
-               "active window's samples, while first_seen_s, hardware_slowdown and thermal cover the whole load",
+               "active window's samples, while first_seen_s, hardware_slowdown and thermal cover the whole load; the "
+               "clock-event duration counters (NVML field values NVML_FI_DEV_CLOCKS_EVENT_REASON_*, and "
+               "nvmlDeviceGetViolationStatus per perf policy, in ns) are read just before the GPUs are released and after "
+               "every load thread ended: their growth, with its share of that window, is clock_event_durations_window",
     "checks": "inputs, not verdicts: clocks.rose (active median SM clock > idle + clock_rise_mhz, basis rose; or idle "
               "already within clock_rise_mhz of the maximum, basis idle_at_max); throttle.hardware_slowdown "
               "(hw_slowdown, hw_power_brake_slowdown), throttle.thermal (sw/hw thermal slowdown); power.fraction_over_limit "

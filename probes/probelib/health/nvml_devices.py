@@ -5,6 +5,7 @@ from typing import Any, Dict
 
 from probelib.fields import is_unavailable, read_field, unavailable
 from probelib.nvml.access import NvmlReader
+from probelib.nvml.clock_event_durations import since_driver_load
 from probelib.nvml.clock_event_reasons import describe_clock_event_reasons
 from probelib.nvml.context import ReadContext
 from probelib.nvml.firmware import nonempty_version, read_firmware
@@ -79,6 +80,8 @@ def describe_gpu(context: ReadContext, index: int, handle: Any) -> Dict[str, Any
         "bar1": read_bar1(reader, handle),
         "clocks": read_clocks(reader, handle),
         "clock_event_reasons": read_clock_event_reasons(reader, handle),
+        "clock_event_durations": read_field(lambda: since_driver_load(reader, handle, context.roots.proc),
+                                            "the clock-event duration counters"),
         "power": read_power(reader, handle),
         "temperature": read_temperature(reader, handle),
         "fan_speed_percent": reader.value("nvmlDeviceGetFanSpeed", handle),

@@ -12,6 +12,7 @@ from probelib.load.matmul_load import READY_TIMEOUT_S, GpuLoad
 from probelib.load.processes import aggregate, own_pids
 from probelib.load.sampler import Sampler
 from probelib.load.summary import summarize_gpu
+from probelib.nvml.clock_event_durations import WindowCounters
 from probelib.nvml.clock_event_reasons import CLOCK_EVENT_REASON_BITS
 from probelib.nvml.gpu_reads import COLUMNS, GpuReads, match_handles
 
@@ -38,6 +39,7 @@ class LoadRun:
                 self.reads[device["uuid"]] = GpuReads(session.reader, handle)
             else:
                 self.errors.append({"gpu": device["index"], "what": "nvml", "error": nvml_index["unavailable"]})
+        self.window = WindowCounters({uuid: (reads.reader, reads.handle) for uuid, reads in self.reads.items()}, clock)
 
     def snapshots(self, origin: float) -> Dict[str, Dict[str, Any]]:
         return {uuid: reads.snapshot(self.own, origin, self.clock) for uuid, reads in self.reads.items()}
@@ -55,12 +57,14 @@ class LoadRun:
         timing["deadline"] = origin + self.plan["duration_s"]
         sampler = Sampler(self.reads, self.plan["sample_interval_s"], self.plan["process_interval_s"], origin, self.own,
                           self.clock).start() if self.reads else None
+        self.window.start()
         go.set()
         for each in loads:
             each.thread.join(self.plan["duration_s"] + JOIN_GRACE_S)
             if each.thread.is_alive():
                 each.error = each.error or "the load thread did not finish within %g s of its deadline (%s)" % (
                     JOIN_GRACE_S, each.stage)
+        self.window.end()
         if sampler is not None:
             sampler.stop()
         return loads, sampler, origin
@@ -107,7 +111,8 @@ class LoadRun:
         uuid = device["uuid"]
         if handle is None or sampler is None:
             why = nvml_index["unavailable"] if handle is None else "the sampler did not run"
-            for key in ("idle_before", "idle_after", "active", "differences", "clocks", "throttle", "power"):
+            for key in ("idle_before", "idle_after", "active", "differences", "clocks", "throttle", "power",
+                        "clock_event_durations_window"):
                 entry[key] = unavailable(why)
             entry["sample_failures"] = {}
             return entry
@@ -115,6 +120,7 @@ class LoadRun:
         entry["idle_after"] = after[uuid]
         entry.update(summarize_gpu(sampler.rows[uuid], before[uuid], after[uuid], each.end_s, self.plan))
         entry["sample_failures"] = sampler.failures[uuid]
+        entry["clock_event_durations_window"] = self.window.deltas(uuid)
         return entry
 
 

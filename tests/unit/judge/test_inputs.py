@@ -56,7 +56,7 @@ def test_default_rule_ids():
                    "health.remapped_rows", "health.pcie_link_width", "health.pcie_link_gen", "health.nvlink_active",
                    "health.power_limit", "health.clock_event_reasons", "health.persistence_mode", "health.xid_events", "health.device_majors",
                    "health.device_nodes_present", "health.device_nodes_open", "health.device_node_count", "health.cuda_init",
-                   "health.gpu_processes", "health.mig_disabled", "health.firmware_uniform", "health.firmware_pinned"]
+                   "health.gpu_processes", "health.mig_disabled", "health.firmware_uniform", "health.firmware_pinned", "health.clock_event_durations"]
 
 
 def test_broken_baselines_are_reported_while_the_others_load(tmp_path):

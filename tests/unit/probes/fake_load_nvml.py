@@ -1,6 +1,8 @@
 """An NVML stand-in for the load probe's tests: 2 GPUs whose clocks, power and temperature follow a 'busy' flag the
-fake torch sets, this process listed on both, and one stranger (pid 4242) on the second."""
+fake torch sets, this process listed on both, and one stranger (pid 4242) on the second. While busy, the clock-event
+duration counters grow at ``busy_rates`` (ns per ns of wall time; by default sw_power_cap all the time)."""
 import os
+import time
 from types import SimpleNamespace
 
 import fake_pynvml
@@ -10,15 +12,26 @@ BUSY = {"sm": 1755, "mem": 2619, "power_mw": 698000, "temperature": 55, "mask": 
 STRANGER = 4242
 
 
-class LoadModule(fake_pynvml.FakeModule):
+class LoadModule(fake_pynvml.CounterModule):
     """Handles 'handle0' and 'handle1', UUIDs GPU-0000-0 and GPU-0000-1 (as the fake torch reports them)."""
 
-    def __init__(self, count=2, event_reasons=True):
-        super().__init__(count)
+    def __init__(self, count=2, event_reasons=True, busy_rates=None, **counters):
+        super().__init__(count, **counters)
         self.busy = set()
         self.calls = 0
+        self.busy_rates = {fake_pynvml.SW_POWER_CAP: 1.0} if busy_rates is None else busy_rates
+        self.last_counted = {}
         if event_reasons:
             self.nvmlDeviceGetCurrentClocksEventReasons = self._reasons
+
+    def counter(self, handle, field_id):
+        now = time.monotonic()
+        since = now - self.last_counted.get(handle, now)
+        self.last_counted[handle] = now
+        if int(handle[-1]) in self.busy:
+            for busy_field, rate in self.busy_rates.items():
+                self.counters[handle][busy_field] = self.counters[handle].get(busy_field, 0) + int(since * rate * 1e9)
+        return super().counter(handle, field_id)
 
     def _state(self, handle):
         self.calls += 1

@@ -111,3 +111,42 @@ class FirmwareModule(FakeModule):
         if infoRomObject == 2:
             raise NVMLError(3, "Not Supported")
         return {0: "2.1", 1: "7.16"}[infoRomObject]
+
+# nvml.h field ids of the clock-event duration counters and the perf policies that count the same time.
+SW_POWER_CAP, SYNC_BOOST, SW_THERMAL, HW_THERMAL, HW_POWER_BRAKE = 74, 76, 269, 270, 271
+POLICY_FIELDS = {0: (SW_POWER_CAP,), 1: (SW_THERMAL, HW_THERMAL), 2: (SYNC_BOOST,), 3: (), 4: (), 5: ()}
+REFERENCE_TIME_US = 1764790000000000
+
+
+def field_value(field_id, value, code=0, value_type=3):
+    """One c_nvmlFieldValue_t as nvidia-ml-py returns it: the value sits in the union member of its type."""
+    return SimpleNamespace(fieldId=field_id, scopeId=0, timestamp=0, latencyUsec=0, valueType=value_type, nvmlReturn=code,
+                           value=SimpleNamespace(dVal=float(value), uiVal=value, ulVal=value, ullVal=value, sllVal=value,
+                                                 siVal=value, usVal=value))
+
+
+class CounterModule(FakeModule):
+    """A newer nvidia-ml-py and driver: the clock-event duration field values and nvmlDeviceGetViolationStatus. ``counters``
+    {handle: {field id: ns}}; fields in ``unsupported_fields`` answer NOT_SUPPORTED (an older driver); ``violations``
+    False: nvmlDeviceGetViolationStatus is not supported either."""
+
+    def __init__(self, count=2, counters=None, unsupported_fields=(), violations=True):
+        super().__init__(count)
+        self.counters = {"handle%d" % index: {} for index in range(count)}
+        for handle, values in (counters or {}).items():
+            self.counters[handle].update(values)
+        self.unsupported_fields = set(unsupported_fields)
+        self.violations = violations
+
+    def counter(self, handle, field_id):
+        return self.counters[handle].get(field_id, 0)
+
+    def nvmlDeviceGetFieldValues(self, handle, field_ids):
+        return [field_value(field_id, 0, code=3) if field_id in self.unsupported_fields else
+                field_value(field_id, self.counter(handle, field_id)) for field_id in field_ids]
+
+    def nvmlDeviceGetViolationStatus(self, handle, policy):
+        if not self.violations:
+            raise NVMLError(3, "Not Supported")
+        return SimpleNamespace(referenceTime=REFERENCE_TIME_US,
+                               violationTime=sum(self.counter(handle, field_id) for field_id in POLICY_FIELDS[policy]))

@@ -114,6 +114,10 @@ def test_two_loaded_gpus_give_the_full_layout(monkeypatch):
         assert gpu["clocks"]["rose"] is True and gpu["clocks"]["basis"] == "rose"
         assert gpu["throttle"]["sw_power_cap_fraction"] == 1.0 and gpu["throttle"]["hardware_slowdown"] is False
         assert gpu["power"]["limit_w"] == 700.0 and gpu["power"]["fraction_over_limit"] == 0.0
+        window = gpu["clock_event_durations_window"]
+        assert 0.9 <= window["window_s"] < 3.0 and window["reasons"]["hw_thermal_slowdown"]["ns"] == 0
+        assert window["reasons"]["sw_power_cap"]["share_pct"] > 90  # the fake counts sw_power_cap all the time it is busy
+        assert "NVML has no duration counter for hw_slowdown" in window["reasons"]["hw_slowdown"]["unavailable"]
     samples = data["samples"]
     assert samples["columns"][0] == "t_s" and samples["reason_bits"]["sw_power_cap"] == 4
     assert samples["rounds"] >= 10 and samples["interval_s_actual"]["count"] == samples["rounds"] - 1
@@ -166,3 +170,20 @@ def test_without_nvml_the_load_is_not_run(monkeypatch):
     assert not module.busy
     schema_validator("load.schema.json").validate(result.data)
     assert [gpu["uuid"] for gpu in result.data["gpus"]] == ["GPU-0000-0", "GPU-0000-1"]
+
+
+def test_hardware_slowdown_time_in_the_window_is_recorded(monkeypatch):
+    module = fake_load_nvml.LoadModule(busy_rates={fake_load_nvml.fake_pynvml.HW_THERMAL: 0.2})
+    result = _collect(monkeypatch, module, FakeTorch(module))
+    schema_validator("load.schema.json").validate(result.data)
+    for gpu in result.data["gpus"]:
+        window = gpu["clock_event_durations_window"]
+        assert 15 <= window["reasons"]["hw_thermal_slowdown"]["share_pct"] <= 25
+        assert window["reasons"]["sw_power_cap"]["ns"] == 0 and window["violation_status"]["thermal"]["ns"] > 0
+
+
+def test_a_gpu_nvml_does_not_know_has_no_window_counters(monkeypatch):
+    module = fake_load_nvml.LoadModule(count=1)
+    result = _collect(monkeypatch, module, FakeTorch(module))
+    assert result.data["gpus"][0]["clock_event_durations_window"]["window_s"] > 0
+    assert "no NVML device has the UUID" in result.data["gpus"][1]["clock_event_durations_window"]["unavailable"]

@@ -12,6 +12,7 @@ from ...report_cells import Cell, cell
 from ...report_values import format_scalar, format_value, unit_for
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
 from ...svg_plots import bar_chart
+from ..clock_event_table import clock_event_table
 from ..declaration import ProbeSection
 
 
@@ -240,6 +241,9 @@ def health_view(data: Any) -> Dict[str, Any]:
         "xid": xid_summary(data),
         "processes": processes_table(gpus),
         "errors": records_table(errors, ("section", "error")),
+        # tables of the generic kind (report_cells.table), rendered in order after the processes
+        "tables": [clock_event_table(gpus, "clock_event_durations", "Time in each clock-event reason since the driver loaded "
+                                     "(NVML's counters; uptime_s: the host's)", "uptime_s", "warn")],
     }
 
 

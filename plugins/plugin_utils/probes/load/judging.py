@@ -8,6 +8,7 @@ from ...result_fields import number_or_none
 from ..judging import ProbeJudging
 from .checks import LOAD_CHECKS
 from .metrics import ACHIEVED_TFLOPS, MAX_TEMPERATURE, SM_CLOCK
+from .throttle_checks import THROTTLE_CHECKS
 
 
 def load_metrics(data: Dict[str, Any]) -> List[Metric]:
@@ -27,6 +28,6 @@ def load_metrics(data: Dict[str, Any]) -> List[Metric]:
 
 
 JUDGING = ProbeJudging(
-    checks=LOAD_CHECKS,
+    checks={**LOAD_CHECKS, **THROTTLE_CHECKS},
     metrics=load_metrics,
 )

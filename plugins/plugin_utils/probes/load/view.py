@@ -8,6 +8,7 @@ from ...number_format import format_quantity
 from ...report_values import format_number
 from ...result_fields import MISSING, dig, number_or_none
 from ...svg_plots import line_chart
+from ..clock_event_table import clock_event_table
 from ..declaration import ProbeSection
 
 PLOTTED = (("sm_clock_mhz", "SM clock under load", "MHz"), ("power_w", "Power draw under load", "W"),
@@ -109,9 +110,11 @@ def load_view(data: Any) -> Dict[str, Any]:
             _number_text(plan.get("sample_interval_s")), _number_text(plan.get("warmup_s"))))
     if isinstance(cooldown, dict) and cooldown.get("note"):
         notes.append("Cool-down: %s." % cooldown["note"])
+    clock_events = clock_event_table(gpus, "clock_event_durations_window", "Time in each clock-event reason during the load "
+                                     "window (NVML's counters; share of the window)", "window_s", "bad")
     return {"note": " ".join(notes), "plots": _plots(data, gpus), "tables": [
         table("Under load", ["GPU", "achieved TFLOP/s", "clocks", "clock-event reasons (share of active samples)", "power"],
-              verdict_rows, "no GPU was loaded"),
+              verdict_rows, "no GPU was loaded")] + ([clock_events] if clock_events["rows"] else []) + [
         table("Idle before, under load (median, max), idle after", ["GPU", "what", "idle before", "active median", "active max",
                                                                     "idle after"], idle_rows, "no snapshot"),
         table("Processes on the GPUs during the load", ["pid", "name", "GPUs", "whose"], process_rows, "none seen")]}
