@@ -1,6 +1,8 @@
 """NVLink error counters and the GPU fabric info read through a fake NVML: every return path, and the schema."""
 from functools import partial
 
+import pytest
+
 import fake_pynvml
 from probelib.nvml.access import NvmlReader, NvmlSession
 from probelib.nvml.gpu_fabric import cluster_uuid, read_gpu_fabric
@@ -162,3 +164,17 @@ def test_the_schema_takes_every_unavailable_and_not_supported_shape(tmp_path):
     for module in (NoNvlink(), fake_pynvml.FakeModule(), FabricNotSupported(), FabricVersionMismatch(),
                    fake_pynvml.NvlinkFabricModule(fabric=(0, 0))):
         _validator().validate(_collect(tmp_path, module))
+
+
+def test_the_real_nvidia_ml_py_structures_are_read_the_same_way(monkeypatch):
+    """nvidia-ml-py's own structures and enum values, its library call replaced: the names the probe reads exist."""
+    pynvml = pytest.importorskip("pynvml")
+    assert (pynvml.NVML_NVLINK_ERROR_DL_REPLAY, pynvml.NVML_NVLINK_ERROR_DL_RECOVERY, pynvml.NVML_NVLINK_ERROR_DL_CRC_FLIT,
+            pynvml.NVML_NVLINK_ERROR_DL_CRC_DATA, pynvml.NVML_NVLINK_ERROR_DL_ECC_DATA) == (0, 1, 2, 3, 4)
+    assert (pynvml.NVML_GPU_FABRIC_STATE_NOT_SUPPORTED, pynvml.NVML_GPU_FABRIC_STATE_NOT_STARTED,
+            pynvml.NVML_GPU_FABRIC_STATE_IN_PROGRESS, pynvml.NVML_GPU_FABRIC_STATE_COMPLETED) == (0, 1, 2, 3)
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetGpuFabricInfoV",
+                        lambda handle, reference: fake_pynvml.filled(reference, 2, 0, clique=3, health_mask=5))
+    found = read_gpu_fabric(NvmlReader(pynvml), "handle0")
+    assert (found["state"], found["clique_id"], found["health_mask"]) == ("in_progress", 3, 5)
+    assert found["cluster_uuid"] == "01020304-0506-0708-090a-0b0c0d0e0f10"

@@ -127,7 +127,8 @@ def nvlink_errors(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
                 if sentence is None:
                     continue
                 (failures if sentence[0] == "fail" else warnings).append(sentence[1])
-        fields = {"value": total, "unit": "errors", "reference": crc_limit, "reference_source": source, "threshold": threshold}
+        # the value is a count since the driver loaded: held against 0, what a healthy link counts; the rates are in threshold
+        fields = {"value": total, "unit": "errors", "reference": 0, "reference_source": source, "threshold": threshold}
         notes = _notes(earlier, why_not, resets)
         links = len(errors.get("links") or [])
         if failures:
