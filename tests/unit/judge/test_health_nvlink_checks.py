@@ -194,3 +194,12 @@ def test_the_earlier_run_is_read_by_gpu_uuid():
     check = one(judge_one(with_counters(health_ok(), {(0, 1, "replay"): 2}), previous=previous), "health.nvlink_errors", 0)
     assert check.status == "warn"
     assert "the earlier run %s has no GPU with this UUID" % EARLIER_RUN in check.reason
+
+
+def test_fabric_not_started_where_nothing_says_nvswitch_warns_instead_of_failing():
+    envelope = health_ok()
+    for gpu in envelope["data"]["gpus"]:
+        for link in gpu["nvlink"]["links"]:
+            link["remote_device_type"] = "gpu"
+    check = fabric_check("not_started", envelope=envelope)
+    assert check.status == "warn" and "nothing says this host has an NVSwitch fabric" in check.reason

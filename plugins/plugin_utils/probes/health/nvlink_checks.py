@@ -236,6 +236,10 @@ def gpu_fabric(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: A
         if state == "in_progress":
             return make_check(rule, host, "warn", "%s: the fabric manager is still registering this GPU (state in progress)%s: "
                               "re-run in a minute; CUDA work may fail until it completes" % (label, where), gpu, **fields)
+        if state == "not_started" and not evidence:
+            return make_check(rule, host, "warn", "%s: NVML reports the fabric registration not started, but nothing says this host "
+                              "has an NVSwitch fabric (no NVSwitch on the PCI bus, no NVLink to a switch): check whether it "
+                              "should run nvidia-fabricmanager" % label, gpu, **fields)
         if state == "not_started":
             return make_check(rule, host, rule["severity"], "%s: the fabric manager has not started registering this GPU (state "
                               "not started)%s: is nvidia-fabricmanager installed, of the driver's version, and running? Until "
