@@ -24,6 +24,29 @@ NVML_RETURN_NAMES = {
     999: "unknown",
 }
 
+YES_NO = {0: "not_supported", 1: "yes", 2: "no"}
+# nvml.h NVML_GPU_FABRIC_HEALTH_MASK_*: (name recorded, shift, width, the values' names)
+HEALTH_FIELDS = (
+    ("degraded_bandwidth", 0, 0x3, YES_NO),
+    ("route_recovery_in_progress", 2, 0x3, YES_NO),
+    ("route_unhealthy", 4, 0x3, YES_NO),
+    ("access_timeout_recovery_in_progress", 6, 0x3, YES_NO),
+    ("incorrect_configuration", 8, 0xF, {0: "not_supported", 1: "none", 2: "incorrect_sysguid", 3: "incorrect_chassis_sn",
+                                         4: "no_partition", 5: "insufficient_nvlinks", 6: "incompatible_gpu_fw",
+                                         7: "invalid_location", 8: "gpu_state_invalid"}),
+    ("partition_assigned", 12, 0x3, YES_NO),
+    ("gfm_state", 14, 0x3, {0: "not_supported", 1: "connected", 2: "disconnected"}),
+)
+
+
+def decode_health_mask(mask: int) -> Dict[str, str]:
+    """The fabric health mask in words, one entry per field; "not_supported" where the driver does not report it."""
+    decoded = {}
+    for name, shift, width, names in HEALTH_FIELDS:
+        value = (mask >> shift) & width
+        decoded[name] = names.get(value, "unknown(%d)" % value)
+    return decoded
+
 
 def return_name(code: Any) -> str:
     if not isinstance(code, int):
@@ -64,6 +87,7 @@ def describe_fabric(info: Any, function: str) -> Dict[str, Any]:
     }
     if hasattr(info, "healthMask"):
         described["health_mask"] = int(info.healthMask)
+        described["health"] = decode_health_mask(described["health_mask"])
     if described["state"] == "not_supported":
         described["reason"] = "NVML reports the fabric state Not Supported: this GPU is not part of an NVSwitch fabric"
     return described

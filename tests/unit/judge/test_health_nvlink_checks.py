@@ -203,3 +203,17 @@ def test_fabric_not_started_where_nothing_says_nvswitch_warns_instead_of_failing
             link["remote_device_type"] = "gpu"
     check = fabric_check("not_started", envelope=envelope)
     assert check.status == "warn" and "nothing says this host has an NVSwitch fabric" in check.reason
+
+
+def test_a_registered_gpu_whose_fabric_health_reports_trouble_warns():
+    envelope = with_counters(health_ok())
+    envelope["data"]["gpus"][1]["fabric"]["health"] = {
+        "degraded_bandwidth": "yes", "route_recovery_in_progress": "no", "route_unhealthy": "no",
+        "access_timeout_recovery_in_progress": "not_supported", "incorrect_configuration": "insufficient_nvlinks",
+        "partition_assigned": "yes", "gfm_state": "not_supported"}
+    verdict = judge_one(envelope)
+    check = one(verdict, "health.gpu_fabric", 1)
+    assert check.status == "warn"
+    assert check.reason.endswith("but its fabric health says its bandwidth is degraded; its configuration is incorrect "
+                                 "(insufficient nvlinks): see the nvidia-fabricmanager log")
+    assert one(verdict, "health.gpu_fabric", 0).status == "pass"

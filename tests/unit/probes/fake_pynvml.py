@@ -118,15 +118,17 @@ class NvlinkFabricModule(FakeModule):
     """A newer nvidia-ml-py on an NVSwitch host: NVLink error counters per link and the GPU fabric info.
 
     counts: {(handle, link, counter): n}, others 0; ecc_data (counter 4) is Not Supported, as on Hopper.
-    fabric: (state, status) every GPU reports."""
+    fabric: (state, status) every GPU reports; health_mask: the versioned call's (0x2A: bandwidth not degraded, no route
+    recovery, routes healthy, the other fields not reported)."""
 
     c_nvmlGpuFabricInfo_t = c_nvmlGpuFabricInfo_t
     c_nvmlGpuFabricInfoV_t = c_nvmlGpuFabricInfoV_t
 
-    def __init__(self, count=2, counts=None, fabric=(3, 0)):
+    def __init__(self, count=2, counts=None, fabric=(3, 0), health_mask=0x2A):
         super().__init__(count)
         self.counts = counts or {}
         self.fabric = fabric
+        self.health_mask = health_mask
 
     def nvmlDeviceGetNvLinkErrorCounter(self, handle, link, counter):
         if counter == 4:
@@ -134,7 +136,7 @@ class NvlinkFabricModule(FakeModule):
         return self.counts.get((handle, link, counter), 0)
 
     def nvmlDeviceGetGpuFabricInfoV(self, handle, reference):
-        return filled(reference, self.fabric[0], self.fabric[1], health_mask=0x2A)
+        return filled(reference, self.fabric[0], self.fabric[1], health_mask=self.health_mask)
 
     def nvmlDeviceGetGpuFabricInfo(self, handle, reference):
         return filled(reference, self.fabric[0], self.fabric[1])

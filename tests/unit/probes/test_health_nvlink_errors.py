@@ -85,7 +85,17 @@ def test_fabric_completed_through_the_versioned_call():
     found = read_gpu_fabric(NvmlReader(fake_pynvml.NvlinkFabricModule()), "handle0")
     assert found == {"state": "completed", "state_code": 3, "status": "success", "status_code": 0, "clique_id": 7,
                      "cluster_uuid": "01020304-0506-0708-090a-0b0c0d0e0f10", "function": "nvmlDeviceGetGpuFabricInfoV",
-                     "health_mask": 0x2A}
+                     "health_mask": 0x2A,
+                     "health": {"degraded_bandwidth": "no", "route_recovery_in_progress": "no", "route_unhealthy": "no",
+                                "access_timeout_recovery_in_progress": "not_supported", "incorrect_configuration": "not_supported",
+                                "partition_assigned": "not_supported", "gfm_state": "not_supported"}}
+
+
+def test_the_fabric_health_mask_in_words():
+    mask = 0x1 | (5 << 8) | (2 << 14)
+    health = read_gpu_fabric(NvmlReader(fake_pynvml.NvlinkFabricModule(health_mask=mask)), "handle0")["health"]
+    assert (health["degraded_bandwidth"], health["incorrect_configuration"], health["gfm_state"]) == (
+        "yes", "insufficient_nvlinks", "disconnected")
 
 
 def test_fabric_in_progress_and_a_failed_registration():
@@ -162,7 +172,7 @@ def test_the_health_probe_records_both_and_matches_the_schema(tmp_path):
 
 def test_the_schema_takes_every_unavailable_and_not_supported_shape(tmp_path):
     for module in (NoNvlink(), fake_pynvml.FakeModule(), FabricNotSupported(), FabricVersionMismatch(),
-                   fake_pynvml.NvlinkFabricModule(fabric=(0, 0))):
+                   fake_pynvml.NvlinkFabricModule(fabric=(0, 0)), fake_pynvml.NvlinkFabricModule(health_mask=0xFFFFFFFF)):
         _validator().validate(_collect(tmp_path, module))
 
 

@@ -191,6 +191,27 @@ def nvswitch_evidence(data: Dict[str, Any]) -> str:
     return ""
 
 
+# (field of fabric.health, its value that is a trouble or None for any but these, words)
+FABRIC_HEALTH_TROUBLES = (
+    ("degraded_bandwidth", "yes", "its bandwidth is degraded"),
+    ("route_unhealthy", "yes", "a route is unhealthy"),
+    ("route_recovery_in_progress", "yes", "a route recovery is in progress"),
+    ("access_timeout_recovery_in_progress", "yes", "an access timeout recovery is in progress"),
+    ("gfm_state", "disconnected", "the global fabric manager is disconnected"),
+)
+
+
+def fabric_health_troubles(health: Any) -> List[str]:
+    """What the decoded fabric health mask (probelib.nvml.gpu_fabric) reports wrong, in words; [] when nothing is."""
+    if not isinstance(health, dict):
+        return []
+    troubles = [words for name, bad, words in FABRIC_HEALTH_TROUBLES if health.get(name) == bad]
+    configuration = health.get("incorrect_configuration")
+    if isinstance(configuration, str) and configuration not in ("none", "not_supported"):
+        troubles.append("its configuration is incorrect (%s)" % configuration.replace("_", " "))
+    return troubles
+
+
 @reads_params("source")
 def gpu_fabric(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """Per GPU, its NVSwitch fabric registration: completed with success passes, in progress warns, not started or an
@@ -228,6 +249,10 @@ def gpu_fabric(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: A
                               gpu, **fields)
         identity = "clique %s, cluster %s" % (fabric.get("clique_id"), fabric.get("cluster_uuid"))
         if state == "completed" and status == "success":
+            troubles = fabric_health_troubles(fabric.get("health"))
+            if troubles:
+                return make_check(rule, host, "warn", "%s: registered in the NVSwitch fabric (%s), but its fabric health says %s: "
+                                  "see the nvidia-fabricmanager log" % (label, identity, "; ".join(troubles)), gpu, **fields)
             return make_check(rule, host, "pass", "%s: registered in the NVSwitch fabric (%s)" % (label, identity), gpu, **fields)
         if state == "completed":
             return make_check(rule, host, rule["severity"], "%s: the fabric manager finished registering this GPU with the error "
