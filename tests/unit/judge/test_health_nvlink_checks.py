@@ -217,3 +217,14 @@ def test_a_registered_gpu_whose_fabric_health_reports_trouble_warns():
     assert check.reason.endswith("but its fabric health says its bandwidth is degraded; its configuration is incorrect "
                                  "(insufficient nvlinks): see the nvidia-fabricmanager log")
     assert one(verdict, "health.gpu_fabric", 0).status == "pass"
+
+
+def test_a_rise_below_an_overridden_rise_min_warns_with_the_rise():
+    overrides = {"health.nvlink_errors": {"params": {"rise_min": 5}}}
+    overrides.update({"health.gpu_count": {"params": {"expected": 2}}})
+    verdict = judge_one(with_counters(health_ok(), {(0, 7, "replay"): 4}), overrides=overrides, previous=earlier({(0, 7, "replay"): 2}))
+    check = one(verdict, "health.nvlink_errors", 0)
+    assert check.status == "warn"
+    assert "link 7: 4 replay errors since the driver loaded, 2 of them new since %s (60 min earlier), below the rise of 5 that " \
+           "counts" % EARLIER_RUN in check.reason
+    assert "rule health.nvlink_errors param crc_rate_fail_per_s (inventory override)" in check.reference_source

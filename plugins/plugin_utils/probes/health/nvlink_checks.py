@@ -148,7 +148,7 @@ def _judge_counter(link: Any, counter: str, words: str, now: int, rise: Optional
     since = "since %s (%s earlier)" % (earlier.run, _duration_words(earlier.elapsed_s))
     if rise is not None and rise >= rise_min:
         if counter in dict(FATAL_COUNTERS):
-            return "fail", "link %s: %d %s errors since %s, %d of them new %s" % (link, now, words, "the driver loaded", rise, since)
+            return "fail", "link %s: %d %s errors since the driver loaded, %d of them new %s" % (link, now, words, rise, since)
         if counter in dict(RATE_COUNTERS):
             if earlier.elapsed_s is None:
                 return "warn", "link %s: %s errors rose by %d %s; the time between the runs is unknown, so no rate" % (
@@ -159,7 +159,12 @@ def _judge_counter(link: Any, counter: str, words: str, now: int, rise: Optional
                 link, words, rise, since, rate, "at or above" if verdict == "fail" else "below", crc_limit)
         return "warn", "link %s: %s errors rose by %d %s" % (link, words, rise, since)
     if now > 0:
-        still = ("unchanged %s" % since) if rise == 0 else "no earlier count to tell whether they still rise"
+        if rise is None:
+            still = "no earlier count to tell whether they still rise"
+        elif rise == 0:
+            still = "unchanged %s" % since
+        else:
+            still = "%d of them new %s, below the rise of %d that counts" % (rise, since, rise_min)
         return "warn", "link %s: %d %s errors since the driver loaded, %s" % (link, now, words, still)
     return None
 
