@@ -1,4 +1,5 @@
-"""Per-GPU state from NVML: identity, memory, clocks, power, thermals, ECC, PCIe, modes, NVLink, processes."""
+"""Per-GPU state from NVML: identity, memory, clocks, power, thermals, ECC, PCIe, modes, NVLink (state, error counters), the
+NVSwitch fabric, processes."""
 from __future__ import annotations
 
 from typing import Any, Dict
@@ -9,8 +10,11 @@ from probelib.nvml.clock_event_durations import since_driver_load
 from probelib.nvml.clock_event_reasons import describe_clock_event_reasons
 from probelib.nvml.context import ReadContext
 from probelib.nvml.firmware import nonempty_version, read_firmware
+
+from probelib.nvml.gpu_fabric import read_gpu_fabric
 from probelib.nvml.gpu_processes import collect_processes
 from probelib.nvml.identity import gpu_identity, gpu_nvlinks
+from probelib.nvml.nvlink_errors import read_nvlink_errors
 
 MIB = 1 << 20
 # nvml.h enum values.
@@ -95,6 +99,8 @@ def describe_gpu(context: ReadContext, index: int, handle: Any) -> Dict[str, Any
         "mig_mode": read_mig_mode(reader, handle),
         "numa": identity["numa"],
         "nvlink": gpu_nvlinks(context, index),
+        "nvlink_errors": read_nvlink_errors(reader, handle, gpu_nvlinks(context, index)),
+        "fabric": read_gpu_fabric(reader, handle),
         "processes": collect_processes(reader, handle, context.roots.proc),
     }
 

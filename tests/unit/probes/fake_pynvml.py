@@ -1,4 +1,5 @@
 """A stand-in for an old nvidia-ml-py on a 2-GPU host: few functions, NVML errors with codes."""
+import ctypes
 from types import SimpleNamespace
 
 
@@ -150,3 +151,52 @@ class CounterModule(FakeModule):
             raise NVMLError(3, "Not Supported")
         return SimpleNamespace(referenceTime=REFERENCE_TIME_US,
                                violationTime=sum(self.counter(handle, field_id) for field_id in POLICY_FIELDS[policy]))
+
+class c_nvmlGpuFabricInfo_t(ctypes.Structure):  # pylint: disable=invalid-name
+    """nvml.h's layout: the probe passes it by reference, as to the real library."""
+    _fields_ = [("clusterUuid", ctypes.c_uint8 * 16), ("status", ctypes.c_uint), ("cliqueId", ctypes.c_uint32),
+                ("state", ctypes.c_uint)]
+
+
+class c_nvmlGpuFabricInfoV_t(ctypes.Structure):  # pylint: disable=invalid-name
+    _fields_ = [("version", ctypes.c_uint), ("clusterUuid", ctypes.c_uint8 * 16), ("status", ctypes.c_uint),
+                ("cliqueId", ctypes.c_uint32), ("state", ctypes.c_uint), ("healthMask", ctypes.c_uint32)]
+
+
+def filled(reference, state, status=0, clique=7, cluster=bytes(range(1, 17)), health_mask=None):
+    """Write into the structure a byref() points at, as NVML does."""
+    info = reference._obj  # pylint: disable=protected-access
+    info.state, info.status, info.cliqueId = state, status, clique
+    for position, byte in enumerate(cluster):
+        info.clusterUuid[position] = byte
+    if health_mask is not None:
+        info.healthMask = health_mask
+    return 0
+
+
+class NvlinkFabricModule(FakeModule):
+    """A newer nvidia-ml-py on an NVSwitch host: NVLink error counters per link and the GPU fabric info.
+
+    counts: {(handle, link, counter): n}, others 0; ecc_data (counter 4) is Not Supported, as on Hopper.
+    fabric: (state, status) every GPU reports; health_mask: the versioned call's (0x2A: bandwidth not degraded, no route
+    recovery, routes healthy, the other fields not reported)."""
+
+    c_nvmlGpuFabricInfo_t = c_nvmlGpuFabricInfo_t
+    c_nvmlGpuFabricInfoV_t = c_nvmlGpuFabricInfoV_t
+
+    def __init__(self, count=2, counts=None, fabric=(3, 0), health_mask=0x2A):
+        super().__init__(count)
+        self.counts = counts or {}
+        self.fabric = fabric
+        self.health_mask = health_mask
+
+    def nvmlDeviceGetNvLinkErrorCounter(self, handle, link, counter):
+        if counter == 4:
+            raise NVMLError(3, "Not Supported")
+        return self.counts.get((handle, link, counter), 0)
+
+    def nvmlDeviceGetGpuFabricInfoV(self, handle, reference):
+        return filled(reference, self.fabric[0], self.fabric[1], health_mask=self.health_mask)
+
+    def nvmlDeviceGetGpuFabricInfo(self, handle, reference):
+        return filled(reference, self.fabric[0], self.fabric[1])

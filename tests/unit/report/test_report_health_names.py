@@ -1,7 +1,7 @@
 """The health summary reads the field names of health.schema.json and no others: an old or made-up name reads as not
 reported, and each column shows the field the schema names for it."""
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.view import (
-    GPU_COLUMNS, device_node_rows, gpu_row, health_view, processes_table)
+    GPU_COLUMNS, device_node_rows, fabric_cell, gpu_row, health_view, processes_table)
 
 
 def _texts(cells):
@@ -30,7 +30,8 @@ def test_each_gpu_column_reads_the_field_the_schema_names(fleet):
         "memory": "0 / 143771 MiB", "SM clock now / max": "1980 / 1980 MHz", "memory clock now / max": "3201 / 3201 MHz",
         "power draw / limit": "75 / 700 W", "temperature": "33 °C", "ECC mode": "enabled", "ECC volatile uncorrectable": "2",
         "remapped rows pending": "no", "remapped rows failed": "no", "PCIe gen now / max": "Gen 5 / 5",
-        "PCIe width now / max": "x8 / x16", "NVLink active / supported": "18 / 18", "persistence": "enabled",
+        "PCIe width now / max": "x8 / x16", "NVLink active / supported": "18 / 18",
+        "NVLink errors replay / recovery / CRC": "—", "NVSwitch fabric": "—", "persistence": "enabled",
         "MIG": "n/a"}
 
 
@@ -65,3 +66,22 @@ def test_the_facts_and_kernel_log_come_from_software_platform_and_kernel_log_onl
     facts = {label: cell.text for label, cell in old["facts"]}
     assert facts["driver version"] == "—" and facts["CPU"] == "—"
     assert old["xid"]["reason"] == "not reported"
+
+
+def test_nvlink_error_and_fabric_cells():
+    gpu = {"nvlink_errors": {"links": [], "totals": {"replay": 2, "recovery": 0, "crc_flit": 5, "crc_data": 1,
+                                                     "ecc_data": {"unavailable": "not supported"}, "links_counted": 18}},
+           "fabric": {"state": "completed", "status": "success", "clique_id": 7}}
+    cells = dict(zip(GPU_COLUMNS, gpu_row(gpu)))
+    errors, fabric = cells["NVLink errors replay / recovery / CRC"], cells["NVSwitch fabric"]
+    assert (errors.text, errors.flag) == ("2 / 0 / 6", "warn")
+    assert (fabric.text, fabric.flag) == ("completed, success, clique 7", "")
+    gpu = {"nvlink_errors": {"unavailable": "no NVLink error counters: NVML supports no NVLink on this GPU"},
+           "fabric": {"state": "not_started", "status": "success", "clique_id": 0}}
+    cells = dict(zip(GPU_COLUMNS, gpu_row(gpu)))
+    errors, fabric = cells["NVLink errors replay / recovery / CRC"], cells["NVSwitch fabric"]
+    assert (errors.text, errors.flag) == ("n/a", "na") and "supports no NVLink" in errors.note
+    assert (fabric.text, fabric.flag) == ("not started", "bad")
+    not_supported = fabric_cell({"state": "not_supported", "reason": "NVML answers Not Supported"})
+    assert (not_supported.text, not_supported.note) == ("not supported", "NVML answers Not Supported")
+    assert fabric_cell({"state": "completed", "status": "timeout", "clique_id": 1}).flag == "bad"

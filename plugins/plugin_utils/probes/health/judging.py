@@ -13,6 +13,7 @@ from .firmware_checks import FIRMWARE_CHECKS
 from .firmware_parts import firmware_settings
 from .machine_drift import DRIFT_CHECK_IDS, machine_drift
 from .metrics import CUDA_INIT, IDLE_POWER, MEMORY_USED, TEMPERATURE
+from .nvlink_checks import NVLINK_CHECKS
 from .machine_facts import EXPECTED_GPUS_CHECK, NOT_RUN_COLUMNS, expected_gpus, index_columns, machine_facts
 from .throttle_checks import THROTTLE_CHECKS
 
@@ -63,7 +64,7 @@ def health_settings(data: Dict[str, Any]) -> List[Setting]:
 
 
 JUDGING = ProbeJudging(
-    checks={**HEALTH_CHECKS, **FIRMWARE_CHECKS, **THROTTLE_CHECKS},
+    checks={**HEALTH_CHECKS, **NVLINK_CHECKS, **FIRMWARE_CHECKS, **THROTTLE_CHECKS},
     metrics=health_metrics,
     settings=health_settings,
     machine=MachineDeclaration(facts=machine_facts, expected_gpus=expected_gpus, expected_gpus_check=EXPECTED_GPUS_CHECK,

@@ -45,7 +45,7 @@ def _count_flag(value: Any) -> str:
 GPU_COLUMNS = ("GPU", "name", "UUID", "serial", "PCI bus", "memory", "SM clock now / max", "memory clock now / max",
                "power draw / limit", "temperature", "ECC mode", "ECC volatile uncorrectable",
                "remapped rows pending", "remapped rows failed", "PCIe gen now / max", "PCIe width now / max",
-               "NVLink active / supported", "persistence", "MIG")
+               "NVLink active / supported", "NVLink errors replay / recovery / CRC", "NVSwitch fabric", "persistence", "MIG")
 
 
 def gpu_row(gpu: Any) -> List[Cell]:
@@ -72,9 +72,42 @@ def gpu_row(gpu: Any) -> List[Cell]:
         current_of_max(field(gpu, "pcie", "current_link_width"), field(gpu, "pcie", "max_link_width"), "x",
                        separator=" / x", flag_below="bad"),
         current_of_max(field(gpu, "nvlink", "active_count"), field(gpu, "nvlink", "supported_count"), flag_below="bad"),
+        nvlink_errors_cell(dig(gpu, "nvlink_errors")),
+        fabric_cell(dig(gpu, "fabric")),
         cell(*field(gpu, "persistence_mode")),
         cell(*field(gpu, "mig_mode")),
     ]
+
+
+def nvlink_errors_cell(errors: Any) -> Cell:
+    """Replay / recovery / CRC (flit + data) errors since the driver loaded, summed over the GPU's links."""
+    totals = dig(errors, "totals")
+    if errors is MISSING or is_unavailable(errors) or not isinstance(totals, dict):
+        return cell(None, errors if errors is MISSING or is_unavailable(errors) else MISSING)
+    crc = [number_or_none(totals.get(name)) for name in ("crc_flit", "crc_data")]
+    counts = [number_or_none(totals.get("replay")), number_or_none(totals.get("recovery")),
+              None if all(value is None for value in crc) else sum(value or 0 for value in crc)]
+    text = " / ".join("—" if value is None else format_scalar(value) for value in counts)
+    erred = any(value for value in counts)
+    return Cell(text, "since the driver loaded; health.nvlink_errors says whether they still rise" if erred else "", "warn" if erred else "")
+
+
+FABRIC_FLAGS = {"completed": "", "in_progress": "warn", "not_started": "bad", "not_supported": ""}
+
+
+def fabric_cell(fabric: Any) -> Cell:
+    """The GPU's NVSwitch fabric registration: its state, the status once completed, its clique."""
+    if fabric is MISSING or is_unavailable(fabric) or not isinstance(fabric, dict):
+        return cell(None, fabric if fabric is MISSING or is_unavailable(fabric) else MISSING)
+    state = str(fabric.get("state"))
+    if state == "not_supported":
+        return Cell("not supported", str(fabric.get("reason") or ""))
+    status = fabric.get("status")
+    text = state.replace("_", " ") + (", %s" % status if state == "completed" else "")
+    if isinstance(fabric.get("clique_id"), int) and state == "completed":
+        text += ", clique %d" % fabric["clique_id"]
+    flag = "bad" if state == "completed" and status != "success" else FABRIC_FLAGS.get(state, "warn")
+    return Cell(text, "", flag)
 
 
 def gpu_axis_label(gpu: Any, position: int) -> str:
