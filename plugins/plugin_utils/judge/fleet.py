@@ -449,7 +449,8 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
     expected_gpus, expected_gpus_source = shape.count, shape.source
     host_data = {probe: data for probe, data in ((probe, _data(envelope)) for probe, envelope in envelopes.items()) if data is not None}
     context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,
-                          expected_gpus_source=expected_gpus_source, host_data=host_data, machine=shape.shape)
+                          expected_gpus_source=expected_gpus_source, host_data=host_data, machine=shape.shape,
+                          earlier=earlier[0] if earlier is not None else {})
     checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
     if not envelopes:
         checks.append(_host_check("host.results", name, "", "error", entry.get("reason")

@@ -42,6 +42,9 @@ class RuleContext:
     # {probe: data} of the host's other results, for a check whose words need them (p2p reads tuning's PCIe path).
     host_data: Dict[str, Any] = field(default_factory=dict)
     machine: Any = None                            # ExpectedGpus.shape (judge/machine_facts.py): the machine probe's own account
+    # {probe: envelope} of the host's previous run (store/previous.py; each envelope carries its run_id and started), for
+    # a check that judges a counter's rise between runs; empty when there is none or it is not compared.
+    earlier: Mapping[str, Any] = field(default_factory=dict)
 
     def baseline_source(self, key: str) -> str:
         if not self.baseline:
