@@ -81,7 +81,7 @@ def port_down() -> dict:
     """mlx5_3 port 1 lost its link (cable pulled: DOWN / Polling)."""
     result = hgx_h200_healthy()
     port(result, "mlx5_3").update(state="DOWN", state_code=1, phys_state="Polling", phys_state_code=2,
-                                   rate_gbps=10.0, rate_text="10 Gb/sec (4X SDR)")
+                                  rate_gbps=10.0, rate_text="10 Gb/sec (4X SDR)")
     return result
 
 

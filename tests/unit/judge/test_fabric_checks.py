@@ -14,8 +14,13 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.
 import fabric_results as results
 import helpers
 
-RULES = {rule["id"]: rule for rule in yaml.safe_load(open(os.path.join(helpers.ROOT, "rules", "default.yaml"), encoding="utf-8"))["rules"]
-         if rule["probe"] == "fabric"}
+
+def fabric_rules():
+    with open(os.path.join(helpers.ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+        return {rule["id"]: rule for rule in yaml.safe_load(handle)["rules"] if rule["probe"] == "fabric"}
+
+
+RULES = fabric_rules()
 BASELINES = {baseline["id"]: baseline for baseline in helpers.baselines()}
 BARE_METAL = MachineShape(platform="bare_metal", platform_evidence="bare metal: no hypervisor flag", bus_gpus=[{}] * 8,
                           expected_gpus=8, expected_source="baselines/h200-sxm.yaml gpus_per_node (bare metal)")
@@ -120,8 +125,9 @@ def test_the_1_gpu_vm_without_rdma_is_skipped_with_the_reason_never_failed():
     found = {check_id: judged(check_id, vm, ctx) for check_id in JUDGING.checks if "fabric.%s" % check_id in RULES}
     assert not [check.reason for checks in found.values() for check in checks if check.status in ("fail", "warn", "error")]
     assert found["port_state"][0].reason == "no RDMA device on this host (/sys/class/infiniband is empty or absent)"
-    assert found["rdma_port_count"][0].reason.startswith("this host is a virtual machine slice of the board (the CPU's hypervisor "
-                                                          "flag is set): it has the NICs it was given, not the board's")
+    assert found["rdma_port_count"][0].reason.startswith(
+        "this host is a virtual machine slice of the board (the CPU's hypervisor flag is set): it has the NICs it was given, not "
+        "the board's")
     assert found["gpudirect"][0].reason.startswith("no RDMA device on this host")
     assert found["gpu_nic_affinity"][0].status == "skip" and "virtual machine slice" in found["gpu_nic_affinity"][0].reason
     assert found["rdma_bandwidth"][0].reason == "RDMA bandwidth was not measured: no RDMA device"
@@ -254,7 +260,7 @@ def test_a_physical_nic_without_carrier_warns_with_its_name_and_virtual_ones_are
 
 def test_mtu_differing_across_rdma_backed_nics_warns():
     result = results.roce_without_gids()
-    for interface, device in zip(result["data"]["ethernet"][1:], result["data"]["rdma_devices"]):
+    for interface in result["data"]["ethernet"][1:]:
         interface.update(virtual=False, kind="physical", mtu=9000)
     result["data"]["ethernet"][3]["mtu"] = 1500
     [check] = judged("ethernet_mtu", result)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...judge.check_helpers import make_check, param_source
+from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.metrics import Metric
 from ...judge.model import Check
 from ...result_fields import dig, is_unavailable, number_or_none, unavailable_reason
@@ -52,6 +52,7 @@ def _port_rate(data: Any, run: Dict[str, Any]) -> Optional[float]:
     return None
 
 
+@reads_params("min_pct_of_port_rate")
 def rdma_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """fail for each ib_write_bw run below params.min_pct_of_port_rate of its port's rate."""
     runs, why = bandwidth_runs(data)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...judge.check_helpers import make_check, param_source
+from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
 from ...result_fields import dig
 from .ports import Port, ignored, no_rdma_words, ports_of
@@ -67,6 +67,7 @@ def _rise(port: Port, before: Optional[Port], name: str) -> Tuple[Optional[float
     return now - then, ""
 
 
+@reads_params("max_per_hour")
 def symbol_error_rate(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """fail for each port whose symbol_error rose faster than params.max_per_hour since the host's previous run."""
     ports, why = ports_of(data)
@@ -108,6 +109,7 @@ def link_downed_rising(host: str, data: Dict[str, Any], rule: Dict[str, Any], co
                             "flaps in the kernel log and at the switch port; reseat or replace the cable if it repeats")
 
 
+@reads_params("counters")
 def counters_rising(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """warn for each port where one of params.counters rose since the host's previous run."""
     names = tuple(str(name) for name in rule["params"]["counters"])

@@ -96,9 +96,10 @@ def _gpudirect_note(data: Any) -> str:
     if not isinstance(direct, dict):
         return ""
     loaded = direct.get("nvidia_peermem_loaded")
-    peermem = "nvidia_peermem loaded" if loaded is True else "nvidia_peermem not loaded (%s)" % (
-        direct.get("nvidia_peermem_reason") or unavailable_reason(loaded) if is_unavailable(loaded) else
-        direct.get("nvidia_peermem_reason") or "no reason recorded")
+    why = direct.get("nvidia_peermem_reason")
+    if not isinstance(why, str) or not why:
+        why = unavailable_reason(loaded) if is_unavailable(loaded) else "no reason recorded"
+    peermem = "nvidia_peermem loaded" if loaded is True else "nvidia_peermem not loaded (%s)" % why
     dmabuf = dig(direct, "dmabuf", "kernel_supports")
     dmabuf_words = dig(direct, "dmabuf", "reason")
     dmabuf_text = "dma-buf %s" % ("available" if dmabuf is True else "not available" if dmabuf is False else "unknown")
