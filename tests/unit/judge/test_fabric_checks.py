@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.settings import fleet_minorities
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fabric.judging import JUDGING
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.machine_shape import MachineShape
 
@@ -175,10 +176,13 @@ def test_symbol_errors_rising_500_an_hour_fail_naming_the_port_and_5_an_hour_pas
 
 def test_counters_since_boot_alone_are_context_not_judged():
     _, now = results.symbol_errors_rising()
-    checks = judged("symbol_error_rate", now, context(envelope=now))
-    assert set(statuses(checks)) == {"skip"}
-    assert checks[2].reason == ("mlx5_2 port 1 symbol_error = 1100 since boot (context, not judged): no earlier fabric result "
-                                "of this host to compare the counters with")
+    [check] = judged("symbol_error_rate", now, context(envelope=now))
+    assert check.status == "skip"
+    assert check.reason.startswith("no earlier fabric result of this host to compare the counters with; since boot (context, not "
+                                   "judged): mlx5_0 port 1 symbol_error 30; mlx5_1 port 1 symbol_error 30; mlx5_2 port 1 "
+                                   "symbol_error 1100;")
+    [check] = judged("link_downed_rising", now, context(envelope=now))
+    assert check.status == "skip" and "mlx5_2 port 1 link_downed 2" in check.reason
 
 
 def test_a_counter_lower_than_before_was_reset_and_gives_no_rate():
@@ -289,3 +293,11 @@ def test_the_metrics_are_the_slowest_nic_of_each_memory_kind_in_gbit_s():
     assert metrics["fabric.rdma_write_cuda_gbitps"].value == 380.5 and metrics["fabric.rdma_write_cuda_gbitps"].unit == "Gb/s"
     assert metrics["fabric.rdma_write_host_gbitps"].value == 383.5
     assert JUDGING.metrics(results.vm_without_rdma()["data"]) == []
+
+
+def test_a_host_whose_hcas_run_another_firmware_than_most_of_its_sku_is_named_in_the_settings_table():
+    hosts = {"node%02d" % index: ("h200-sxm", JUDGING.settings(results.hgx_h200_healthy()["data"])) for index in range(5)}
+    hosts["node05"] = ("h200-sxm", JUDGING.settings(results.firmware_differs()["data"]))
+    [minority] = fleet_minorities(hosts)
+    assert minority.sentence() == ("HCA firmware: 1 of 6 h200-sxm hosts have 28.37.1014, 28.39.1002 (node05); "
+                                   "5 have 28.39.1002")

@@ -67,6 +67,15 @@ def _rise(port: Port, before: Optional[Port], name: str) -> Tuple[Optional[float
     return now - then, ""
 
 
+def _since_boot_only(rule: Dict[str, Any], host: str, ports: List[Port], names: Tuple[str, ...], since: str) -> Check:
+    """One skip for all ports when there is no earlier result: each port's since-boot counts, as context."""
+    counts = []
+    for port in ports:
+        read = ["%s %d" % (name, port.counter(name)) for name in names if port.counter(name) is not None]
+        counts.append("%s %s" % (port.label, ", ".join(read) or "not read"))
+    return make_check(rule, host, "skip", "%s; since boot (context, not judged): %s" % (since, "; ".join(counts)))
+
+
 @reads_params("max_per_hour")
 def symbol_error_rate(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """fail for each port whose symbol_error rose faster than params.max_per_hour since the host's previous run."""
@@ -76,15 +85,13 @@ def symbol_error_rate(host: str, data: Dict[str, Any], rule: Dict[str, Any], con
     ceiling = float(rule["params"]["max_per_hour"])
     before, hours, since = earlier_ports(context)
     leave_out = ignored(rule)
+    if hours is None:
+        return [_since_boot_only(rule, host, ports, ("symbol_error",), since)]
     checks = []
     for port in ports:
         if port.key in leave_out:
             continue
         now = port.counter("symbol_error")
-        if hours is None:
-            checks.append(make_check(rule, host, "skip", "%s symbol_error = %s since boot (context, not judged): %s" % (
-                port.label, "%d" % now if now is not None else "not read", since)))
-            continue
         rise, why_not = _rise(port, before.get(port.key), "symbol_error")
         if rise is None:
             checks.append(make_check(rule, host, "skip", why_not))
@@ -124,14 +131,13 @@ def _counters_rising(host: str, data: Dict[str, Any], rule: Dict[str, Any], cont
         return [make_check(rule, host, "skip", no_rdma_words(why))]
     before, hours, since = earlier_ports(context)
     leave_out = ignored(rule)
+    if hours is None:
+        return [_since_boot_only(rule, host, ports, names, since)]
     checks = []
     for port in ports:
         if port.key in leave_out:
             continue
         boot = ", ".join("%s %d" % (name, port.counter(name)) for name in names if port.counter(name) is not None) or "none read"
-        if hours is None:
-            checks.append(make_check(rule, host, "skip", "%s since boot: %s (context, not judged): %s" % (port.label, boot, since)))
-            continue
         rose, unknown = [], []
         for name in names:
             rise, why_not = _rise(port, before.get(port.key), name)
