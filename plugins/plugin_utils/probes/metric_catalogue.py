@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
 # The closed list of units a metric is measured in.
-UNITS = ("GB/s", "TFLOP/s", "W", "C", "MiB", "s", "ms", "us", "%", "MHz", "count")
+# Gb/s: network link rates and RDMA bandwidth, which NICs and perftest state in bits (fabric); never converted to GB/s.
+UNITS = ("GB/s", "Gb/s", "TFLOP/s", "W", "C", "MiB", "s", "ms", "us", "%", "MHz", "count")
 DIRECTIONS = ("higher", "lower", "none")
 _ID = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_.]+$")
 
