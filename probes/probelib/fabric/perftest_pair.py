@@ -1,0 +1,148 @@
+"""One perftest loopback run: a server process, then a client process that connects to it on this host; both are argv
+lists (no shell), both are bounded in time, and both are killed and reaped on every path out.
+
+The server opens the RDMA device before it listens on its TCP port (src/write_bw.c), so a server that exits before
+listening says why (e.g. " Did not detect devices"). The client is started only once the kernel lists the server's
+port as listening (/proc/net/tcp): perftest's client tries to connect once and gives up ("Couldn't connect to"). Both
+stay in the probe's process group, so the engine's kill of a probe that overruns reaches them too.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import IO, Any, Callable, Dict, List, Optional, Tuple
+
+from probelib.fabric.perftest_report import error_words
+
+TCP_LISTEN = "0A"
+
+
+@dataclass
+class PairLimits:
+    """How long each step may take, in seconds. perftest's server listens right after it opens the device; the client
+    runs the duration plus its own margins and a one-second sleep, and longer to create a CUDA context."""
+
+    listen_s: float = 15.0
+    run_margin_s: float = 30.0
+    server_exit_s: float = 10.0
+    reap_s: float = 5.0
+    poll_s: float = 0.05
+
+
+@dataclass
+class PairOutcome:
+    client_stdout: str
+    server_stdout: str
+    error: Optional[str]  # words when the run failed; None when the client finished with status 0
+
+
+def free_tcp_port() -> int:
+    """A TCP port nothing listens on now (the kernel's pick); the server binds it on every IPv4 address."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("", 0))
+        return int(probe.getsockname()[1])
+
+
+def tcp_port_listening(proc_root: str, port: int) -> bool:
+    """Whether /proc/net/tcp or tcp6 lists a socket listening on ``port``."""
+    for name in ("tcp", "tcp6"):
+        try:
+            with open(os.path.join(proc_root, "net", name), encoding="ascii", errors="replace") as handle:
+                next(handle, None)
+                for line in handle:
+                    fields = line.split()
+                    if len(fields) > 3 and fields[3] == TCP_LISTEN and fields[1].rsplit(":", 1)[-1] == "%04X" % port:
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+def run_pair(server_argv: List[str], client_argv: List[str], listening: Callable[[], bool], duration_s: float,
+             limits: PairLimits, popen: Callable[..., Any] = subprocess.Popen, env: Optional[Dict[str, str]] = None,
+             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> PairOutcome:
+    """Start the server, wait until it listens, run the client to its end, let the server end; kill what is left."""
+    started: List[Any] = []
+    files = [tempfile.TemporaryFile() for index in range(4)]
+    server_out, server_err, client_out, client_err = files
+    try:
+        error = _run(server_argv, client_argv, listening, duration_s, limits, popen, env, clock, sleep, started, files)
+    finally:
+        for process in started:
+            _kill_and_reap(process, limits.reap_s)
+        outputs = [_read(handle) for handle in files]
+        for handle in files:
+            handle.close()
+    server_stdout, server_stderr, client_stdout, client_stderr = outputs
+    said = {"server": error_words(server_stderr, server_stdout), "client": error_words(client_stderr, client_stdout)}
+    words = None
+    if error is not None:
+        words = error[0] + (": " + said[error[1]] if error[1] else "")
+    return PairOutcome(client_stdout=client_stdout, server_stdout=server_stdout, error=words)
+
+
+def _run(server_argv: List[str], client_argv: List[str], listening: Callable[[], bool], duration_s: float,
+         limits: PairLimits, popen: Callable[..., Any], env: Optional[Dict[str, str]], clock: Callable[[], float],
+         sleep: Callable[[float], None], started: List[Any], files: List[IO[bytes]]) -> Optional[Tuple[str, Optional[str]]]:
+    """None when the client ended with status 0, else (the words of the failure, "server" or "client": whose output
+    to quote after them, read once both are gone; None for no output)."""
+    server_out, server_err, client_out, client_err = files
+    try:
+        server = _start(popen, server_argv, server_out, server_err, env)
+    except OSError as exc:
+        return "the ib_write_bw server could not be started: %s" % (exc.strerror or exc), None
+    started.append(server)
+    deadline = clock() + limits.listen_s
+    while not listening():
+        if server.poll() is not None:
+            return "the ib_write_bw server exited with status %s before it listened" % server.returncode, "server"
+        if clock() >= deadline:
+            return "timed out: the ib_write_bw server did not listen on its TCP port within %g s (killed)" % limits.listen_s, "server"
+        sleep(limits.poll_s)
+    try:
+        client = _start(popen, client_argv, client_out, client_err, env)
+    except OSError as exc:
+        return "the ib_write_bw client could not be started: %s" % (exc.strerror or exc), None
+    started.append(client)
+    run_limit_s = duration_s + limits.run_margin_s
+    if _wait(client, run_limit_s, clock, sleep, limits.poll_s) is None:
+        return "timed out: the ib_write_bw client was still running %g s after it started (the run lasts %g s); both killed" % (
+            run_limit_s, duration_s), "client"
+    if client.returncode != 0:
+        return "the ib_write_bw client exited with status %s" % client.returncode, "client"
+    _wait(server, limits.server_exit_s, clock, sleep, limits.poll_s)
+    return None
+
+
+def _start(popen: Callable[..., Any], argv: List[str], stdout: IO[bytes], stderr: IO[bytes], env: Optional[Dict[str, str]]) -> Any:
+    return popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env, shell=False, close_fds=True)
+
+
+def _wait(process: Any, limit_s: float, clock: Callable[[], float], sleep: Callable[[float], None], poll_s: float) -> Optional[int]:
+    deadline = clock() + limit_s
+    while True:
+        code = process.poll()
+        if code is not None or clock() >= deadline:
+            return code
+        sleep(poll_s)
+
+
+def _kill_and_reap(process: Any, reap_s: float) -> None:
+    if process.poll() is None:
+        try:
+            process.kill()
+        except OSError:
+            pass  # it ended between poll and kill
+    try:
+        process.wait(timeout=reap_s)
+    except subprocess.TimeoutExpired:
+        pass  # a process in uninterruptible sleep; the engine's group kill reaps it when the probe ends
+
+
+def _read(handle: IO[bytes]) -> str:
+    handle.seek(0)
+    return handle.read(1 << 20).decode("utf-8", "replace")
