@@ -19,6 +19,8 @@ from typing import IO, Any, Callable, Dict, List, Optional, Tuple
 from probelib.fabric.perftest_report import error_words
 
 TCP_LISTEN = "0A"
+OUTPUTS = ("server_stdout", "server_stderr", "client_stdout", "client_stderr")
+OUTPUT_LIMIT_BYTES = 1 << 20
 
 
 @dataclass
@@ -66,69 +68,81 @@ def run_pair(server_argv: List[str], client_argv: List[str], listening: Callable
              limits: PairLimits, popen: Callable[..., Any] = subprocess.Popen, env: Optional[Dict[str, str]] = None,
              clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> PairOutcome:
     """Start the server, wait until it listens, run the client to its end, let the server end; kill what is left."""
-    started: List[Any] = []
-    files = [tempfile.TemporaryFile() for index in range(4)]
-    server_out, server_err, client_out, client_err = files
+    pair = _Pair(popen, env, limits, clock, sleep)
     try:
-        error = _run(server_argv, client_argv, listening, duration_s, limits, popen, env, clock, sleep, started, files)
+        failure = pair.run(server_argv, client_argv, listening, duration_s)
     finally:
-        for process in started:
-            _kill_and_reap(process, limits.reap_s)
-        outputs = [_read(handle) for handle in files]
-        for handle in files:
-            handle.close()
-    server_stdout, server_stderr, client_stdout, client_stderr = outputs
-    said = {"server": error_words(server_stderr, server_stdout), "client": error_words(client_stderr, client_stdout)}
+        said = pair.close()
     words = None
-    if error is not None:
-        words = error[0] + (": " + said[error[1]] if error[1] else "")
-    return PairOutcome(client_stdout=client_stdout, server_stdout=server_stdout, error=words)
+    if failure is not None:
+        text, whose = failure
+        words = text + (": " + error_words(said[whose + "_stderr"], said[whose + "_stdout"]) if whose else "")
+    return PairOutcome(client_stdout=said["client_stdout"], server_stdout=said["server_stdout"], error=words)
 
 
-def _run(server_argv: List[str], client_argv: List[str], listening: Callable[[], bool], duration_s: float,
-         limits: PairLimits, popen: Callable[..., Any], env: Optional[Dict[str, str]], clock: Callable[[], float],
-         sleep: Callable[[float], None], started: List[Any], files: List[IO[bytes]]) -> Optional[Tuple[str, Optional[str]]]:
-    """None when the client ended with status 0, else (the words of the failure, "server" or "client": whose output
-    to quote after them, read once both are gone; None for no output)."""
-    server_out, server_err, client_out, client_err = files
-    try:
-        server = _start(popen, server_argv, server_out, server_err, env)
-    except OSError as exc:
-        return "the ib_write_bw server could not be started: %s" % (exc.strerror or exc), None
-    started.append(server)
-    deadline = clock() + limits.listen_s
-    while not listening():
-        if server.poll() is not None:
-            return "the ib_write_bw server exited with status %s before it listened" % server.returncode, "server"
-        if clock() >= deadline:
-            return "timed out: the ib_write_bw server did not listen on its TCP port within %g s (killed)" % limits.listen_s, "server"
-        sleep(limits.poll_s)
-    try:
-        client = _start(popen, client_argv, client_out, client_err, env)
-    except OSError as exc:
-        return "the ib_write_bw client could not be started: %s" % (exc.strerror or exc), None
-    started.append(client)
-    run_limit_s = duration_s + limits.run_margin_s
-    if _wait(client, run_limit_s, clock, sleep, limits.poll_s) is None:
-        return "timed out: the ib_write_bw client was still running %g s after it started (the run lasts %g s); both killed" % (
-            run_limit_s, duration_s), "client"
-    if client.returncode != 0:
-        return "the ib_write_bw client exited with status %s" % client.returncode, "client"
-    _wait(server, limits.server_exit_s, clock, sleep, limits.poll_s)
-    return None
+class _Pair:
+    """The two processes of one run and the files they print into."""
 
+    def __init__(self, popen: Callable[..., Any], env: Optional[Dict[str, str]], limits: PairLimits,
+                 clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+        self.popen, self.env, self.limits, self.clock, self.sleep = popen, env, limits, clock, sleep
+        self.started: List[Any] = []
+        self.files: Dict[str, IO[bytes]] = {}
+        for name in OUTPUTS:
+            self.files[name] = tempfile.TemporaryFile()
 
-def _start(popen: Callable[..., Any], argv: List[str], stdout: IO[bytes], stderr: IO[bytes], env: Optional[Dict[str, str]]) -> Any:
-    return popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env, shell=False, close_fds=True)
+    def run(self, server_argv: List[str], client_argv: List[str], listening: Callable[[], bool],
+            duration_s: float) -> Optional[Tuple[str, Optional[str]]]:
+        """None when the client ended with status 0, else (the words of the failure, "server" or "client": whose
+        output to quote after them once both are gone, or None)."""
+        try:
+            server = self._start("server", server_argv)
+        except OSError as exc:
+            return "the ib_write_bw server could not be started: %s" % (exc.strerror or exc), None
+        deadline = self.clock() + self.limits.listen_s
+        while not listening():
+            if server.poll() is not None:
+                return "the ib_write_bw server exited with status %s before it listened" % server.returncode, "server"
+            if self.clock() >= deadline:
+                return "timed out: the ib_write_bw server did not listen on its TCP port within %g s (killed)" % self.limits.listen_s, "server"
+            self.sleep(self.limits.poll_s)
+        try:
+            client = self._start("client", client_argv)
+        except OSError as exc:
+            return "the ib_write_bw client could not be started: %s" % (exc.strerror or exc), None
+        run_limit_s = duration_s + self.limits.run_margin_s
+        if self._wait(client, run_limit_s) is None:
+            return ("timed out: the ib_write_bw client was still running %g s after it started (the run lasts %g s); both killed"
+                    % (run_limit_s, duration_s)), "client"
+        if client.returncode != 0:
+            return "the ib_write_bw client exited with status %s" % client.returncode, "client"
+        self._wait(server, self.limits.server_exit_s)
+        return None
 
+    def close(self) -> Dict[str, str]:
+        """Kill and reap what still runs, then {"server_stdout", ...: what each printed}."""
+        for process in self.started:
+            _kill_and_reap(process, self.limits.reap_s)
+        said = {}
+        for name, handle in self.files.items():
+            handle.seek(0)
+            said[name] = handle.read(OUTPUT_LIMIT_BYTES).decode("utf-8", "replace")
+            handle.close()
+        return said
 
-def _wait(process: Any, limit_s: float, clock: Callable[[], float], sleep: Callable[[float], None], poll_s: float) -> Optional[int]:
-    deadline = clock() + limit_s
-    while True:
-        code = process.poll()
-        if code is not None or clock() >= deadline:
-            return code
-        sleep(poll_s)
+    def _start(self, role: str, argv: List[str]) -> Any:
+        process = self.popen(argv, stdin=subprocess.DEVNULL, stdout=self.files[role + "_stdout"],
+                             stderr=self.files[role + "_stderr"], env=self.env, shell=False, close_fds=True)
+        self.started.append(process)
+        return process
+
+    def _wait(self, process: Any, limit_s: float) -> Optional[int]:
+        deadline = self.clock() + limit_s
+        while True:
+            code = process.poll()
+            if code is not None or self.clock() >= deadline:
+                return code
+            self.sleep(self.limits.poll_s)
 
 
 def _kill_and_reap(process: Any, reap_s: float) -> None:
@@ -141,8 +155,3 @@ def _kill_and_reap(process: Any, reap_s: float) -> None:
         process.wait(timeout=reap_s)
     except subprocess.TimeoutExpired:
         pass  # a process in uninterruptible sleep; the engine's group kill reaps it when the probe ends
-
-
-def _read(handle: IO[bytes]) -> str:
-    handle.seek(0)
-    return handle.read(1 << 20).decode("utf-8", "replace")
