@@ -66,9 +66,11 @@ def tcp_port_listening(proc_root: str, port: int) -> bool:
 
 def run_pair(server_argv: List[str], client_argv: List[str], listening: Callable[[], bool], duration_s: float,
              limits: PairLimits, popen: Callable[..., Any] = subprocess.Popen, env: Optional[Dict[str, str]] = None,
-             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> PairOutcome:
-    """Start the server, wait until it listens, run the client to its end, let the server end; kill what is left."""
-    pair = _Pair(popen, env, limits, clock, sleep)
+             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+             budget_s: Optional[float] = None) -> PairOutcome:
+    """Start the server, wait until it listens, run the client to its end, let the server end; kill what is left.
+    budget_s: the most the whole run may take, whatever its steps' limits (the caller's time left)."""
+    pair = _Pair(popen, env, limits, clock, sleep, budget_s)
     try:
         failure = pair.run(server_argv, client_argv, listening, duration_s)
     finally:
@@ -84,8 +86,10 @@ class _Pair:
     """The two processes of one run and the files they print into."""
 
     def __init__(self, popen: Callable[..., Any], env: Optional[Dict[str, str]], limits: PairLimits,
-                 clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+                 clock: Callable[[], float], sleep: Callable[[float], None], budget_s: Optional[float]) -> None:
         self.popen, self.env, self.limits, self.clock, self.sleep = popen, env, limits, clock, sleep
+        self.budget_s = budget_s
+        self.end = None if budget_s is None else clock() + budget_s
         self.started: List[Any] = []
         self.files: Dict[str, IO[bytes]] = {}
         for name in OUTPUTS:
@@ -99,25 +103,39 @@ class _Pair:
             server = self._start("server", server_argv)
         except OSError as exc:
             return "the ib_write_bw server could not be started: %s" % (exc.strerror or exc), None
-        deadline = self.clock() + self.limits.listen_s
+        deadline, by_budget = self._deadline(self.limits.listen_s)
         while not listening():
             if server.poll() is not None:
                 return "the ib_write_bw server exited with status %s before it listened" % server.returncode, "server"
             if self.clock() >= deadline:
-                return "timed out: the ib_write_bw server did not listen on its TCP port within %g s (killed)" % self.limits.listen_s, "server"
+                return "timed out: the ib_write_bw server did not listen on its TCP port within %s (killed)" % (
+                    self._limit_words(self.limits.listen_s, by_budget)), "server"
             self.sleep(self.limits.poll_s)
         try:
             client = self._start("client", client_argv)
         except OSError as exc:
             return "the ib_write_bw client could not be started: %s" % (exc.strerror or exc), None
         run_limit_s = duration_s + self.limits.run_margin_s
-        if self._wait(client, run_limit_s) is None:
-            return ("timed out: the ib_write_bw client was still running %g s after it started (the run lasts %g s); both killed"
-                    % (run_limit_s, duration_s)), "client"
+        deadline, by_budget = self._deadline(run_limit_s)
+        if self._wait(client, deadline) is None:
+            return ("timed out: the ib_write_bw client was still running after %s (the run lasts %g s); both killed"
+                    % (self._limit_words(run_limit_s, by_budget), duration_s)), "client"
         if client.returncode != 0:
             return "the ib_write_bw client exited with status %s" % client.returncode, "client"
-        self._wait(server, self.limits.server_exit_s)
+        self._wait(server, self._deadline(self.limits.server_exit_s)[0])
         return None
+
+    def _deadline(self, limit_s: float) -> Tuple[float, bool]:
+        """(when a step of limit_s started now must end, whether the budget ends it before its own limit)."""
+        own = self.clock() + limit_s
+        if self.end is not None and self.end < own:
+            return self.end, True
+        return own, False
+
+    def _limit_words(self, limit_s: float, by_budget: bool) -> str:
+        if by_budget:
+            return "the %g s left of the rdma_bandwidth time budget" % round(self.budget_s or 0.0, 1)
+        return "%g s" % limit_s
 
     def close(self) -> Dict[str, str]:
         """Kill and reap what still runs, then {"server_stdout", ...: what each printed}."""
@@ -136,8 +154,7 @@ class _Pair:
         self.started.append(process)
         return process
 
-    def _wait(self, process: Any, limit_s: float) -> Optional[int]:
-        deadline = self.clock() + limit_s
+    def _wait(self, process: Any, deadline: float) -> Optional[int]:
         while True:
             code = process.poll()
             if code is not None or self.clock() >= deadline:

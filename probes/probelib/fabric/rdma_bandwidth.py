@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
@@ -30,6 +31,11 @@ MODE = "loopback"
 # perftest picks CUDA device <n> with cuDeviceGet(n): in PCI bus order only with CUDA_DEVICE_ORDER=PCI_BUS_ID, the order
 # of nvidia-smi and of the fabric probe's gpus list.
 CUDA_ENVIRONMENT = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+# The fabric probe runs under a 300 s timeout (plugins/plugin_utils/probes/fabric/run.py); the runs stop in time for
+# the rest of its data to come back even when every run hangs to its limit. 16 runs of 5 s (8 ports, host and CUDA)
+# take about 2 minutes.
+SECTION_BUDGET_S = 240.0
+BUDGET_START_S = 2  # perftest's own start: a 1 s sleep after the handshake, and the device opened twice
 PEAK_IN_DURATION_MODE = "perftest does not measure the peak in duration mode (-D sets noPeak): it prints 0.00"
 _DEVICE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]*$")
 # GPU-to-NIC relations of the fabric probe's gpus[].nearest_nic, nearest first.
@@ -47,12 +53,14 @@ class _Settings:
 def measure_rdma_bandwidth(rdma_devices: Any, gpu_count: Any, params: Mapping[str, Any],
                            which: Callable[[str], Any] = shutil.which, run: Callable[..., Dict[str, Any]] = run_child,
                            popen: Callable[..., Any] = subprocess.Popen, nearest_gpu: Optional[Mapping[str, int]] = None,
-                           roots: Optional[SystemRoots] = None, limits: Optional[PairLimits] = None) -> Dict[str, Any]:
+                           roots: Optional[SystemRoots] = None, limits: Optional[PairLimits] = None,
+                           budget_s: float = SECTION_BUDGET_S) -> Dict[str, Any]:
     """{"tool", "runs", "skipped"}; or unavailable when the parameters are not usable.
 
     rdma_devices: the fabric probe's data.rdma_devices; gpu_count: the GPUs a CUDA run may use; nearest_gpu: {RDMA
     device name: CUDA index (PCI bus order) of the GPU nearest it} (nearest_gpu_by_device), else GPU 0 is used.
-    which, run (argv, timeout_s -> {"returncode", "timed_out", "stdout", "stderr"}) and popen are for tests."""
+    budget_s: the most all runs together may take; a run that would start with less than its duration left is not
+    started. which, run (argv, timeout_s -> {"returncode", "timed_out", "stdout", "stderr"}) and popen are for tests."""
     try:
         settings = _settings(params)
     except ValueError as exc:
@@ -68,7 +76,8 @@ def measure_rdma_bandwidth(rdma_devices: Any, gpu_count: Any, params: Mapping[st
     elif not rdma_devices:
         section["skipped"] = "no RDMA device (/sys/class/infiniband lists none): nothing to measure"
     else:
-        runner = _Runner(tool, settings, gpu_count, nearest_gpu or {}, popen, roots or SystemRoots(), limits or PairLimits())
+        runner = _Runner(tool, settings, gpu_count, nearest_gpu or {}, popen, roots or SystemRoots(), limits or PairLimits(),
+                         budget_s)
         for device in rdma_devices:
             section["runs"].extend(runner.device_runs(device))
     return section
@@ -111,7 +120,7 @@ class _Runner:
     """The runs of one section: which ports and memories, the argv of each, and what each gave."""
 
     def __init__(self, tool: Dict[str, Any], settings: _Settings, gpu_count: Any, nearest_gpu: Mapping[str, int],
-                 popen: Callable[..., Any], roots: SystemRoots, limits: PairLimits) -> None:
+                 popen: Callable[..., Any], roots: SystemRoots, limits: PairLimits, budget_s: float) -> None:
         self.tool_path = tool["path"]
         self.settings = settings
         self.gpu_count = gpu_count if is_number(gpu_count) else 0
@@ -120,6 +129,8 @@ class _Runner:
         self.popen = popen
         self.roots = roots
         self.limits = limits
+        self.budget_s = budget_s
+        self.end = time.monotonic() + budget_s
 
     def device_runs(self, device: Dict[str, Any]) -> List[Dict[str, Any]]:
         name = device.get("name")
@@ -155,6 +166,11 @@ class _Runner:
 
     def _measure(self, device: str, port: int, link_layer: Any, memory: str, gpu_index: Optional[int]) -> Dict[str, Any]:
         entry = self._entry(device, port, memory, gpu_index)
+        left_s = self.end - time.monotonic()
+        if left_s < self.settings.duration_s + BUDGET_START_S:
+            entry["not_run"] = ("not started: %.0f s of the rdma_bandwidth time budget of %g s were left, less than the run "
+                                "needs (%d s and its start)" % (max(left_s, 0.0), self.budget_s, self.settings.duration_s))
+            return entry
         gid_index = roce_gid_index(self.roots.sys, device, port) if link_layer == "Ethernet" else None
         tcp_port = free_tcp_port()
         server = build_argv(self.tool_path, device, port, tcp_port, self.settings.duration_s, self.settings.message_bytes,
@@ -165,7 +181,7 @@ class _Runner:
             env = dict(os.environ)
             env.update(CUDA_ENVIRONMENT)
         outcome = run_pair(server, client, lambda: tcp_port_listening(self.roots.proc, tcp_port), self.settings.duration_s,
-                           self.limits, popen=self.popen, env=env)
+                           self.limits, popen=self.popen, env=env, budget_s=left_s)
         if outcome.error is not None:
             entry["error"] = outcome.error
             return entry

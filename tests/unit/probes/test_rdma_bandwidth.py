@@ -242,3 +242,23 @@ def test_the_probe_library_files_are_python_3_9():
     for name in ("rdma_bandwidth.py", "perftest_pair.py", "perftest_report.py", "perftest_tool.py", "roce_gid.py"):
         with open(os.path.join(folder, name), encoding="utf-8") as handle:
             ast.parse(handle.read(), name, feature_version=(3, 9))
+
+
+def test_the_time_budget_ends_a_hung_run_and_starts_no_more(tmp_path):
+    """Every run hangs to its limit (30 s here): the budget (3.5 s) ends the first, the others are not started, and the
+    section returns in time for the rest of the probe's data."""
+    import time
+    popen = FakePopen(str(tmp_path / "proc"), server={"listen": True}, client={})
+    started = time.monotonic()
+    section = measure_rdma_bandwidth([device("mlx5_0"), device("mlx5_1")], 0, {"rdma_bandwidth_duration_s": 1},
+                                     which=which_finds(), run=answers(), popen=popen, roots=roots(tmp_path),
+                                     limits=PairLimits(listen_s=30, run_margin_s=30, server_exit_s=30, poll_s=0.01),
+                                     budget_s=3.5)
+    elapsed = time.monotonic() - started
+    first, second = section["runs"]
+    assert first["error"] == ("timed out: the ib_write_bw client was still running after the 3.5 s left of the "
+                              "rdma_bandwidth time budget (the run lasts 1 s); both killed: it printed nothing")
+    assert second["not_run"] == ("not started: 0 s of the rdma_bandwidth time budget of 3.5 s were left, less than the run "
+                                 "needs (1 s and its start)")
+    assert 3.4 < elapsed < 5
+    assert len(popen.processes) == 2 and all(process.killed and process.reaped for process in popen.processes)

@@ -68,8 +68,8 @@ def test_a_server_that_never_listens_is_killed(tool, monkeypatch):
 
 def test_a_client_that_hangs_is_killed_with_the_server(tool, monkeypatch):
     run, elapsed = measure(tool, "client_hangs", monkeypatch)
-    assert run["error"] == ("timed out: the ib_write_bw client was still running 2.5 s after it started (the run lasts "
-                            "1 s); both killed: it printed nothing")
+    assert run["error"] == ("timed out: the ib_write_bw client was still running after 2.5 s (the run lasts 1 s); both "
+                            "killed: it printed nothing")
     assert elapsed < 12
     assert len(started_pids(tool)) == 2 and all(gone(pid) for pid in started_pids(tool))
 
