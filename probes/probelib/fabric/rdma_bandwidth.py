@@ -1,7 +1,7 @@
 """RDMA bandwidth of each ACTIVE port of each RDMA device, measured on this host with ib_write_bw (perftest): a server
 and a client on the same port (loopback, their handshake over 127.0.0.1), with host memory and, where perftest was built
 with CUDA and the host has a GPU, with GPU memory (GPUDirect RDMA). The fabric probe's ``rdma_bandwidth`` section
-(contract 2 of notes/layout34.md; docs/fabric.md "RDMA bandwidth (ib_write_bw)").
+(docs/fabric.md, "RDMA bandwidth (ib_write_bw)").
 
 Runs one after the other; each lasts ``rdma_bandwidth_duration_s`` plus perftest's start (about 2 s, more for CUDA).
 """
@@ -35,7 +35,7 @@ CUDA_ENVIRONMENT = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 # the rest of its data to come back even when every run hangs to its limit. 16 runs of 5 s (8 ports, host and CUDA)
 # take about 2 minutes.
 SECTION_BUDGET_S = 240.0
-BUDGET_START_S = 2  # perftest's own start: a 1 s sleep after the handshake, and the device opened twice
+BUDGET_START_S = 2  # perftest's own start: the device opened, the TCP handshake, a 1 s sleep
 PEAK_IN_DURATION_MODE = "perftest does not measure the peak in duration mode (-D sets noPeak): it prints 0.00"
 _DEVICE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]*$")
 # GPU-to-NIC relations of the fabric probe's gpus[].nearest_nic, nearest first.
