@@ -288,6 +288,15 @@ def test_rdma_bandwidth_below_90_percent_of_the_port_fails_naming_the_run_and_no
     assert "error" in statuses(judged("rdma_bandwidth", errored))
 
 
+def test_a_port_the_runner_did_not_measure_is_a_skip_with_its_words_not_an_error():
+    result = results.hgx_h200_healthy()
+    result["data"]["rdma_bandwidth"]["runs"].append({"rdma_device": "mlx5_0", "port": 2, "memory": "host", "gpu_index": None,
+                                                     "mode": "loopback", "not_run": "port 2 is DOWN, not ACTIVE: not measured"})
+    checks = judged("rdma_bandwidth", result)
+    [skip] = [check for check in checks if check.status != "pass"]
+    assert skip.status == "skip" and skip.reason == "mlx5_0 port 2, host memory, loopback: not measured: port 2 is DOWN, not ACTIVE: not measured"
+
+
 def test_the_metrics_are_the_slowest_nic_of_each_memory_kind_in_gbit_s():
     metrics = {metric.metric_id: metric for metric in JUDGING.metrics(results.hgx_h200_healthy()["data"])}
     assert metrics["fabric.rdma_write_cuda_gbitps"].value == 380.5 and metrics["fabric.rdma_write_cuda_gbitps"].unit == "Gb/s"

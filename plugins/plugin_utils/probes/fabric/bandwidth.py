@@ -65,6 +65,9 @@ def rdma_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], contex
         if "error" in run:
             checks.append(make_check(rule, host, "error", "%s: ib_write_bw failed: %s" % (label, run["error"])))
             continue
+        if isinstance(run.get("not_run"), str):
+            checks.append(make_check(rule, host, "skip", "%s: not measured: %s" % (label, run["not_run"])))
+            continue
         value, rate = number_or_none(run.get("bandwidth_gbps")), _port_rate(data, run)
         if value is None:
             checks.append(make_check(rule, host, "error", "%s: no bandwidth recorded" % label))
