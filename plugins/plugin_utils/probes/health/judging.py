@@ -9,6 +9,7 @@ from ...judge.settings import Setting
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ..judging import ProbeJudging
 from .checks import HEALTH_CHECKS
+from .kernel_log_checks import KERNEL_LOG_CHECKS
 from .machine_drift import DRIFT_CHECK_IDS, machine_drift
 from .metrics import CUDA_INIT, IDLE_POWER, MEMORY_USED, TEMPERATURE
 from .machine_facts import EXPECTED_GPUS_CHECK, NOT_RUN_COLUMNS, expected_gpus, index_columns, machine_facts
@@ -59,7 +60,7 @@ def health_settings(data: Dict[str, Any]) -> List[Setting]:
 
 
 JUDGING = ProbeJudging(
-    checks=HEALTH_CHECKS,
+    checks={**HEALTH_CHECKS, **KERNEL_LOG_CHECKS},
     metrics=health_metrics,
     settings=health_settings,
     machine=MachineDeclaration(facts=machine_facts, expected_gpus=expected_gpus, expected_gpus_check=EXPECTED_GPUS_CHECK,
