@@ -3,6 +3,7 @@ on the recorded H200 health result with events in the host's format added."""
 from __future__ import annotations
 
 from helpers import checks_of, health_ok, judge_one, one, rules
+from probelib.health.kernel_log import summarize
 from probelib.health.kernel_log_classify import classify_lines
 
 GPU1_ADDRESS = "0000:00:07.0"
@@ -24,6 +25,20 @@ def by_reason(verdict, words):
     found = [check for check in checks_of(verdict, "health.kernel_log_events") if words in check.reason]
     assert len(found) == 1, [check.reason for check in checks_of(verdict, "health.kernel_log_events")]
     return found[0]
+
+
+def test_lines_beyond_xid_fail_the_node_end_to_end():
+    """Before issue 34 this log (no XID line at all) judged pass: the NVSentinel #155 trap."""
+    lines = ["[5.0] NVRM: GPU 0000:00:07.0: GPU has fallen off the bus.",
+             "pcieport 0000:00:03.1: AER: Uncorrected (Non-Fatal) error received: 0000:00:07.0",
+             "nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 20034, Fatal, Link 30 LTSSM Fault Up"]
+    envelope = health_ok()
+    envelope["data"]["kernel_log"] = summarize("/dev/kmsg", lines, [], ["0000:00:06.0", "0000:00:07.0"])
+    verdict = judge_one(envelope)
+    assert verdict.verdict == "fail"
+    failing = sorted(check.reason.split(" in the kernel log")[0] for check in checks_of(verdict, "health.kernel_log_events")
+                     if check.status == "fail")
+    assert failing == ["GPU fallen off the bus", "NVSwitch SXID", "PCIe uncorrectable (non-fatal) error"]
 
 
 def test_a_clean_log_passes():
