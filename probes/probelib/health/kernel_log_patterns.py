@@ -8,7 +8,7 @@ Patterns are tried in order; the first that matches a line classifies it.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Pattern, Tuple
+from typing import NamedTuple, Tuple
 
 # A PCI address as the kernel prints it: 0000:1b:00.0 (the function may be missing in NVRM's older lines).
 PCI = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
@@ -23,21 +23,17 @@ RECEIVED = r"(?:message )?received(?::| from) (?:id=)?(?P<source>\S+)"
 
 class KernelLogPattern(NamedTuple):
     kind: str            # the event's kind in data.kernel_log.events and counts
-    regex: Pattern[str]  # searched in the line; named group "device" (and "pci", "sxid", "severity" where present)
+    regex: re.Pattern[str]  # searched in the line; named group "device" (and "pci", "sxid", "severity" where present)
     meaning: str
     action: str
     severity: str        # as printed or documented: "fatal", "error", "warning", "info"
     source: str          # where the exact format comes from
 
 
-def _compile(text: str) -> Pattern[str]:
-    return re.compile(text)
-
-
 PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "sxid",
-        _compile(r"(?P<switch>nvidia-nvswitch\d+): SXid \(PCI:(?P<device>" + PCI + r")\): (?P<sxid>\d+), "
+        re.compile(r"(?P<switch>nvidia-nvswitch\d+): SXid \(PCI:(?P<device>" + PCI + r")\): (?P<sxid>\d+), "
                  r"(?P<severity>Fatal|Non-fatal)\b"),
         "An NVSwitch error (Switch XID) reported by the NVSwitch driver; the line says Fatal or Non-fatal.",
         "Fatal: drain the node, reset the GPUs and NVSwitches (or reboot) and restart Fabric Manager; repeated: "
@@ -47,7 +43,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "Non-fatal, Link 32 ...' as NVSentinel's syslog-health-monitor parses it (SysLogsSXIDError)"),
     KernelLogPattern(
         "fallen_off_bus",
-        _compile(r"NVRM: (?:(?:The NVIDIA )?GPU (?:at PCI:)?(?P<device>" + PCI + r")\b.*?)?"
+        re.compile(r"NVRM: (?:(?:The NVIDIA )?GPU (?:at PCI:)?(?P<device>" + PCI + r")\b.*?)?"
                  r"(?:GPU has )?fallen off the bus"),
         "The GPU stopped answering on PCIe: the driver can no longer reach it. Printed with or without an XID 79.",
         "Drain the node and reboot it; if the GPU falls off again, reseat it or RMA it (check its PCIe slot and power).",
@@ -57,7 +53,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "NVSentinel's GPUFallenHandler matches them (NVIDIA/NVSentinel #155: fallen off without an XID)"),
     KernelLogPattern(
         "pcie_aer_fatal",
-        _compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=(?:" + UNCORRECTED + r" \()?Fatal\)?"
+        re.compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=(?:" + UNCORRECTED + r" \()?Fatal\)?"
                  r"|AER: (?:Multiple )?" + UNCORRECTED + r" \(Fatal\) error " + RECEIVED + r")"),
         "An uncorrectable fatal PCIe error: the link is unreliable and the kernel resets it; the device may be lost.",
         "Drain the node; reseat the device or its riser; RMA it if the error returns.",
@@ -66,7 +62,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "aer_isr_one_error: 'AER: Uncorrected (Fatal) error received: %s'); Documentation/PCI/pcieaer-howto.rst"),
     KernelLogPattern(
         "pcie_aer_uncorrected",
-        _compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=" + UNCORRECTED + r"(?: \(Non-Fatal\))?,"
+        re.compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=" + UNCORRECTED + r"(?: \(Non-Fatal\))?,"
                  r"|AER: (?:Multiple )?" + UNCORRECTED + r" \(Non-Fatal\) error " + RECEIVED + r")"),
         "An uncorrectable non-fatal PCIe error: a transaction was lost (the driver may recover it).",
         "Drain the node; reseat the device or its riser and re-run; RMA it if the error returns.",
@@ -75,7 +71,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "'AER: Uncorrected (Non-Fatal) error received: %s')"),
     KernelLogPattern(
         "pcie_aer_corrected",
-        _compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=" + CORRECTED + r","
+        re.compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=" + CORRECTED + r","
                  r"|AER: (?:Multiple )?" + CORRECTED + r" error " + RECEIVED + r")"),
         "A corrected PCIe error (bad TLP/DLLP, receiver error, replay): the link retried; many mean a marginal link.",
         "A few are normal; many on one device: reseat it or its riser, check the slot, compare with its peers.",
@@ -84,7 +80,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "since 6.10 'Correctable error message received from %s')"),
     KernelLogPattern(
         "mlx5_fatal",
-        _compile(r"mlx5_core (?P<device>" + PCI + r")[^:]*:.*(?:timeout\. Will cause a leak of a command resource"
+        re.compile(r"mlx5_core (?P<device>" + PCI + r")[^:]*:.*(?:timeout\. Will cause a leak of a command resource"
                  r"|device's health compromised|unrecoverable)"),
         "The ConnectX NIC's firmware stopped answering its driver (command timeout, missed health polls, unrecoverable).",
         "Drain the node; reload the driver or reboot; if it returns, update the NIC firmware or RMA the NIC.",
@@ -93,7 +89,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "(cmd_exec_timeout, health_poll_failed, unrecoverable_err: fatal)"),
     KernelLogPattern(
         "mlx5_pcie_limited",
-        _compile(r"mlx5_core (?P<device>" + PCI + r")[^:]*: [0-9.]+ Gb/s available PCIe bandwidth, limited by "
+        re.compile(r"mlx5_core (?P<device>" + PCI + r")[^:]*: [0-9.]+ Gb/s available PCIe bandwidth, limited by "
                  r"(?P<limit>.+?) link at (?P<at>\S+) \(capable of"),
         "The ConnectX NIC trained its PCIe link narrower or slower than it can: its bandwidth is capped.",
         "Reseat the NIC or its riser; check the slot's width and the BIOS's bifurcation; compare with its peers.",
@@ -102,7 +98,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "link at %s (capable of ...)'), called by mlx5_core at probe"),
     KernelLogPattern(
         "pcie_limited",
-        _compile(r"(?P<driver>[\w-]+) (?P<device>" + PCI + r")[^:]*: [0-9.]+ Gb/s available PCIe bandwidth, limited by "
+        re.compile(r"(?P<driver>[\w-]+) (?P<device>" + PCI + r")[^:]*: [0-9.]+ Gb/s available PCIe bandwidth, limited by "
                  r"(?P<limit>.+?) link at (?P<at>\S+) \(capable of"),
         "A PCIe device trained its link narrower or slower than it can (printed by the PCI core at enumeration).",
         "For a GPU or NIC: reseat it or its riser, check the slot; for other devices usually nothing to do.",
@@ -110,7 +106,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "Linux drivers/pci/pci.c __pcie_print_link_status"),
     KernelLogPattern(
         "nvrm_assert",
-        _compile(r"NVRM: (?:nvAssert\w*Failed\w*|nvCheckOk\w*Failed\w*)?:? ?Assertion failed"),
+        re.compile(r"NVRM: (?:nvAssert\w*Failed\w*|nvCheckOk\w*Failed\w*)?:? ?Assertion failed"),
         "An internal assertion of the NVIDIA driver failed: driver state is suspect (often with a GSP or RC error).",
         "Look at the XIDs around it; reboot if the GPU misbehaves; report it to NVIDIA with nvidia-bug-report.sh.",
         "error",
@@ -118,7 +114,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "failed: ... @ file.c:line')"),
     KernelLogPattern(
         "nic_link_down",
-        _compile(r"(?:(?P<driver>[\w-]+) (?P<pci>" + PCI + r") )?(?P<device>" + IFNAME + r"): "
+        re.compile(r"(?:(?P<driver>[\w-]+) (?P<pci>" + PCI + r") )?(?P<device>" + IFNAME + r"): "
                  r"(?:(?:\w+: \S+ )?NIC Link is Down|Link is Down|Link down|[Ll]ost carrier|carrier lost)\b"),
         "A network interface lost its link (cable, transceiver, switch port, or the interface taken down).",
         "A single down is an event; repeated downs (flaps) on one port: check the cable/transceiver and the switch port.",
@@ -127,14 +123,14 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "Down'); generic phylib/r8169 ('Link is Down'); node-problem-detector kernel-monitor style line rules"),
     KernelLogPattern(
         "nic_link_down",
-        _compile(r"(?P<bridge>" + IFNAME + r"): port \d+\((?P<device>" + IFNAME + r")\) entered disabled state"),
+        re.compile(r"(?P<bridge>" + IFNAME + r"): port \d+\((?P<device>" + IFNAME + r")\) entered disabled state"),
         "A bridge port went down (its interface lost its link or was removed).",
         "Usually container or VM plumbing (veth, tap): benign. A physical NIC in a bridge: as a link down.",
         "info",
         "Linux net/bridge/br_stp.c br_log_state ('%s: port %i(%s) entered %s state')"),
     KernelLogPattern(
         "nic_link_up",
-        _compile(r"(?:(?P<driver>[\w-]+) (?P<pci>" + PCI + r") )?(?P<device>" + IFNAME + r"): "
+        re.compile(r"(?:(?P<driver>[\w-]+) (?P<pci>" + PCI + r") )?(?P<device>" + IFNAME + r"): "
                  r"(?:(?:\w+: \S+ )?NIC Link is Up|Link is Up|Link up)\b"),
         "A network interface's link came up.",
         "Nothing alone; counted with link downs to see flaps.",
@@ -142,7 +138,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
         "mlx5 en_main.c ('Link up'); Intel drivers ('NIC Link is Up ...'); phylib ('Link is Up - ...')"),
     KernelLogPattern(
         "nic_link_up",
-        _compile(r"(?P<bridge>" + IFNAME + r"): port \d+\((?P<device>" + IFNAME + r")\) entered forwarding state"),
+        re.compile(r"(?P<bridge>" + IFNAME + r"): port \d+\((?P<device>" + IFNAME + r")\) entered forwarding state"),
         "A bridge port started forwarding (its interface is up).",
         "Nothing.",
         "info",

@@ -12,7 +12,7 @@ data.pcie_aer (the aer_dev_* totals since boot).
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Pattern, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...judge.catalogue import CheckFunction
 from ...judge.check_helpers import make_check, param_source, reads_params
@@ -50,9 +50,9 @@ KIND_ORDER = ("fallen_off_bus", "sxid", "pcie_aer_fatal", "pcie_aer_uncorrected"
 TRAINING_PATH_ROLES = ("gpu", "nvswitch", "nic", "bridge")
 
 
-def benign_matchers(rule: Dict[str, Any]) -> Tuple[List[Pattern[str]], List[str]]:
+def benign_matchers(rule: Dict[str, Any]) -> Tuple[List[re.Pattern[str]], List[str]]:
     """The compiled benign patterns (built-in, then the user's) and the sentences of those that do not compile."""
-    matchers: List[Pattern[str]] = []
+    matchers: List[re.Pattern[str]] = []
     problems: List[str] = []
     for name in ("benign_patterns", "extra_benign_patterns"):
         for text in rule["params"][name] or []:
