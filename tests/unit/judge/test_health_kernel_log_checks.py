@@ -49,7 +49,7 @@ def test_a_clean_log_passes():
 def test_fallen_off_the_bus_without_an_xid_fails_and_says_so():
     verdict = judge_one(with_lines(["[5.0] NVRM: GPU %s: GPU has fallen off the bus." % GPU1_ADDRESS]))
     check = one(verdict, "health.kernel_log_events")
-    assert check.status == "fail" and check.gpu_index == 1 and check.action == "reseat_rma"
+    assert check.status == "fail" and check.gpu_index == 1 and check.action == "reseat_rma" and check.value == [GPU1_ADDRESS]
     assert "GPU fallen off the bus" in check.reason and "%s (GPU 1) x1" % GPU1_ADDRESS in check.reason
     assert "no XID 79 logged for %s" % GPU1_ADDRESS in check.reason
     assert verdict.verdict == "fail"
@@ -146,7 +146,7 @@ def test_aer_counters_fail_uncorrectable_on_the_training_path_and_warn_elsewhere
     checks = {check.reason.split(" ", 1)[0]: check for check in checks_of(verdict, "health.pcie_aer_counters")}
     assert sorted(checks) == ["0000:00:01.0", "0000:00:07.0", "0000:00:17.0"]
     gpu = checks[GPU1_ADDRESS]
-    assert (gpu.status, gpu.gpu_index) == ("fail", 1) and "1 uncorrectable PCIe error(s) since boot" in gpu.reason
+    assert (gpu.status, gpu.gpu_index, gpu.value) == ("fail", 1, 1) and "1 uncorrectable PCIe error(s) since boot" in gpu.reason
     assert "[nonfatal: CmpltTO 1" in gpu.reason
     assert checks["0000:00:01.0"].status == "warn" and "above a gpu" in checks["0000:00:01.0"].reason
     assert checks["0000:00:17.0"].status == "warn"

@@ -52,7 +52,7 @@ def test_nothing_benign_in_the_real_log_fails(real_log):
         if check.status == "pass":
             continue
         # a warn or fail names only devices that had a line no benign pattern matched
-        named = set(check.value) if isinstance(check.value, dict) else set()
+        named = set(check.value)
         assert named <= {str(device) for device in judged_devices}, (check.reason, named)
     if benign:
         shown = [check for check in checks if check.reason.startswith("benign kernel-log lines")]

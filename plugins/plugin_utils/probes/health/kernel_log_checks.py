@@ -150,7 +150,7 @@ def kernel_log_events(host: str, data: Dict[str, Any], rule: Dict[str, Any], con
         if kind == "fallen_off_bus":
             reason += _xid_79_words(log, devices)
         gpu = gpus.get(devices[0]) if len(devices) == 1 and isinstance(devices[0], str) else None
-        checks.append(make_check(rule, host, status, reason, gpu, value={str(device): len(grouped[device]) for device in devices},
+        checks.append(make_check(rule, host, status, reason, gpu, value=[str(device) for device in devices],
                                  threshold=threshold, action=action, remedy=remedy))
     if benign:
         grouped = _by_device(benign)
@@ -159,7 +159,7 @@ def kernel_log_events(host: str, data: Dict[str, Any], rule: Dict[str, Any], con
             value=len(benign), threshold="benign lines are shown, never fail"))
     if not checks:
         checks.append(make_check(rule, host, "pass", "no SXID, fallen-off-the-bus, PCIe AER, NIC link, PCIe-limited or NVRM "
-                                 "assertion line in the kernel log (%s)" % source, value={}, threshold="none"))
+                                 "assertion line in the kernel log (%s)" % source, value=[], threshold="none"))
     return checks
 
 
@@ -213,7 +213,7 @@ def pcie_aer_counters(host: str, data: Dict[str, Any], rule: Dict[str, Any], con
             status = "warn"
             reason = "%s: %d corrected PCIe errors since boot, above %s" % (name, corrected, limit)
         checks.append(make_check(rule, host, status, "%s%s" % (reason, " [%s]" % counters if counters else ""), gpus.get(address),
-                                 value=totals, threshold=threshold, action="reseat_rma"))
+                                 value=uncorrectable or corrected, threshold=threshold, action="reseat_rma"))
     if not checks:
         checks.append(make_check(rule, host, "pass", "no uncorrectable PCIe error and no device above %s corrected errors since boot "
                                  "(%d devices listed of %s with AER statistics)" % (limit, len(aer.get("devices") or []), aer.get("devices_with_aer")),
