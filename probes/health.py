@@ -20,15 +20,17 @@ from probelib.nvml.context import ReadContext
 from probelib.nvml.identity import nvml_bus_ids
 from probelib.nvml.topology import collect_topology
 from probelib.runner import ProbeResult, main
+from probelib.system.aer import collect_pcie_aer
 from probelib.system.roots import SystemRoots
 
 DESCRIPTION = (
     "Read the health of this host's GPU stack through NVML (nvidia-ml-py) and the kernel: driver and CUDA "
     "versions, every GPU's identity, clocks, power, ECC, row remapping, PCIe and NVLink state, GPU-pair topology, "
     "/dev/nvidia* majors against /proc/devices, the device cgroup, CUDA initialisation in a fresh process, "
-    "XID events in the kernel log, and the machine's own shape (every NVIDIA GPU on the PCI bus with its driver and "
-    "whether NVML lists it, the CPU's hypervisor flag, DMI). Works without a GPU: then it says why, and still reports "
-    "the platform."
+    "XID events and other classified kernel-log lines (SXID, fallen off the bus, PCIe AER, NIC link, PCIe-limited, NVRM "
+    "assertions), the PCIe AER counters of the GPUs, NICs and their bridges, and the machine's own shape (every "
+    "NVIDIA GPU on the PCI bus with its driver and whether NVML lists it, the CPU's hypervisor flag, DMI). Works "
+    "without a GPU: then it says why, and still reports the platform."
 )
 
 Section = Callable[[ReadContext], Any]
@@ -57,6 +59,7 @@ REGISTRY: List[Tuple[str, Section]] = [
     ("cgroup_devices", cgroup_devices_as_found),
     ("cuda_init", collect_cuda_init),
     ("kernel_log", lambda context: collect_kernel_log(context, nvml_bus_ids(context))),
+    ("pcie_aer", lambda context: collect_pcie_aer(context.roots.sys)),
 ]
 ENVIRONMENT_FROM_SOFTWARE = ("driver_version", "cuda_driver_version", "nvml_version", "nvidia_ml_py_version",
                              "kernel_module_version")

@@ -55,7 +55,7 @@ def test_default_rule_ids():
                    "health.ecc_volatile_uncorrected", "health.retired_pages",
                    "health.remapped_rows", "health.pcie_link_width", "health.pcie_link_gen", "health.nvlink_active",
                    "health.nvlink_errors", "health.gpu_fabric", "health.power_limit", "health.clock_event_reasons", "health.persistence_mode",
-                   "health.xid_events", "health.device_majors",
+                   "health.xid_events", "health.kernel_log_events", "health.pcie_aer_counters", "health.device_majors",
                    "health.device_nodes_present", "health.device_nodes_open", "health.device_node_count", "health.cuda_init",
                    "health.gpu_processes", "health.mig_disabled", "health.firmware_uniform", "health.firmware_pinned", "health.clock_event_durations"]
 

@@ -11,6 +11,7 @@ from ..judging import ProbeJudging
 from .checks import HEALTH_CHECKS
 from .firmware_checks import FIRMWARE_CHECKS
 from .firmware_parts import firmware_settings
+from .kernel_log_checks import KERNEL_LOG_CHECKS
 from .machine_drift import DRIFT_CHECK_IDS, machine_drift
 from .metrics import CUDA_INIT, IDLE_POWER, MEMORY_USED, TEMPERATURE
 from .nvlink_checks import NVLINK_CHECKS
@@ -64,7 +65,7 @@ def health_settings(data: Dict[str, Any]) -> List[Setting]:
 
 
 JUDGING = ProbeJudging(
-    checks={**HEALTH_CHECKS, **NVLINK_CHECKS, **FIRMWARE_CHECKS, **THROTTLE_CHECKS},
+    checks={**HEALTH_CHECKS, **NVLINK_CHECKS, **KERNEL_LOG_CHECKS, **FIRMWARE_CHECKS, **THROTTLE_CHECKS},
     metrics=health_metrics,
     settings=health_settings,
     machine=MachineDeclaration(facts=machine_facts, expected_gpus=expected_gpus, expected_gpus_check=EXPECTED_GPUS_CHECK,
