@@ -1,0 +1,16 @@
+"""fabric: how it runs (light: read for every host before its probes run)."""
+from __future__ import annotations
+
+from ..declaration import ProbeRun
+
+RUN = ProbeRun(
+    name="fabric",
+    # after tuning (15): both read sysfs; before the bandwidth probes, so ib_write_bw never follows sustained load
+    run_order=16,
+    # the sysfs reads take milliseconds (docs/fabric.md); the time is ib_write_bw's: one run per RDMA device and memory
+    timeout_s=600,
+    # quick records the devices without measuring bandwidth (the sysfs read takes well under a second)
+    profiles={"acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}, "quick": {"rdma_bandwidth": False}},
+    needs_gpu=False,
+    summary="RDMA ports (state, rate, counters), network interfaces, each GPU's nearest NIC, GPUDirect RDMA, RDMA bandwidth",
+)
