@@ -19,6 +19,7 @@ SIOCETHTOOL = 0x8946
 ETHTOOL_GDRVINFO = 3
 DRVINFO_BYTES = 196  # struct ethtool_drvinfo: cmd, five 32-byte strings, 12 reserved bytes, five u32
 DRIVER_NAME_BYTES = 32
+IFREQ_BYTES = 40  # struct ifreq on a 64-bit kernel: a 16-byte name and a 24-byte union (here the ifr_data pointer)
 ARPHRD_INFINIBAND = "32"
 KIND_OF_DEVTYPE = {"bridge": "bridge", "bond": "bond", "vlan": "vlan", "tun": "tun"}
 KIND_OF_DRIVER = {"veth": "veth", "bridge": "bridge", "bonding": "bond", "tun": "tun", "802.1Q VLAN Support": "vlan"}
@@ -29,7 +30,7 @@ def ethtool_driver(interface: str) -> Optional[str]:
     """The driver name ETHTOOL_GDRVINFO gives for the interface (in this network namespace), or None when the ioctl
     fails (no such interface, a driver without ethtool operations)."""
     buffer = array.array("B", struct.pack("=I", ETHTOOL_GDRVINFO) + bytes(DRVINFO_BYTES - 4))
-    request = struct.pack("16sP", interface.encode()[:15], buffer.buffer_info()[0])
+    request = struct.pack("16sP", interface.encode()[:15], buffer.buffer_info()[0]).ljust(IFREQ_BYTES, b"\0")
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
             fcntl.ioctl(sock.fileno(), SIOCETHTOOL, request)
