@@ -25,17 +25,27 @@ DESCRIPTION = (
     "ib_write_bw (perftest) is installed and rdma_bandwidth is on, each RDMA device's bandwidth."
 )
 MeasureRdma = Callable[..., Dict[str, Any]]
+NearestGpu = Callable[[Any], Dict[str, int]]
 
 
-def _default_measure() -> MeasureRdma:
-    from probelib.fabric.rdma_bandwidth import measure_rdma_bandwidth  # pylint: disable=import-outside-toplevel
-    return measure_rdma_bandwidth
+def measure_bandwidth(rdma_devices: Any, gpus: Any, params: Dict[str, Any], roots: SystemRoots,
+                      measure_rdma: Optional[MeasureRdma], nearest_gpu_of: Optional[NearestGpu]) -> Dict[str, Any]:
+    """data.rdma_bandwidth: probelib.fabric.rdma_bandwidth's measure_rdma_bandwidth (Contract 2), told which GPU is
+    nearest each RDMA device by its nearest_gpu_by_device, unless tests give their own."""
+    if measure_rdma is None:
+        from probelib.fabric.rdma_bandwidth import measure_rdma_bandwidth, nearest_gpu_by_device  # pylint: disable=import-outside-toplevel
+        measure_rdma, nearest_gpu_of = measure_rdma_bandwidth, nearest_gpu_by_device
+    devices = rdma_devices if isinstance(rdma_devices, list) else []
+    gpu_count = len(gpus) if isinstance(gpus, list) else 0
+    nearest = nearest_gpu_of(gpus) if nearest_gpu_of is not None else None
+    return measure_rdma(devices, gpu_count, params, nearest_gpu=nearest, roots=roots)
 
 
 def collect(params: Dict[str, Any], roots: Optional[SystemRoots] = None, driver_name: DriverName = ethtool_driver,
-            measure_rdma: Optional[MeasureRdma] = None) -> ProbeResult:
+            measure_rdma: Optional[MeasureRdma] = None, nearest_gpu_of: Optional[NearestGpu] = None) -> ProbeResult:
     """roots: where /proc and /sys are read (tests give recorded trees); driver_name: a virtual interface's driver
-    (ETHTOOL_GDRVINFO on the host); measure_rdma: probelib.fabric.rdma_bandwidth.measure_rdma_bandwidth unless given."""
+    (ETHTOOL_GDRVINFO on the host); measure_rdma, nearest_gpu_of: probelib.fabric.rdma_bandwidth's
+    measure_rdma_bandwidth and nearest_gpu_by_device unless given."""
     roots = roots or SystemRoots()
     errors = SectionErrors()
     rdma_devices = errors.run("rdma_devices", lambda: read_rdma_devices(roots.sys))
@@ -43,9 +53,7 @@ def collect(params: Dict[str, Any], roots: Optional[SystemRoots] = None, driver_
     ethernet = errors.run("ethernet", lambda: read_interfaces(roots.sys, netdevs, driver_name))
     gpus = errors.run("gpus", lambda: with_nearest_nics(read_gpus(roots.sys), rdma_devices))
     gpudirect = errors.run("gpudirect", lambda: read_gpudirect(roots.proc, roots.sys))
-    gpu_count = len(gpus) if isinstance(gpus, list) else 0
-    devices_measured = rdma_devices if isinstance(rdma_devices, list) else []
-    bandwidth = errors.run("rdma_bandwidth", lambda: (measure_rdma or _default_measure())(devices_measured, gpu_count, params))
+    bandwidth = errors.run("rdma_bandwidth", lambda: measure_bandwidth(rdma_devices, gpus, params, roots, measure_rdma, nearest_gpu_of))
     data = {"rdma_devices": rdma_devices, "ethernet": ethernet, "gpus": gpus, "gpudirect": gpudirect,
             "rdma_bandwidth": bandwidth, "errors": errors.errors}
     measured = not all(is_unavailable(section) for section in (rdma_devices, ethernet, gpus, gpudirect))

@@ -3,6 +3,8 @@
 operstate is RFC 2863's word as the kernel writes it; carrier is "1" or "0", and the kernel refuses the read (EINVAL)
 while the interface is administratively down; speed is in Mb/s, -1 when the driver knows none (no link), and refused
 for a device that is down or has no speed at all. carrier_changes counts each time the carrier came or went.
+IPoIB is virtual (a protocol interface on the HCA, whose port state the RDMA section records) but keeps the PCI
+address, NUMA node and driver of the function it sits on.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def read_interfaces(sys_root: str, rdma_of_netdev: Dict[str, str], driver_name: 
 
 def read_interface(entry: str, name: str, rdma_of_netdev: Dict[str, str], driver_name: DriverName) -> Dict[str, Any]:
     kind = interface_kind(entry, driver_name)
-    virtual = kind not in ("physical", "ipoib")
+    virtual = kind != "physical"
     interface: Dict[str, Any] = {
         "name": name,
         "operstate": read_value(os.path.join(entry, "operstate"), nonempty_text),
@@ -39,7 +41,7 @@ def read_interface(entry: str, name: str, rdma_of_netdev: Dict[str, str], driver
         "kind": kind,
         "rdma_device": rdma_of_netdev.get(name),
     }
-    if virtual:
+    if not os.path.exists(os.path.join(entry, "device")):
         named = driver_name(name)
         interface["driver"] = named if named else unavailable(
             "a virtual interface has no device/driver link, and ETHTOOL_GDRVINFO named no driver for %s" % name)

@@ -59,8 +59,8 @@ def _read(path: str) -> Optional[str]:
 
 
 def interface_kind(entry: str, driver_name: DriverName = ethtool_driver) -> str:
-    """'physical', 'ipoib' (both device-backed), or a virtual kind: 'bridge', 'bond', 'vlan', 'tun', 'veth',
-    'other-virtual'."""
+    """'physical', 'ipoib' (both device-backed; IPoIB counts as virtual), or a device-less kind: 'bridge', 'bond',
+    'vlan', 'tun', 'veth', 'other-virtual'."""
     if os.path.exists(os.path.join(entry, "device")):
         return "ipoib" if _read(os.path.join(entry, "type")) == ARPHRD_INFINIBAND else "physical"
     if os.path.isdir(os.path.join(entry, "bridge")):

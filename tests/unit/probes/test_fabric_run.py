@@ -26,13 +26,18 @@ class FakeMeasure:
         self.calls = []
         self.result = result or NO_PERFTEST
 
-    def __call__(self, rdma_devices, gpu_count, params):
-        self.calls.append((rdma_devices, gpu_count, params))
+    def __call__(self, rdma_devices, gpu_count, params, nearest_gpu=None, roots=None):
+        self.calls.append((rdma_devices, gpu_count, params, nearest_gpu, roots))
         return self.result
 
 
+def nearest_by_name(gpus):
+    """Stands for rdma_bandwidth.nearest_gpu_by_device: {device: the index of the GPU that names it nearest}."""
+    return {gpu["nearest_nic"]["rdma_device"]: index for index, gpu in enumerate(gpus) if "rdma_device" in gpu["nearest_nic"]}
+
+
 def collect(tree, params=None, measure=None):
-    return fabric.collect(params or {}, tree.roots(), DRIVERS.get, measure or FakeMeasure())
+    return fabric.collect(params or {}, tree.roots(), DRIVERS.get, measure or FakeMeasure(), nearest_by_name)
 
 
 def validate(result):
@@ -57,6 +62,7 @@ def test_hgx_h200_every_section(tmp_path):
     assert [gpu["numa_node"] for gpu in result.data["gpus"]] == [0, 0, 0, 0, 1, 1, 1, 1]
     (call,) = measure.calls
     assert call[0] is devices and call[1] == 8 and call[2] == {"rdma_bandwidth": True}
+    assert call[3] == {"mlx5_%d" % index: index for index in range(8)} and call[4].sys.startswith(str(tmp_path))
     assert result.data["rdma_bandwidth"] == NO_PERFTEST
     assert result.data["gpudirect"]["nvidia_peermem_loaded"] is True
 
@@ -82,12 +88,15 @@ def test_every_interface_and_its_kind(tmp_path):
                                        "rdma_device": None, "driver": "ice", "pci_address": "0000:a1:00.0", "numa_node": 0,
                                        "pcie_path": ["0000:a0:01.1"]}
     assert interfaces["ibp25s0"]["kind"] == "ipoib" and interfaces["ibp25s0"]["rdma_device"] == "mlx5_0"
-    assert interfaces["ibp25s0"]["mtu"] == 4092 and interfaces["ibp25s0"]["virtual"] is False
+    assert interfaces["ibp25s0"] == {"name": "ibp25s0", "operstate": "up", "carrier": True, "speed_mbps": 400000, "mtu": 4092,
+                                     "carrier_changes": 2, "virtual": True, "kind": "ipoib", "rdma_device": "mlx5_0",
+                                     "driver": "mlx5_core", "pci_address": "0000:19:00.0", "numa_node": 0,
+                                     "pcie_path": ["0000:15:01.0", "0000:16:00.0", "0000:17:01.0"]}
     assert interfaces["veth1a2b3c"] == {"name": "veth1a2b3c", "operstate": "up", "carrier": True, "speed_mbps": 10000,
                                         "mtu": 1500, "carrier_changes": 2, "virtual": True, "kind": "veth",
                                         "rdma_device": None, "driver": "veth", "pci_address": None, "numa_node": None,
                                         "pcie_path": None}
-    kinds = {name: (entry["kind"], entry["driver"]) for name, entry in interfaces.items() if entry["virtual"]}
+    kinds = {name: (entry["kind"], entry["driver"]) for name, entry in interfaces.items() if entry["pci_address"] is None}
     assert kinds == {"docker0": ("bridge", "bridge"), "bond0": ("bond", "bonding"), "bond0.100": ("vlan", "802.1Q VLAN Support"),
                      "tun0": ("tun", "tun"), "veth1a2b3c": ("veth", "veth")}
     assert interfaces["docker0"]["carrier"] is False and interfaces["docker0"]["operstate"] == "down"
@@ -160,7 +169,7 @@ def test_the_one_gpu_vm_has_no_rdma_device(tmp_path):
     result = collect(tree, {"rdma_bandwidth": False}, measure)
     validate(result)
     assert (result.status, result.data["rdma_devices"]) == ("ok", [])
-    assert measure.calls == [([], 1, {"rdma_bandwidth": False})]
+    assert measure.calls == [([], 1, {"rdma_bandwidth": False}, {}, tree.roots())]
     (gpu,) = result.data["gpus"]
     assert gpu["pci_address"] == "0000:01:00.0" and gpu["pcie_path"] == ["0000:00:02.0"]
     assert gpu["numa_node"] == {"unavailable": "%s/numa_node reads '-1': the kernel names no NUMA node for this device (-1: a "
@@ -179,7 +188,7 @@ def test_the_one_gpu_vm_has_no_rdma_device(tmp_path):
 
 
 def test_a_section_that_raises_makes_it_partial(tmp_path):
-    def broken(*unused):
+    def broken(*unused, **unused_keywords):
         raise OSError("perftest exploded")
     result = fabric.collect({}, hgx_h200(tmp_path).roots(), DRIVERS.get, broken)
     validate(result)
@@ -216,6 +225,22 @@ def test_schema_rejects_garbage(tmp_path):
     data["rdma_devices"][0]["ports"][0]["mac"] = "b8:ce:f6:00:00:01"
     with pytest.raises(jsonschema.ValidationError):
         validator.validate(data)
+
+
+def test_schema_takes_every_run_shape_of_contract_2(tmp_path):
+    common = {"rdma_device": "mlx5_0", "port": 1, "memory": "cuda", "gpu_index": 0, "mode": "loopback", "message_bytes": 65536,
+              "duration_s": 5}
+    runs = [dict(common, bandwidth_gbps=371.2, bandwidth_peak_gbps=380.1),
+            dict(common, bandwidth_gbps=371.2, bandwidth_peak_gbps={"unavailable": "no peak in duration mode"}),
+            dict(common, error="ib_write_bw: Couldn't connect"), dict(common, port=None, not_run="the port number is not usable")]
+    section = {"tool": {"path": "/usr/bin/ib_write_bw", "version": "6.22", "cuda_capable": True}, "runs": runs, "skipped": None}
+    result = collect(hgx_h200(tmp_path), measure=FakeMeasure(section))
+    validate(result)
+    for bad in (dict(common, bandwidth_gbps="fast"), dict(common, memory="disk", error="x"), dict(common)):
+        broken = json.loads(json.dumps(result.data))
+        broken["rdma_bandwidth"]["runs"] = [bad]
+        with pytest.raises(jsonschema.ValidationError):
+            schema_validator("fabric.schema.json").validate(broken)
 
 
 def test_collect_takes_milliseconds_on_the_eight_port_tree(tmp_path):
