@@ -35,10 +35,9 @@ def measure_bandwidth(rdma_devices: Any, gpus: Any, params: Dict[str, Any], root
     if measure_rdma is None:
         from probelib.fabric.rdma_bandwidth import measure_rdma_bandwidth, nearest_gpu_by_device  # pylint: disable=import-outside-toplevel
         measure_rdma, nearest_gpu_of = measure_rdma_bandwidth, nearest_gpu_by_device
-    devices = rdma_devices if isinstance(rdma_devices, list) else []
     gpu_count = len(gpus) if isinstance(gpus, list) else 0
     nearest = nearest_gpu_of(gpus) if nearest_gpu_of is not None else None
-    return measure_rdma(devices, gpu_count, params, nearest_gpu=nearest, roots=roots)
+    return measure_rdma(rdma_devices, gpu_count, params, nearest_gpu=nearest, roots=roots)
 
 
 def collect(params: Dict[str, Any], roots: Optional[SystemRoots] = None, driver_name: DriverName = ethtool_driver,

@@ -33,7 +33,8 @@ class FakeMeasure:
 
 def nearest_by_name(gpus):
     """Stands for rdma_bandwidth.nearest_gpu_by_device: {device: the index of the GPU that names it nearest}."""
-    return {gpu["nearest_nic"]["rdma_device"]: index for index, gpu in enumerate(gpus) if "rdma_device" in gpu["nearest_nic"]}
+    return {gpu["nearest_nic"]["rdma_device"]: index for index, gpu in enumerate(gpus if isinstance(gpus, list) else [])
+            if "rdma_device" in gpu["nearest_nic"]}
 
 
 def collect(tree, params=None, measure=None):
@@ -202,9 +203,11 @@ def test_nothing_read_is_an_error(tmp_path, monkeypatch):
         raise OSError("no /sys here")
     for name in ("read_rdma_devices", "read_interfaces", "read_gpus", "read_gpudirect"):
         monkeypatch.setattr(fabric, name, broken)
-    result = collect(hgx_h200(tmp_path))
+    measure = FakeMeasure()
+    result = collect(hgx_h200(tmp_path), measure=measure)
     validate(result)
     assert result.status == "error" and result.reason.startswith("sections that failed: rdma_devices (OSError: no /sys here), ethernet")
+    assert measure.calls[0][:2] == ({"unavailable": "section rdma_devices failed: OSError: no /sys here"}, 0)
     assert result.data["gpus"] == {"unavailable": "section gpus failed: OSError: no /sys here"}
 
 
