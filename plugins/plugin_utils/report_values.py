@@ -15,6 +15,8 @@ UNIT_SUFFIXES: Tuple[Tuple[str, str], ...] = tuple(sorted((
     ("_gib", "GiB"),
     ("_mhz", "MHz"),
     ("_gbps", "GB/s"),
+    ("_gbitps", "Gb/s"),
+    ("_mbps", "Mb/s"),
     ("_tflops", "TFLOP/s"),
     ("_pct", "%"),
     ("_w", "W"),

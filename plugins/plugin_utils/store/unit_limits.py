@@ -17,6 +17,8 @@ UNIT_LIMITS: Dict[str, tuple] = {
     "mhz": (100000, "megahertz", "about 16000 MHz (GDDR7 memory clock as NVML reports it); SM clocks about 3000 MHz"),
     "c": (200, "degrees Celsius", "GPU shutdown temperatures about 100 degrees C"),
     "gbps": (1000000, "gigabytes per second", "8000 GB/s (HBM3e of NVIDIA B200/B300); NVLink 5 1800 GB/s"),
+    "gbitps": (100000, "gigabits per second", "1600 Gb/s (a 1.6T Ethernet or XDR InfiniBand port)"),
+    "mbps": (100000000, "megabits per second", "1600000 Mb/s (a 1.6T Ethernet port as /sys/class/net/*/speed reads)"),
     "gts": (1000, "gigatransfers per second", "128 GT/s (PCIe 7.0)"),
     "tflops": (1000000, "teraflop/s", "15000 TFLOP/s (NVIDIA B300, dense FP4)"),
     "bytes": (2 ** 60, "bytes", "288 GB of GPU memory, tens of TB of host memory, PB moved in a long sweep"),

@@ -190,8 +190,8 @@ class _Runner:
             entry["error"] = ("the ib_write_bw client ended with status 0 but printed no bandwidth line under perftest's results "
                               "header (#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps])")
             return entry
-        entry["bandwidth_gbps"] = report["average_gbps"]
-        entry["bandwidth_peak_gbps"] = report["peak_gbps"] if report["peak_gbps"] > 0 else unavailable(PEAK_IN_DURATION_MODE)
+        entry["bandwidth_gbitps"] = report["average_gbps"]
+        entry["bandwidth_peak_gbitps"] = report["peak_gbps"] if report["peak_gbps"] > 0 else unavailable(PEAK_IN_DURATION_MODE)
         return entry
 
     def _entry(self, device: str, port: Optional[int], memory: str, gpu_index: Optional[int]) -> Dict[str, Any]:

@@ -1,24 +1,22 @@
 """Every NVIDIA GPU on the PCI bus and every bridge on its way up to its root port, read from sysfs.
 
-/sys/bus/pci/devices/<address> links to /sys/devices/pci<domain>:<bus>/<root port>/.../<device>: the real path is the
-device tree, so a device's upstream bridges are the PCI devices among its parent directories, nearest first, and the
-topmost of them (the one directly below the host bridge) is the root port.
+probelib.system.pci_path finds the bridges above each GPU from the device tree's real paths; the topmost is the root
+port.
 """
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from probelib.fields import unavailable
 from probelib.measure.host_gpus import GPU_CLASS_PREFIXES, NVIDIA_VENDOR
+from probelib.system.pci_path import address_order, upstream_chain
 from probelib.system.sysfs import normalize_bus_id
 from probelib.tuning.pci_config import BECOME, UNPRIVILEGED_CONFIG_BYTES, ConfigRead, parse_config
 from probelib.tuning.sysfs_values import lane_count, link_speed_gts, nonempty_text, read_value, whole_number
 
 CONFIG_READ_LIMIT_BYTES = 4096
-_ADDRESS = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 LINK_FILES = (
     ("max_speed_gts", "max_link_speed", link_speed_gts),
     ("max_width", "max_link_width", lane_count),
@@ -64,21 +62,6 @@ def read_pci_tree(sys_root: str, privileged: bool) -> PciTree:
     gpus.sort(key=lambda gpu: address_order(gpu["address"]))
     tree.gpus = [dict(gpu, numa_node=numa_of[gpu["address"]]) for gpu in gpus]
     return tree
-
-
-def address_order(address: str) -> Tuple[int, ...]:
-    """'0000:17:00.0' -> (0, 0x17, 0, 0): domains of five digits (VMD) sort after 0000, not between."""
-    return tuple(int(part, 16) for part in re.split(r"[:.]", address))
-
-
-def upstream_chain(device_directory: str) -> List[Tuple[str, str]]:
-    """(address, directory) of each PCI device above ``device_directory`` in the device tree, nearest first."""
-    chain = []
-    parent = os.path.dirname(device_directory)
-    while _ADDRESS.match(os.path.basename(parent)) and os.path.exists(os.path.join(parent, "config")):
-        chain.append((normalize_bus_id(os.path.basename(parent)), parent))
-        parent = os.path.dirname(parent)
-    return chain
 
 
 def _is_nvidia_gpu(directory: str) -> bool:

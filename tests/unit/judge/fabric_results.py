@@ -28,7 +28,7 @@ def ib_port(rate=400.0, rate_text="400 Gb/sec (4X NDR)", state="ACTIVE", phys_st
     codes = {"ACTIVE": 4, "DOWN": 1, "INIT": 2, "ARMED": 3}
     phys_codes = {"LinkUp": 5, "Polling": 2, "Disabled": 3, "LinkErrorRecovery": 6}
     return {"port": 1, "state": state, "state_code": codes.get(state, 0), "phys_state": phys_state,
-            "phys_state_code": phys_codes.get(phys_state, 0), "rate_gbps": rate, "rate_text": rate_text, "link_layer": link_layer,
+            "phys_state_code": phys_codes.get(phys_state, 0), "rate_gbitps": rate, "rate_text": rate_text, "link_layer": link_layer,
             "lid": 12, "gid_count": gids, "counters": {name: 0 for name in COUNTERS}}
 
 
@@ -52,10 +52,11 @@ def hgx_h200_healthy() -> dict:
     devices = [hca(index) for index in range(8)]
     ethernet = [{"name": "eno1", "operstate": "up", "carrier": True, "speed_mbps": 10000, "mtu": 1500, "driver": "ixgbe",
                  "pci_address": "0000:05:00.0", "virtual": False, "kind": "physical", "numa_node": 0, "carrier_changes": 2,
-                 "rdma_device": None}]
+                 "rdma_device": None, "pcie_path": ["0000:00:1c.0"]}]
     ethernet += [{"name": device["netdevs"][0], "operstate": "up", "carrier": True, "speed_mbps": 400000, "mtu": 4092,
                   "driver": "mlx5_core", "pci_address": device["pci_address"], "virtual": True, "kind": "ipoib",
-                  "numa_node": device["numa_node"], "carrier_changes": 2, "rdma_device": device["name"]} for device in devices]
+                  "numa_node": device["numa_node"], "carrier_changes": 2, "rdma_device": device["name"],
+                  "pcie_path": device["pcie_path"]} for device in devices]
     gpus = [{"pci_address": address, "numa_node": 0 if index < 4 else 1, "pcie_path": ["0000:%s:01.0" % address[5:7], _switch(address)],
              "nearest_nic": {"rdma_device": "mlx5_%d" % index, "pci_address": NIC_ADDRESSES[index], "relation": "same_pcie_switch"}}
             for index, address in enumerate(GPU_ADDRESSES)]
@@ -63,11 +64,12 @@ def hgx_h200_healthy() -> dict:
     for index in range(8):
         for memory, gpu in (("host", None), ("cuda", index)):
             runs.append({"rdma_device": "mlx5_%d" % index, "port": 1, "memory": memory, "gpu_index": gpu, "mode": "loopback",
-                         "message_bytes": 65536, "duration_s": 5, "bandwidth_gbps": 390.5 - index - (3.0 if memory == "cuda" else 0.0),
-                         "bandwidth_peak_gbps": 395.0})
-    data = {"rdma_devices": devices, "ethernet": ethernet, "gpus": gpus,
-            "gpudirect": {"nvidia_peermem_loaded": True, "nvidia_peermem_reason": "",
-                          "dmabuf": {"kernel_supports": True, "reason": "/proc/kallsyms lists dma_buf_export"}},
+                         "message_bytes": 65536, "duration_s": 5, "bandwidth_gbitps": 390.5 - index - (3.0 if memory == "cuda" else 0.0),
+                         "bandwidth_peak_gbitps": 395.0})
+    data = {"errors": [], "rdma_devices": devices, "ethernet": ethernet, "gpus": gpus,
+            "gpudirect": {"nvidia_peermem_loaded": True, "nvidia_peermem_reason": "/sys/module/nvidia_peermem exists: the module is loaded",
+                          "dmabuf": {"kernel_supports": True, "open_kernel_module": True,
+                                     "reason": "kernel 6.8.0 is at least 5.12; /proc/driver/nvidia/version names the Open Kernel Module"}},
             "rdma_bandwidth": {"tool": {"path": "/usr/bin/ib_write_bw", "version": "6.22", "cuda_capable": True},
                                "runs": runs, "skipped": None}}
     return envelope(data)
@@ -81,14 +83,14 @@ def port_down() -> dict:
     """mlx5_3 port 1 lost its link (cable pulled: DOWN / Polling)."""
     result = hgx_h200_healthy()
     port(result, "mlx5_3").update(state="DOWN", state_code=1, phys_state="Polling", phys_state_code=2,
-                                  rate_gbps=10.0, rate_text="10 Gb/sec (4X SDR)")
+                                  rate_gbitps=10.0, rate_text="10 Gb/sec (4X SDR)")
     return result
 
 
 def half_rate() -> dict:
     """mlx5_5 port 1 trained at half its rate (two of four lanes)."""
     result = hgx_h200_healthy()
-    port(result, "mlx5_5").update(rate_gbps=200.0, rate_text="200 Gb/sec (2X NDR)")
+    port(result, "mlx5_5").update(rate_gbitps=200.0, rate_text="200 Gb/sec (2X NDR)")
     return result
 
 
@@ -107,14 +109,15 @@ def symbol_errors_rising() -> tuple:
 
 def vm_without_rdma() -> dict:
     """The 1-GPU H200 VM of the rig: no /sys/class/infiniband, one virtio NIC, no NIC near the GPU."""
-    data = {"rdma_devices": [],
+    data = {"errors": [], "rdma_devices": [],
             "ethernet": [{"name": "eth0", "operstate": "up", "carrier": True, "speed_mbps": {"unavailable": "speed reads -1 (virtio)"},
                           "mtu": 1500, "driver": "virtio_net", "pci_address": "0000:00:05.0", "virtual": False, "kind": "physical",
-                          "numa_node": {"unavailable": "no NUMA node (-1)"}, "carrier_changes": 1, "rdma_device": None}],
+                          "numa_node": {"unavailable": "no NUMA node (-1)"}, "carrier_changes": 1, "rdma_device": None, "pcie_path": []}],
             "gpus": [{"pci_address": "0000:00:07.0", "numa_node": {"unavailable": "no NUMA node (-1)"}, "pcie_path": [],
                       "nearest_nic": {"unavailable": "no RDMA device on this host"}}],
             "gpudirect": {"nvidia_peermem_loaded": False, "nvidia_peermem_reason": "not in /proc/modules",
-                          "dmabuf": {"kernel_supports": True, "reason": "/proc/kallsyms lists dma_buf_export"}},
+                          "dmabuf": {"kernel_supports": True, "open_kernel_module": True,
+                                     "reason": "kernel 6.18.44 is at least 5.12; /proc/driver/nvidia/version names the Open Kernel Module"}},
             "rdma_bandwidth": {"tool": {"unavailable": "ib_write_bw (perftest) is not installed"}, "runs": [],
                                "skipped": "no RDMA device"}}
     return envelope(data, host="rig")
@@ -132,7 +135,8 @@ def roce_without_gids() -> dict:
 def peermem_missing() -> dict:
     result = hgx_h200_healthy()
     result["data"]["gpudirect"] = {"nvidia_peermem_loaded": False, "nvidia_peermem_reason": "not in /proc/modules nor /sys/module",
-                                   "dmabuf": {"kernel_supports": False, "reason": "proprietary kernel module: no dma-buf export"}}
+                                   "dmabuf": {"kernel_supports": True, "open_kernel_module": False,
+                                              "reason": "kernel 6.8.0 is at least 5.12, but /proc/driver/nvidia/version names the proprietary module"}}
     return result
 
 

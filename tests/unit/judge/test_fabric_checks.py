@@ -95,7 +95,7 @@ def test_a_port_disabled_on_purpose_or_ignored_is_a_skip_not_a_failure():
 def test_a_port_at_half_rate_fails_naming_it():
     [slow] = failing(judged("port_rate", results.half_rate()))
     assert slow.reason.startswith("mlx5_5 port 1 at 200 Gb/sec (2X NDR), expected 400 Gb/s: it carries 50 % of what it should")
-    assert slow.value == 200.0 and slow.reference == 400.0 and "baselines/h200-sxm.yaml network.rate_gbps" in slow.reference_source
+    assert slow.value == 200.0 and slow.reference == 400.0 and "baselines/h200-sxm.yaml network.rate_gbitps" in slow.reference_source
     [count] = judged("rdma_port_count", results.half_rate())
     assert count.status == "fail" and "mlx5_5 port 1 (200 Gb/sec (2X NDR))" in count.reason
 
@@ -217,9 +217,20 @@ def test_nvidia_peermem_missing_on_a_node_with_rdma_devices_fails_with_the_remed
     assert check.status == "fail" and "nvidia_peermem is not loaded (not in /proc/modules nor /sys/module)" in check.reason
     assert "modprobe nvidia-peermem" in check.reason
     dmabuf = results.peermem_missing()
-    dmabuf["data"]["gpudirect"]["dmabuf"]["kernel_supports"] = True
+    dmabuf["data"]["gpudirect"]["dmabuf"]["open_kernel_module"] = True
     [check] = judged("gpudirect", dmabuf)
     assert check.status == "pass" and "the dma-buf path is available" in check.reason
+
+
+def test_a_new_kernel_with_the_proprietary_module_is_no_dma_buf_path():
+    """Only NVIDIA's open kernel module exports GPU memory as dma-buf: a kernel of 5.12 or later alone passed before."""
+    result = results.peermem_missing()
+    assert result["data"]["gpudirect"]["dmabuf"]["kernel_supports"] is True
+    [check] = judged("gpudirect", result)
+    assert check.status == "fail"
+    result["data"]["gpudirect"]["dmabuf"]["open_kernel_module"] = {"unavailable": "/proc/driver/nvidia/version could not be read"}
+    [check] = judged("gpudirect", result)
+    assert check.status != "pass"
 
 
 def test_a_gpu_whose_nearest_nic_is_across_the_root_complex_fails_on_the_board_and_skips_on_a_slice():
@@ -275,7 +286,7 @@ def test_mtu_differing_across_rdma_backed_nics_warns():
 
 def test_rdma_bandwidth_below_90_percent_of_the_port_fails_naming_the_run_and_no_tool_skips():
     result = results.hgx_h200_healthy()
-    result["data"]["rdma_bandwidth"]["runs"][5]["bandwidth_gbps"] = 301.0   # mlx5_2, CUDA memory
+    result["data"]["rdma_bandwidth"]["runs"][5]["bandwidth_gbitps"] = 301.0   # mlx5_2, CUDA memory
     [slow] = failing(judged("rdma_bandwidth", result))
     assert slow.reason.startswith("mlx5_2 port 1, cuda memory (GPU 2), loopback: 301.0 Gb/s (peak 395.0) on a 400 Gb/s port, "
                                   "floor 360 Gb/s (90 %)")

@@ -46,10 +46,10 @@ def test_one_run_per_active_port_with_host_and_cuda_memory(tmp_path):
         ("mlx5_0", 1, "host", None), ("mlx5_0", 1, "cuda", 3), ("mlx5_1", 1, "host", None), ("mlx5_1", 1, "cuda", 5)]
     host, cuda = section["runs"][:2]
     assert host == {"rdma_device": "mlx5_0", "port": 1, "memory": "host", "gpu_index": None, "mode": "loopback",
-                    "message_bytes": 65536, "duration_s": 5, "bandwidth_gbps": 370.71,
-                    "bandwidth_peak_gbps": {"unavailable": "perftest does not measure the peak in duration mode (-D "
+                    "message_bytes": 65536, "duration_s": 5, "bandwidth_gbitps": 370.71,
+                    "bandwidth_peak_gbitps": {"unavailable": "perftest does not measure the peak in duration mode (-D "
                                                            "sets noPeak): it prints 0.00"}}
-    assert cuda["bandwidth_gbps"] == 356.84
+    assert cuda["bandwidth_gbitps"] == 356.84
     assert len(popen.processes) == 8
 
 
@@ -93,7 +93,7 @@ def test_roce_port_runs_with_the_gid_index_of_its_routable_roce_v2_gid(tmp_path)
 def test_roce_port_without_a_roce_v2_gid_keeps_perftests_default(tmp_path):
     section, popen = measure(tmp_path, [device("mlx5_2", [port(1, link_layer="Ethernet")])])
     assert "-x" not in popen.processes[0].argv
-    assert section["runs"][0]["bandwidth_gbps"] == 370.71
+    assert section["runs"][0]["bandwidth_gbitps"] == 370.71
 
 
 def test_infiniband_port_has_no_gid_index(tmp_path):
@@ -137,7 +137,7 @@ def test_help_that_is_no_help_says_so(tmp_path):
 def test_version_query_timed_out(tmp_path):
     section, popen = measure(tmp_path, [device()], run=answers(timed_out=("--version",)))
     assert section["tool"]["version"] == {"unavailable": "/usr/bin/ib_write_bw --version did not answer within 10 s (killed)"}
-    assert section["runs"][0]["bandwidth_gbps"] == 370.71
+    assert section["runs"][0]["bandwidth_gbitps"] == 370.71
 
 
 def test_version_and_help_are_bounded_argv_runs(tmp_path):
@@ -172,7 +172,7 @@ def test_a_port_that_is_not_active_is_not_run_and_says_so(tmp_path):
                     "message_bytes": 65536, "duration_s": 5, "not_run": "port 1 is DOWN, not ACTIVE: not measured"}
     assert down_cuda["not_run"] == down["not_run"] and down_cuda["gpu_index"] == 0
     assert unreadable["not_run"] == "port 3 is unreadable (ports/3/state could not be read), not ACTIVE: not measured"
-    assert active["bandwidth_gbps"] == 370.71 and active_cuda["bandwidth_gbps"] == 356.84
+    assert active["bandwidth_gbitps"] == 370.71 and active_cuda["bandwidth_gbitps"] == 356.84
     assert [process.argv[process.argv.index("-i") + 1] for process in popen.processes] == ["2"] * 4
 
 

@@ -48,7 +48,7 @@ def _port_rate(data: Any, run: Dict[str, Any]) -> Optional[float]:
     ports, unused_why = ports_of(data)
     for port in ports:
         if port.device.get("name") == run.get("rdma_device") and port.port.get("port") == run.get("port"):
-            return port.rate_gbps
+            return port.rate_gbitps
     return None
 
 
@@ -68,7 +68,7 @@ def rdma_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], contex
         if isinstance(run.get("not_run"), str):
             checks.append(make_check(rule, host, "skip", "%s: not measured: %s" % (label, run["not_run"])))
             continue
-        value, rate = number_or_none(run.get("bandwidth_gbps")), _port_rate(data, run)
+        value, rate = number_or_none(run.get("bandwidth_gbitps")), _port_rate(data, run)
         if value is None:
             checks.append(make_check(rule, host, "error", "%s: no bandwidth recorded" % label))
             continue
@@ -80,7 +80,7 @@ def rdma_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], contex
         words = "" if status == "pass" else "; check the port (fabric.port_rate), the NIC's PCIe link and, for GPU memory, " \
             "GPUDirect (fabric.gpudirect) and the GPU-NIC path"
         checks.append(make_check(rule, host, status, "%s: %.1f Gb/s (peak %s) on a %g Gb/s port, floor %.0f Gb/s (%g %%)%s" % (
-            label, value, "%.1f" % run["bandwidth_peak_gbps"] if number_or_none(run.get("bandwidth_peak_gbps")) is not None else "—",
+            label, value, "%.1f" % run["bandwidth_peak_gbitps"] if number_or_none(run.get("bandwidth_peak_gbitps")) is not None else "—",
             rate, floor, share, words), value=value, unit="Gb/s", reference=round(floor, 3),
             reference_source=param_source(rule, "min_pct_of_port_rate"), threshold=">= %g %% of the port's rate" % share))
     return checks
@@ -91,7 +91,7 @@ def bandwidth_metrics(data: Dict[str, Any]) -> List[Metric]:
     runs, unused_why = bandwidth_runs(data)
     slowest: Dict[str, float] = {}
     for run in runs:
-        value, memory = number_or_none(run.get("bandwidth_gbps")), run.get("memory")
+        value, memory = number_or_none(run.get("bandwidth_gbitps")), run.get("memory")
         if value is not None and memory in MEMORY_SPECS and "error" not in run:
             slowest[memory] = min(value, slowest.get(memory, value))
     return [Metric.of(MEMORY_SPECS[memory], None, None, value) for memory, value in sorted(slowest.items())]

@@ -44,7 +44,7 @@ def port_rate(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
     ports, why = ports_of(data)
     if not ports:
         return [make_check(rule, host, "skip", no_rdma_words(why))]
-    rate, rate_source = expected(context, "rate_gbps")
+    rate, rate_source = expected(context, "rate_gbitps")
     if rate is None:
         return [make_check(rule, host, "skip", "%s; the port rates are recorded, not judged" % rate_source)]
     layer, unused_source = expected(context, "link_layer")
@@ -57,7 +57,7 @@ def port_rate(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
             checks.append(make_check(rule, host, "skip", "%s is %s, not the %s compute fabric the baseline describes: its rate (%s) "
                                      "is not judged" % (port.label, port.port.get("link_layer"), layer, port.rate_words())))
             continue
-        value = port.rate_gbps
+        value = port.rate_gbitps
         if value is None:
             checks.append(make_check(rule, host, "error", "%s: its rate could not be read (%s)" % (port.label, port.rate_words())))
             continue
@@ -85,7 +85,7 @@ def rdma_port_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], conte
     if why:
         return [make_check(rule, host, "error", "the RDMA devices could not be listed (%s)" % why)]
     layer, unused_layer_source = expected(context, "link_layer")
-    rate, unused_rate_source = expected(context, "rate_gbps")
+    rate, unused_rate_source = expected(context, "rate_gbitps")
     good, other = [], []
     for port in ports:
         problem = []
@@ -93,7 +93,7 @@ def rdma_port_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], conte
             problem.append("%s/%s" % (port.port.get("state"), port.port.get("phys_state")))
         if layer is not None and port.text("link_layer") != layer:
             problem.append("link layer %s, not %s (a VPI port in the other mode: mlxconfig LINK_TYPE_P1)" % (port.port.get("link_layer"), layer))
-        if rate is not None and (port.rate_gbps is None or port.rate_gbps < float(rate)):
+        if rate is not None and (port.rate_gbitps is None or port.rate_gbitps < float(rate)):
             problem.append(port.rate_words())
         if problem:
             other.append("%s (%s)" % (port.label, ", ".join(problem)))

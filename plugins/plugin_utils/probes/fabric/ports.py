@@ -45,15 +45,15 @@ class Port:
         return self.text("state") == ACTIVE_STATE and self.text("phys_state") == LINK_UP
 
     @property
-    def rate_gbps(self) -> Optional[float]:
-        return number_or_none(self.port.get("rate_gbps"))
+    def rate_gbitps(self) -> Optional[float]:
+        return number_or_none(self.port.get("rate_gbitps"))
 
     def rate_words(self) -> str:
         rate = self.port.get("rate_text")
         if isinstance(rate, str) and rate:
             return rate
-        value = self.rate_gbps
-        return "%g Gb/s" % value if value is not None else "rate %s" % unavailable_reason(self.port.get("rate_gbps"))
+        value = self.rate_gbitps
+        return "%g Gb/s" % value if value is not None else "rate %s" % unavailable_reason(self.port.get("rate_gbitps"))
 
     def counter(self, name: str) -> Optional[float]:
         counters = self.port.get("counters")

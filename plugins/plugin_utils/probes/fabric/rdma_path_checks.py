@@ -57,7 +57,15 @@ def gpudirect(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: An
         return [make_check(rule, host, "skip", "no NVIDIA GPU on this host's PCI bus%s: GPUDirect RDMA has no GPU memory to reach" % (
             " (%s)" % gpus_why if gpus_why else ""))]
     peermem = dig(data, "gpudirect", "nvidia_peermem_loaded")
-    dmabuf = dig(data, "gpudirect", "dmabuf", "kernel_supports")
+    # dma-buf export of GPU memory needs a kernel of 5.12 or later and NVIDIA's open kernel module: the kernel alone is
+    # not the path
+    kernel, open_module = dig(data, "gpudirect", "dmabuf", "kernel_supports"), dig(data, "gpudirect", "dmabuf", "open_kernel_module")
+    if kernel is True and open_module is True:
+        dmabuf: Any = True
+    elif kernel is False or open_module is False:
+        dmabuf = False
+    else:
+        dmabuf = kernel if kernel is not True else open_module
     if peermem is True:
         return [make_check(rule, host, "pass", "nvidia_peermem is loaded: the %d RDMA device(s) can reach the %d GPU(s)' memory "
                            "(GPUDirect RDMA)" % (len(devices), len(gpus)), threshold="nvidia_peermem loaded or dma-buf")]

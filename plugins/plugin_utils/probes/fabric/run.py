@@ -5,11 +5,13 @@ from ..declaration import ProbeRun
 
 RUN = ProbeRun(
     name="fabric",
+    # after tuning (15): both read sysfs; before the bandwidth probes, so ib_write_bw never follows sustained load
     run_order=16,
+    # the sysfs reads take milliseconds (docs/fabric.md); ib_write_bw's runs share a 240 s budget
+    # (probelib/fabric/rdma_bandwidth.py), so a hung run costs the section, never the probe's other data
     timeout_s=300,
-    # quick reads sysfs only (the issue puts what takes < 1 s there); ib_write_bw (perftest) adds about
-    # rdma_bandwidth_duration_s per NIC and memory kind, so only the longer profiles measure it
-    profiles={"quick": {"rdma_bandwidth": False}, "acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
+    # quick records the devices without measuring bandwidth (the sysfs read takes well under a second)
+    profiles={"acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}, "quick": {"rdma_bandwidth": False}},
     needs_gpu=False,
-    summary="InfiniBand/RoCE ports, HCA firmware, Ethernet links, each GPU's nearest NIC, GPUDirect RDMA and RDMA bandwidth",
+    summary="RDMA ports (state, rate, counters), network interfaces, each GPU's nearest NIC, GPUDirect RDMA, RDMA bandwidth",
 )

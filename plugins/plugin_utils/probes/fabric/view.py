@@ -84,7 +84,7 @@ def _bandwidth_rows(data: Any) -> List[List[Cell]]:
         if "error" in run:
             rows.append([Cell(run_label(run)), Cell("error", str(run["error"]), "bad"), Cell(""), Cell("")])
             continue
-        rows.append([Cell(run_label(run)), _gbit(run.get("bandwidth_gbps")), _gbit(run.get("bandwidth_peak_gbps")),
+        rows.append([Cell(run_label(run)), _gbit(run.get("bandwidth_gbitps")), _gbit(run.get("bandwidth_peak_gbitps")),
                      Cell("%s B, %s s" % (run.get("message_bytes"), run.get("duration_s")))])
     return rows
 
