@@ -38,7 +38,7 @@ def peermem(proc_root: str, sys_root: str) -> Tuple[bool, str]:
     if modules is not None and any(line.split(" ", 1)[0] == "nvidia_peermem" for line in modules.splitlines()):
         return True, "%s lists nvidia_peermem: the module is loaded" % modules_path
     listed = "does not list it" if modules is not None else "could not be read"
-    return False, ("%s is absent and %s %s: nvidia_peermem is not loaded (`modprobe nvidia_peermem` loads it where the "
+    return False, ("%s is absent and %s %s: nvidia_peermem is not loaded (modprobe nvidia_peermem loads it where the "
                    "driver installed it; GPUDirect RDMA can still go through dma-buf)" % (module_dir, modules_path, listed))
 
 

@@ -69,12 +69,13 @@ def measure_rdma_bandwidth(rdma_devices: Any, gpu_count: Any, params: Mapping[st
     section: Dict[str, Any] = {"tool": tool, "runs": [], "skipped": None}
     if not settings.enabled:
         section["skipped"] = "rdma_bandwidth disabled by the profile (parameter rdma_bandwidth: false)"
-    elif is_unavailable(tool):
-        section["skipped"] = "%s: nothing measured" % tool["unavailable"]
+    # no device first: a host without one needs no perftest, so "apt install perftest" would be bad advice there
     elif is_unavailable(rdma_devices):
         section["skipped"] = "the RDMA devices could not be read: %s" % rdma_devices["unavailable"]
     elif not rdma_devices:
         section["skipped"] = "no RDMA device (/sys/class/infiniband lists none): nothing to measure"
+    elif is_unavailable(tool):
+        section["skipped"] = "%s: nothing measured" % tool["unavailable"]
     else:
         runner = _Runner(tool, settings, gpu_count, nearest_gpu or {}, popen, roots or SystemRoots(), limits or PairLimits(),
                          budget_s)

@@ -159,6 +159,14 @@ def test_no_rdma_device(tmp_path):
     assert section["runs"] == [] and popen.processes == []
 
 
+def test_no_rdma_device_and_no_perftest_says_no_device_not_install_perftest(tmp_path):
+    """The 1-GPU H200 rig has neither: its dossier told it to apt install perftest, which a host without an RDMA device
+    does not need."""
+    section, popen = measure(tmp_path, [], gpu_count=1, which=lambda name: None)
+    assert section["skipped"] == "no RDMA device (/sys/class/infiniband lists none): nothing to measure"
+    assert section["tool"] == {"unavailable": "ib_write_bw (perftest) is not installed: apt install perftest"}
+
+
 def test_devices_that_could_not_be_read(tmp_path):
     section, popen = measure(tmp_path, {"unavailable": "/sys/class/infiniband is not readable by this user"})
     assert section["skipped"] == "the RDMA devices could not be read: /sys/class/infiniband is not readable by this user"
