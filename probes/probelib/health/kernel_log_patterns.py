@@ -34,7 +34,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "sxid",
         re.compile(r"(?P<switch>nvidia-nvswitch\d+): SXid \(PCI:(?P<device>" + PCI + r")\): (?P<sxid>\d+), "
-                 r"(?P<severity>Fatal|Non-fatal)\b"),
+                   r"(?P<severity>Fatal|Non-fatal)\b"),
         "An NVSwitch error (Switch XID) reported by the NVSwitch driver; the line says Fatal or Non-fatal.",
         "Fatal: drain the node, reset the GPUs and NVSwitches (or reboot) and restart Fabric Manager; repeated: "
         "RMA the baseboard. Non-fatal: watch for repeats on the same link.",
@@ -44,7 +44,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "fallen_off_bus",
         re.compile(r"NVRM: (?:(?:The NVIDIA )?GPU (?:at PCI:)?(?P<device>" + PCI + r")\b.*?)?"
-                 r"(?:GPU has )?fallen off the bus"),
+                   r"(?:GPU has )?fallen off the bus"),
         "The GPU stopped answering on PCIe: the driver can no longer reach it. Printed with or without an XID 79.",
         "Drain the node and reboot it; if the GPU falls off again, reseat it or RMA it (check its PCIe slot and power).",
         "fatal",
@@ -54,7 +54,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "pcie_aer_fatal",
         re.compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=(?:" + UNCORRECTED + r" \()?Fatal\)?"
-                 r"|AER: (?:Multiple )?" + UNCORRECTED + r" \(Fatal\) error " + RECEIVED + r")"),
+                   r"|AER: (?:Multiple )?" + UNCORRECTED + r" \(Fatal\) error " + RECEIVED + r")"),
         "An uncorrectable fatal PCIe error: the link is unreliable and the kernel resets it; the device may be lost.",
         "Drain the node; reseat the device or its riser; RMA it if the error returns.",
         "fatal",
@@ -63,7 +63,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "pcie_aer_uncorrected",
         re.compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=" + UNCORRECTED + r"(?: \(Non-Fatal\))?,"
-                 r"|AER: (?:Multiple )?" + UNCORRECTED + r" \(Non-Fatal\) error " + RECEIVED + r")"),
+                   r"|AER: (?:Multiple )?" + UNCORRECTED + r" \(Non-Fatal\) error " + RECEIVED + r")"),
         "An uncorrectable non-fatal PCIe error: a transaction was lost (the driver may recover it).",
         "Drain the node; reseat the device or its riser and re-run; RMA it if the error returns.",
         "error",
@@ -72,7 +72,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "pcie_aer_corrected",
         re.compile(r"(?:(?P<device>" + PCI + r"): (?:AER: )?PCIe Bus Error: severity=" + CORRECTED + r","
-                 r"|AER: (?:Multiple )?" + CORRECTED + r" error " + RECEIVED + r")"),
+                   r"|AER: (?:Multiple )?" + CORRECTED + r" error " + RECEIVED + r")"),
         "A corrected PCIe error (bad TLP/DLLP, receiver error, replay): the link retried; many mean a marginal link.",
         "A few are normal; many on one device: reseat it or its riser, check the slot, compare with its peers.",
         "warning",
@@ -81,7 +81,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "mlx5_fatal",
         re.compile(r"mlx5_core (?P<device>" + PCI + r")[^:]*:.*(?:timeout\. Will cause a leak of a command resource"
-                 r"|device's health compromised|unrecoverable)"),
+                   r"|device's health compromised|unrecoverable)"),
         "The ConnectX NIC's firmware stopped answering its driver (command timeout, missed health polls, unrecoverable).",
         "Drain the node; reload the driver or reboot; if it returns, update the NIC firmware or RMA the NIC.",
         "fatal",
@@ -90,7 +90,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "mlx5_pcie_limited",
         re.compile(r"mlx5_core (?P<device>" + PCI + r")[^:]*: [0-9.]+ Gb/s available PCIe bandwidth, limited by "
-                 r"(?P<limit>.+?) link at (?P<at>\S+) \(capable of"),
+                   r"(?P<limit>.+?) link at (?P<at>\S+) \(capable of"),
         "The ConnectX NIC trained its PCIe link narrower or slower than it can: its bandwidth is capped.",
         "Reseat the NIC or its riser; check the slot's width and the BIOS's bifurcation; compare with its peers.",
         "warning",
@@ -99,7 +99,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "pcie_limited",
         re.compile(r"(?P<driver>[\w-]+) (?P<device>" + PCI + r")[^:]*: [0-9.]+ Gb/s available PCIe bandwidth, limited by "
-                 r"(?P<limit>.+?) link at (?P<at>\S+) \(capable of"),
+                   r"(?P<limit>.+?) link at (?P<at>\S+) \(capable of"),
         "A PCIe device trained its link narrower or slower than it can (printed by the PCI core at enumeration).",
         "For a GPU or NIC: reseat it or its riser, check the slot; for other devices usually nothing to do.",
         "info",
@@ -115,7 +115,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "nic_link_down",
         re.compile(r"(?:(?P<driver>[\w-]+) (?P<pci>" + PCI + r") )?(?P<device>" + IFNAME + r"): "
-                 r"(?:(?:\w+: \S+ )?NIC Link is Down|Link is Down|Link down|[Ll]ost carrier|carrier lost)\b"),
+                   r"(?:(?:\w+: \S+ )?NIC Link is Down|Link is Down|Link down|[Ll]ost carrier|carrier lost)\b"),
         "A network interface lost its link (cable, transceiver, switch port, or the interface taken down).",
         "A single down is an event; repeated downs (flaps) on one port: check the cable/transceiver and the switch port.",
         "warning",
@@ -131,7 +131,7 @@ PATTERNS: Tuple[KernelLogPattern, ...] = (
     KernelLogPattern(
         "nic_link_up",
         re.compile(r"(?:(?P<driver>[\w-]+) (?P<pci>" + PCI + r") )?(?P<device>" + IFNAME + r"): "
-                 r"(?:(?:\w+: \S+ )?NIC Link is Up|Link is Up|Link up)\b"),
+                   r"(?:(?:\w+: \S+ )?NIC Link is Up|Link is Up|Link up)\b"),
         "A network interface's link came up.",
         "Nothing alone; counted with link downs to see flaps.",
         "info",

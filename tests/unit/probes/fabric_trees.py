@@ -108,9 +108,10 @@ class SysTree:
         else:
             directory = os.path.join(function_dir, "net", name)
             link(function_dir, os.path.join(directory, "device"))
+        ifindex = len(os.listdir(os.path.join(self.sys, "class", "net"))) + 2
+        uevent = "INTERFACE=%s\nIFINDEX=%d%s" % (name, ifindex, "\nDEVTYPE=%s" % devtype if devtype else "")
         files = {"operstate": operstate, "carrier": carrier, "speed": speed, "mtu": mtu, "carrier_changes": carrier_changes,
-                 "type": netdev_type, "uevent": "INTERFACE=%s\nIFINDEX=%d%s" % (name, len(os.listdir(os.path.join(self.sys, "class", "net"))) + 2,
-                                                                          "\nDEVTYPE=%s" % devtype if devtype else "")}
+                 "type": netdev_type, "uevent": uevent}
         files.update(extra_files or {})
         for file_name, value in files.items():
             if value is not None:

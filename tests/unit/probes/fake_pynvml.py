@@ -113,6 +113,7 @@ class FirmwareModule(FakeModule):
             raise NVMLError(3, "Not Supported")
         return {0: "2.1", 1: "7.16"}[infoRomObject]
 
+
 # nvml.h field ids of the clock-event duration counters and the perf policies that count the same time.
 SW_POWER_CAP, SYNC_BOOST, SW_THERMAL, HW_THERMAL, HW_POWER_BRAKE = 74, 76, 269, 270, 271
 POLICY_FIELDS = {0: (SW_POWER_CAP,), 1: (SW_THERMAL, HW_THERMAL), 2: (SYNC_BOOST,), 3: (), 4: (), 5: ()}
@@ -151,6 +152,7 @@ class CounterModule(FakeModule):
             raise NVMLError(3, "Not Supported")
         return SimpleNamespace(referenceTime=REFERENCE_TIME_US,
                                violationTime=sum(self.counter(handle, field_id) for field_id in POLICY_FIELDS[policy]))
+
 
 class c_nvmlGpuFabricInfo_t(ctypes.Structure):  # pylint: disable=invalid-name
     """nvml.h's layout: the probe passes it by reference, as to the real library."""

@@ -44,8 +44,7 @@ def test_unreadable_port_files_say_which_and_why(tmp_path):
         os.remove(os.path.join(real, "gids", name))
     os.rmdir(os.path.join(real, "gids"))
     port = infiniband.read_port(directory)
-    path = lambda name: os.path.join(directory, name)  # noqa: E731
-    assert port["state"] == port["state_code"] == {"unavailable": "%s reads 'ACTIVE': not '<code>: <words>'" % path("state")}
+    assert port["state"] == port["state_code"] == {"unavailable": "%s reads 'ACTIVE': not '<code>: <words>'" % os.path.join(directory, "state")}
     assert port["rate_gbitps"] == port["rate_text"] == {"unavailable": "%s is missing (this kernel or driver does not offer it)" % path("rate")}
     assert port["gid_count"] == {"unavailable": "%s is missing (the driver offers no GID table)" % path("gids")}
     assert port["counters"]["VL15_dropped"] == {"unavailable": "%s is missing (the driver offers no PMA counters for this port)"
@@ -70,7 +69,7 @@ def test_a_read_the_kernel_refuses_says_what_it_means(tmp_path, monkeypatch):
                                                                "carrier" % carrier_path}
     port = infiniband.read_port(port_dir(tree))
     assert port["rate_gbitps"]["unavailable"].endswith("the kernel refuses the read (EINVAL): the port reports no valid speed or "
-                                                     "width (a port whose link is not up)")
+                                                       "width (a port whose link is not up)")
 
 
 def test_a_file_this_user_cannot_read(tmp_path, monkeypatch):

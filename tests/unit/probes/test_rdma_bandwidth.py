@@ -47,8 +47,8 @@ def test_one_run_per_active_port_with_host_and_cuda_memory(tmp_path):
     host, cuda = section["runs"][:2]
     assert host == {"rdma_device": "mlx5_0", "port": 1, "memory": "host", "gpu_index": None, "mode": "loopback",
                     "message_bytes": 65536, "duration_s": 5, "bandwidth_gbitps": 370.71,
-                    "bandwidth_peak_gbitps": {"unavailable": "perftest does not measure the peak in duration mode (-D "
-                                                           "sets noPeak): it prints 0.00"}}
+                    "bandwidth_peak_gbitps": {"unavailable": "perftest does not measure the peak in duration mode (-D sets noPeak): "
+                                                             "it prints 0.00"}}
     assert cuda["bandwidth_gbitps"] == 356.84
     assert len(popen.processes) == 8
 
