@@ -45,10 +45,11 @@ def test_unreadable_port_files_say_which_and_why(tmp_path):
     os.rmdir(os.path.join(real, "gids"))
     port = infiniband.read_port(directory)
     assert port["state"] == port["state_code"] == {"unavailable": "%s reads 'ACTIVE': not '<code>: <words>'" % os.path.join(directory, "state")}
-    assert port["rate_gbitps"] == port["rate_text"] == {"unavailable": "%s is missing (this kernel or driver does not offer it)" % path("rate")}
-    assert port["gid_count"] == {"unavailable": "%s is missing (the driver offers no GID table)" % path("gids")}
+    missing_rate = "%s is missing (this kernel or driver does not offer it)" % os.path.join(directory, "rate")
+    assert port["rate_gbitps"] == port["rate_text"] == {"unavailable": missing_rate}
+    assert port["gid_count"] == {"unavailable": "%s is missing (the driver offers no GID table)" % os.path.join(directory, "gids")}
     assert port["counters"]["VL15_dropped"] == {"unavailable": "%s is missing (the driver offers no PMA counters for this port)"
-                                                % path("counters/VL15_dropped")}
+                                                % os.path.join(directory, "counters/VL15_dropped")}
     assert port["counters"]["symbol_error"] == 0
 
 
