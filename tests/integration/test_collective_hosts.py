@@ -320,5 +320,5 @@ def test_validate_runs_the_all_reduce_as_a_step_when_asked(netns_fleet, tmp_path
     run_dir, unused_envelopes = check_all_reduce_across(fleet, results, output, fleet.names)
     for name in fleet.names:
         assert sorted(os.listdir(os.path.join(run_dir, name))) == [
-            "collective_hosts.json", "dossier.html", "dossier.md", "health.json", "inputs.json", "measurements.html",
+            "collective_hosts.json", "dossier.html", "dossier.md", "fabric.json", "health.json", "inputs.json", "measurements.html",
             "measurements.md", "membw.json", "writer.json"]

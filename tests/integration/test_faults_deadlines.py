@@ -96,8 +96,7 @@ def test_a_controller_worker_that_dies_costs_its_host_not_the_run(tmp_path, fork
     hosts = ("gpu-a01", "gpu-a02")
     results = tmp_path / "results"
     inventory = write_inventory(tmp_path / "inventory.yml", {name: {} for name in hosts})
-    slow = ("-e", json.dumps({"gpufleet_profile": "quick",
-                              "probe_params": {"health": {"cuda_init": False}, "membw": {"sizes_mib": [16, 64, 256]}}}))
+    slow = runs.SLOW_MEMBW
     run = runs.BackgroundRun([runs.ANSIBLE_PLAYBOOK, "validate.yml", "-i", inventory, "-e", "gpufleet_results_dir=%s" % results,
                               "-e", "gpufleet_run_id=worker", "--forks", str(forks), *slow], tmp_path / "run.log")
     try:

@@ -2,7 +2,6 @@
 writer"): the resume says the earlier writer is gone, keeps every result it finished byte for byte, and probes only
 what has no result. The real `ansible-playbook validate.yml` on two local-connection hosts.
 """
-import json
 import os
 import signal
 import sys
@@ -16,9 +15,7 @@ if FAULTS_DIR not in sys.path:
 
 from faults import runs  # noqa: E402  pylint: disable=wrong-import-position
 
-# membw slow enough that the playbook can be killed while it runs, after health is stored.
-SLOW_QUICK = ("-e", json.dumps({"gpufleet_profile": "quick",
-                                "probe_params": {"health": {"cuda_init": False}, "membw": {"sizes_mib": [16, 64, 256]}}}))
+SLOW_QUICK = runs.SLOW_MEMBW
 HOSTS = ("gpu-a01", "gpu-a02")
 
 

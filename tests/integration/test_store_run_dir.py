@@ -21,8 +21,7 @@ from faults import runs  # noqa: E402  pylint: disable=wrong-import-position
 
 HEALTH = ("-e", json.dumps({"gpufleet_profile": "health", "probe_params": NO_CUDA_INIT}))
 # Slow enough that a second playbook run can start while the first still holds its host.
-SLOW_QUICK = ("-e", json.dumps({"gpufleet_profile": "quick",
-                                "probe_params": {"health": {"cuda_init": False}, "membw": {"sizes_mib": [16, 64, 256]}}}))
+SLOW_QUICK = runs.SLOW_MEMBW
 RESUME = ("-e", "gpufleet_resume=true")
 
 

@@ -24,10 +24,14 @@ GOOD_STATUSES = {"health": ("ok", "partial", "unavailable"), "membw": ("ok",)}
 GOOD_VERDICTS = ("pass", "warn")
 # The store's own records (docs/store.md), not probe results.
 STORE_FILES = ("run.json", "writer.json", "inputs.json")
-# The quick profile (health, then membw) made quicker, so that a fault test spends its time on the fault: health without
-# its CUDA initialisation in a fresh process (torch has no CUDA here), membw on a 16 MiB buffer.
-QUICK = ("-e", json.dumps({"gpufleet_profile": "quick",
-                           "probe_params": {"health": {"cuda_init": False}, "membw": {"sizes_mib": [16]}}}))
+# A profile of its own, health then membw (what the fault tests stop, kill and count), rather than quick, whose probes
+# change as probes join it (fabric did): health without its CUDA initialisation in a fresh process (torch has no CUDA
+# here), membw on a 16 MiB buffer, so that a fault test spends its time on the fault.
+HEALTH_THEN_MEMBW = {"gpufleet_profiles": {"health_then_membw": ["health", "membw"]}, "gpufleet_profile": "health_then_membw"}
+QUICK = ("-e", json.dumps(dict(HEALTH_THEN_MEMBW, probe_params={"health": {"cuda_init": False}, "membw": {"sizes_mib": [16]}})))
+# The same with membw slow enough that a run can be killed or interrupted while it runs, after health is stored.
+SLOW_MEMBW = ("-e", json.dumps(dict(HEALTH_THEN_MEMBW, probe_params={"health": {"cuda_init": False},
+                                                                     "membw": {"sizes_mib": [16, 64, 256]}})))
 
 
 def write_host_vars(fleet, host_vars: dict) -> str:
