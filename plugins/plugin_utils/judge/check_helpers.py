@@ -8,7 +8,7 @@ by path is plugin_utils/result_fields.py's dig.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 from .model import Check
 
@@ -59,6 +59,25 @@ def unavailable_check(rule: Dict[str, Any], host: str, what: str, field_value: D
     prefix = "%s: " % gpu_label(gpu) if gpu is not None else ""
     verb = "is not offered here" if status == "skip" else "could not be read"
     return make_check(rule, host, status, "%s%s %s: %s" % (prefix, what, verb, reason), gpu)
+
+
+def each_gpu_section(rule: Dict[str, Any], host: str, data: Dict[str, Any], key: str, what: str,
+                     judge_one: Callable[[Dict[str, Any], Dict[str, Any]], Check]) -> List[Check]:
+    """One check per GPU of data.gpus from its section gpus[i][key]: judge_one(gpu, section) where it was recorded; a
+    skip where the result predates the section; the section's own reason where it could not be read."""
+    checks = []
+    gpus = data.get("gpus")
+    for gpu in gpus if isinstance(gpus, list) else []:
+        if not isinstance(gpu, dict):
+            continue
+        if key not in gpu:
+            checks.append(make_check(rule, host, "skip", "%s: this result holds no %s (a probe from before they were read)"
+                                     % (gpu_label(gpu), what), gpu))
+        elif isinstance(gpu[key], dict) and set(gpu[key]) == {"unavailable"}:
+            checks.append(unavailable_check(rule, host, "the " + what, gpu[key], gpu))
+        elif isinstance(gpu[key], dict):
+            checks.append(judge_one(gpu, gpu[key]))
+    return checks
 
 
 def param_source(rule: Dict[str, Any], name: str) -> str:

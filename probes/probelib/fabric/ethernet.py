@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 from probelib.fabric.net_kind import DriverName, ethtool_driver, interface_kind
 from probelib.fabric.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
-from probelib.fabric.sysfs_fields import nonempty_text, read_value, whole_number
+from probelib.system.sysfs_field import nonempty_text, read_value, whole_number
 from probelib.fields import is_unavailable, unavailable
 
 CARRIER_INVALID = "the interface is administratively down, and then the kernel says nothing of its carrier"

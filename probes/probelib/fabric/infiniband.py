@@ -11,7 +11,7 @@ import re
 from typing import Any, Dict, List, Tuple
 
 from probelib.fabric.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
-from probelib.fabric.sysfs_fields import nonempty_text, read_value, whole_number
+from probelib.system.sysfs_field import nonempty_text, read_value, whole_number
 from probelib.fields import unavailable
 
 # The port counters of the IB PMA (ports/<n>/counters), named as the kernel names the files.

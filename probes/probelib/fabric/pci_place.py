@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from probelib.fabric.sysfs_fields import read_value, whole_number
+from probelib.system.sysfs_field import read_value, whole_number
 from probelib.fields import unavailable
 from probelib.system.pci_path import PCI_ADDRESS, upstream_chain
 from probelib.system.sysfs import normalize_bus_id

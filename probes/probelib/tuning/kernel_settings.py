@@ -9,7 +9,8 @@ from typing import Any, Dict, List, Tuple
 
 from probelib.fields import unavailable
 from probelib.system.sysfs import read_text
-from probelib.tuning.sysfs_values import bracketed_choice, nonempty_text, read_value, whole_number
+from probelib.system.sysfs_field import nonempty_text, whole_number
+from probelib.tuning.sysfs_values import bracketed_choice, read_value
 
 SYSCTL_INTEGERS = (
     ("numa_balancing", ("kernel", "numa_balancing")),

@@ -13,8 +13,9 @@ from probelib.fields import unavailable
 from probelib.measure.host_gpus import GPU_CLASS_PREFIXES, NVIDIA_VENDOR
 from probelib.system.pci_path import address_order, upstream_chain
 from probelib.system.sysfs import normalize_bus_id
+from probelib.system.sysfs_field import nonempty_text, whole_number
 from probelib.tuning.pci_config import BECOME, UNPRIVILEGED_CONFIG_BYTES, ConfigRead, parse_config
-from probelib.tuning.sysfs_values import lane_count, link_speed_gts, nonempty_text, read_value, whole_number
+from probelib.tuning.sysfs_values import lane_count, link_speed_gts, read_value
 
 CONFIG_READ_LIMIT_BYTES = 4096
 LINK_FILES = (

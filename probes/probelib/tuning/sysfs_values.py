@@ -4,35 +4,16 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from probelib.fields import unavailable
-from probelib.system.sysfs import read_text
+from probelib.system import sysfs_field
 
-VALUE_FILE_LIMIT_BYTES = 64 << 10
 _SPEED = re.compile(r"^(\d+(?:\.\d+)?)\s*GT/s")
 _BRACKETED = re.compile(r"\[([^\]]+)\]")
 
 
 def read_value(path: str, parse: Callable[[str], Any], missing: str = "this kernel does not offer it") -> Any:
-    """parse(the file's stripped text), or unavailable naming the file and why; parse raises ValueError with words."""
-    try:
-        text = read_text(path, VALUE_FILE_LIMIT_BYTES).strip()
-    except FileNotFoundError:
-        return unavailable("%s is missing (%s)" % (path, missing))
-    except PermissionError:
-        return unavailable("%s is not readable by this user; run the tuning probe with become "
-                           "(gpufleet_become_probes: [tuning])" % path)
-    except OSError as exc:
-        return unavailable("%s could not be read: %s" % (path, exc.strerror or exc))
-    try:
-        return parse(text)
-    except ValueError as exc:
-        return unavailable("%s reads %r: %s" % (path, text[:80], exc))
-
-
-def whole_number(text: str) -> int:
-    if not re.fullmatch(r"-?[0-9]+", text):
-        raise ValueError("not a whole number")
-    return int(text)
+    """The shared reader (probelib.system.sysfs_field), whose permission error tells how the tuning probe reads it."""
+    return sysfs_field.read_value(path, parse, missing, unreadable="is not readable by this user; run the tuning probe with "
+                                  "become (gpufleet_become_probes: [tuning])")
 
 
 def bracketed_choice(text: str) -> str:
@@ -41,12 +22,6 @@ def bracketed_choice(text: str) -> str:
     if not match:
         raise ValueError("no [bracketed] choice")
     return match.group(1).strip()
-
-
-def nonempty_text(text: str) -> str:
-    if not text:
-        raise ValueError("empty")
-    return text
 
 
 def link_speed_gts(text: str) -> float:

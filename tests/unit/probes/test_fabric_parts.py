@@ -5,7 +5,8 @@ import os
 import pytest
 
 from fabric_trees import Port, SysTree, hgx_h200, write
-from probelib.fabric import ethernet, gpudirect, infiniband, nearest_nic, sysfs_fields
+from probelib.fabric import ethernet, gpudirect, infiniband, nearest_nic
+from probelib.system import sysfs_field
 from probelib.fabric.net_kind import ethtool_driver
 
 
@@ -23,7 +24,7 @@ def test_rate(text, gbps):
 
 @pytest.mark.parametrize("parse,text", [(infiniband.code_and_words, "ACTIVE"), (infiniband.rate_gbitps, "fast"),
                                         (infiniband.lid, "12"), (ethernet.carrier, "2"), (ethernet.speed_mbps, "-1"),
-                                        (sysfs_fields.whole_number, "1.5")])
+                                        (sysfs_field.whole_number, "1.5")])
 def test_parsers_refuse_what_the_kernel_does_not_print(parse, text):
     with pytest.raises(ValueError):
         parse(text)
@@ -56,13 +57,13 @@ def test_unreadable_port_files_say_which_and_why(tmp_path):
 def test_a_read_the_kernel_refuses_says_what_it_means(tmp_path, monkeypatch):
     """carrier of an interface that is administratively down and rate of a port without a valid speed raise EINVAL."""
     tree = hgx_h200(tmp_path)
-    real_read = sysfs_fields.read_text
+    real_read = sysfs_field.read_text
 
     def refusing(path, limit):
         if path.endswith(("/carrier", "/rate")):
             raise OSError(errno.EINVAL, "Invalid argument")
         return real_read(path, limit)
-    monkeypatch.setattr(sysfs_fields, "read_text", refusing)
+    monkeypatch.setattr(sysfs_field, "read_text", refusing)
     interfaces = {entry["name"]: entry for entry in ethernet.read_interfaces(tree.sys, {}, lambda name: None)}
     carrier_path = os.path.join(tree.sys, "class", "net", "docker0", "carrier")
     assert interfaces["docker0"]["carrier"] == {"unavailable": "%s: the kernel refuses the read (EINVAL): the interface is "
@@ -76,8 +77,8 @@ def test_a_read_the_kernel_refuses_says_what_it_means(tmp_path, monkeypatch):
 def test_a_file_this_user_cannot_read(tmp_path, monkeypatch):
     def denied(path, limit):
         raise PermissionError(errno.EACCES, "Permission denied")
-    monkeypatch.setattr(sysfs_fields, "read_text", denied)
-    assert sysfs_fields.read_value("/sys/x", int) == {"unavailable": "/sys/x is not readable by this user"}
+    monkeypatch.setattr(sysfs_field, "read_text", denied)
+    assert sysfs_field.read_value("/sys/x", int) == {"unavailable": "/sys/x is not readable by this user"}
 
 
 def test_an_rdma_device_with_no_pci_function(tmp_path):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
+from ...judge.check_helpers import each_gpu_section, gpu_label, make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable
@@ -36,21 +36,8 @@ def _of_uptime(seconds: float, uptime: Any) -> str:
 
 @reads_params("warn_above_s")
 def clock_event_durations(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    checks = []
-    gpus = data.get("gpus")
-    for gpu in gpus if isinstance(gpus, list) else []:
-        if not isinstance(gpu, dict):
-            continue
-        if DURATIONS_KEY not in gpu:
-            checks.append(make_check(rule, host, "skip", "%s: this result holds no clock-event duration counters since the driver loaded (a probe "
-                                     "from before they were read)" % gpu_label(gpu), gpu))
-            continue
-        durations = gpu[DURATIONS_KEY]
-        if is_unavailable(durations):
-            checks.append(unavailable_check(rule, host, "the clock-event duration counters", durations, gpu))
-        elif isinstance(durations, dict):
-            checks.append(_gpu_check(host, gpu, durations, rule))
-    return checks
+    return each_gpu_section(rule, host, data, DURATIONS_KEY, "clock-event duration counters since the driver loaded",
+                            lambda gpu, durations: _gpu_check(host, gpu, durations, rule))
 
 
 def _gpu_check(host: str, gpu: Dict[str, Any], durations: Dict[str, Any], rule: Dict[str, Any]) -> Check:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
+from ...judge.check_helpers import each_gpu_section, gpu_label, make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable
@@ -69,23 +69,8 @@ def expected_words(reasons: Dict[str, Any], window_s: Any) -> List[str]:
 
 @reads_params("hw_warn_s", "hw_fail_pct", "sw_thermal_warn_pct", "sw_thermal_fail_pct")
 def clock_event_durations(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    checks = []
-    gpus = data.get("gpus")
-    for gpu in gpus if isinstance(gpus, list) else []:
-        if not isinstance(gpu, dict):
-            continue
-        if WINDOW_KEY not in gpu:
-            checks.append(make_check(rule, host, "skip", "%s: this result holds no clock-event duration counters over the load window (a probe "
-                                     "from before they were read)" % gpu_label(gpu), gpu))
-            continue
-        window = gpu[WINDOW_KEY]
-        if is_unavailable(window):
-            checks.append(unavailable_check(rule, host, "the clock-event duration counters over the load window", window, gpu))
-            continue
-        if not isinstance(window, dict):
-            continue
-        checks.append(_gpu_check(host, gpu, window, rule))
-    return checks
+    return each_gpu_section(rule, host, data, WINDOW_KEY, "clock-event duration counters over the load window",
+                            lambda gpu, window: _gpu_check(host, gpu, window, rule))
 
 
 def _gpu_check(host: str, gpu: Dict[str, Any], window: Dict[str, Any], rule: Dict[str, Any]) -> Check:

@@ -1,4 +1,5 @@
-"""One sysfs file read into a field: its value, or ``{"unavailable": why}`` naming the file and what went wrong."""
+"""One /sys or /proc file read into a field: its value, or ``{"unavailable": why}`` naming the file and what went wrong
+(shared by the probes that read sysfs: tuning, fabric)."""
 from __future__ import annotations
 
 import errno
@@ -13,16 +14,16 @@ VALUE_FILE_LIMIT_BYTES = 64 << 10
 
 
 def read_value(path: str, parse: Callable[[str], Any], missing: str = "this kernel or driver does not offer it",
-               invalid: Optional[str] = None) -> Any:
+               invalid: Optional[str] = None, unreadable: str = "is not readable by this user") -> Any:
     """parse(the file's stripped text), or unavailable naming the file and why; parse raises ValueError with words.
     invalid: what EINVAL on read means for this file (the kernel refuses some reads, e.g. carrier of a device that is
-    down, rate of a port without a valid speed)."""
+    down, rate of a port without a valid speed); unreadable: what a permission error says after the path."""
     try:
         text = read_text(path, VALUE_FILE_LIMIT_BYTES).strip()
     except FileNotFoundError:
         return unavailable("%s is missing (%s)" % (path, missing))
     except PermissionError:
-        return unavailable("%s is not readable by this user" % path)
+        return unavailable("%s %s" % (path, unreadable))
     except OSError as exc:
         if exc.errno == errno.EINVAL and invalid:
             return unavailable("%s: the kernel refuses the read (EINVAL): %s" % (path, invalid))
