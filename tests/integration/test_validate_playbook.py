@@ -62,8 +62,10 @@ def test_validate_localhost_writes_schema_valid_results(local_run):
     assert code == 0, output
     run_dir = only_run_dir(results)
     files = list(every_result_file(run_dir))
-    expected = ["fleet.json", "localhost/health.json", "localhost/membw.json"]
+    expected = ["fleet.json", "localhost/fabric.json", "localhost/health.json", "localhost/membw.json"]
     assert sorted(os.path.relpath(path, run_dir) for path in files) == expected
+    with open(os.path.join(run_dir, "localhost", "fabric.json")) as handle:
+        assert_schema_valid(json.load(handle))
     with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
         assert_schema_valid(json.load(handle))
     with open(os.path.join(run_dir, "fleet.json")) as handle:
