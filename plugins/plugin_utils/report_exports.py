@@ -7,12 +7,12 @@ import math
 import re
 import time
 import xml.etree.ElementTree as ET
-from datetime import datetime
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .control_chars import INVISIBLE_CHARACTERS, escape_control
 from .number_format import format_quantity
+from .result_fields import iso_seconds
 from .store.paths import DOSSIER_HTML_FILE, DOSSIER_MD_FILE, INDEX_HTML_FILE, INDEX_MD_FILE, JUNIT_FILE, PROMETHEUS_FILE, host_dir_name
 
 FLEET_SCHEMA_VERSION = "1"
@@ -405,19 +405,9 @@ def run_timestamp(run_model: Any, default: Optional[float] = None) -> float:
     starts = []
     for host in getattr(run_model, "hosts", ()):
         for entry in host.probes.values():
-            parsed = _iso_seconds(entry.started)
+            parsed = iso_seconds(entry.started)
             if parsed is not None:
                 starts.append(parsed)
     if starts:
         return min(starts)
     return time.time() if default is None else default
-
-
-def _iso_seconds(text: Any) -> Optional[float]:
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.timestamp() if moment.tzinfo is not None else None

@@ -5,6 +5,7 @@ everywhere.
 """
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 # What dig returns for a path that is not there (None is a value a field may hold).
@@ -103,3 +104,14 @@ def error_words(error: Any) -> str:
         kind, message = str(error.get("type") or "error"), str(error.get("message") or "")
         return "%s: %s" % (kind, message) if message else kind
     return "" if error is None else str(error)
+
+
+def iso_seconds(text: Any) -> Optional[float]:
+    """An ISO 8601 time with its zone ('2026-12-03T10:00:00+00:00' or '...Z') as Unix seconds; None for anything else."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.timestamp() if moment.tzinfo is not None else None

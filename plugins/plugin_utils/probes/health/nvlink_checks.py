@@ -9,13 +9,12 @@ watch judges its window: any replay or recovery error fails, CRC errors fail at 
 """
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ...judge.catalogue import CheckFunction
 from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
 from ...judge.model import Check
-from ...result_fields import MISSING, dig, is_unavailable
+from ...result_fields import MISSING, dig, is_unavailable, iso_seconds
 from .checks import _none_supported, _nvlink_words, per_gpu
 
 # (counter, words): a rise of any of these fails (DCGM_FR_NVLINK_ERROR_CRITICAL)
@@ -29,14 +28,7 @@ NOT_RECORDED = "this health result records no %s (written by a probe from before
 
 
 def _started_s(envelope: Any) -> Optional[float]:
-    text = envelope.get("started") if isinstance(envelope, Mapping) else None
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.timestamp() if moment.tzinfo is not None else None
+    return iso_seconds(envelope.get("started") if isinstance(envelope, Mapping) else None)
 
 
 class EarlierRun:
