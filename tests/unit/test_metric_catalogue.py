@@ -74,7 +74,8 @@ def test_every_metric_a_probe_produces_is_declared_with_its_unit_and_direction_a
     # produces each metric it declares (collective_hosts, and a probe just added, have no recorded run here)
     recorded_probes = {probe for probe, unused_data in RECORDED}
     missing = sorted(metric_id for metric_id in set(catalogue) - set(produced) if metric_id.split(".", 1)[0] in recorded_probes)
-    assert missing == sorted(NO_RECORDED_RUN_MEASURES), missing
+    # where the recorded runs are left out (the adding-a-probe copy has no docs/examples), fabric is not recorded either
+    assert missing == sorted(metric_id for metric_id in NO_RECORDED_RUN_MEASURES if metric_id.split(".", 1)[0] in recorded_probes), missing
 
 
 # Declared metrics that no recorded run could produce, and why; each is produced by the hand-written result named.
