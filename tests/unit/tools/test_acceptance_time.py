@@ -258,6 +258,19 @@ def test_the_benchmark_prints_the_table_from_the_committed_results(capsys):
     assert "Where the time goes at n = 8 (new model" in out
 
 
+def test_the_docs_show_what_the_benchmark_prints(capsys):
+    acceptance_time.main(["--run", RUN, "--pairs-run", PAIRS])
+    out = capsys.readouterr().out
+    with open(os.path.join(ROOT, "docs", "time-model.md"), encoding="utf-8") as handle:
+        page = handle.read()
+    printed = out[out.index("| n | old model s"):out.index("\n\n## The recorded run")]
+    assert printed in page
+    for model_name in ("New model", "Old model"):
+        section = out[out.index("## " + model_name):]
+        total = next(line for line in section.splitlines() if line.startswith("| **total**"))
+        assert total in page
+
+
 def test_the_benchmark_names_a_run_it_cannot_read(tmp_path, capsys):
     with pytest.raises(SystemExit):
         acceptance_time.main(["--run", str(tmp_path / "nowhere")])
