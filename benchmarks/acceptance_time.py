@@ -97,8 +97,9 @@ def where_time_goes(prediction: Prediction, n: int, count: int = 6) -> List[str]
     return lines
 
 
-def recorded_lines(run: Run, old: Prediction) -> List[str]:
+def recorded_lines(run: Run, inputs: Mapping[str, PhaseInputs], options: Options) -> List[str]:
     """The 1-GPU run as recorded, and the issue's own arithmetic for 8 GPUs, from the same results."""
+    old = predict(inputs, (1, 8), options, "old")
     lines = []
     first, last, unused_ordered = probe_span(run)
     began = run_id_seconds(run.run_id)
@@ -133,7 +134,7 @@ def report(run: Run, inputs: Dict[str, PhaseInputs], options: Options, ns: Seque
     out += table(old, inputs)
     out += ["", "## Totals beside the goals", ""] + summary(new, old)
     out += [""] + where_time_goes(new, max(ns)) + [""] + where_time_goes(old, max(ns))
-    out += ["", "## The recorded run and the issue's figures", ""] + recorded_lines(run, old)
+    out += ["", "## The recorded run and the issue's figures", ""] + recorded_lines(run, inputs, options)
     if missing or run.problems:
         out += ["", "## Missing inputs (their phases count 0 in the totals)", ""]
         out += ["- %s" % line for line in missing + run.problems]

@@ -167,7 +167,7 @@ def test_the_old_model_gives_the_recorded_wall_and_the_issues_figures(recorded):
     options = Options(probes_new=13, probes_old=12)
     old = model.predict(found, (1, 8), options, "old")
     assert old.complete() and old.total(1) == pytest.approx(248.0, abs=0.01)
-    lines = "\n".join(acceptance_time.recorded_lines(run, old))
+    lines = "\n".join(acceptance_time.recorded_lines(run, found, options))
     assert "from the run id's second to the last probe's end: 246 s" in lines
     assert "= 22.9 min (the issue: ~22 min)" in lines
 
@@ -269,6 +269,15 @@ def test_the_docs_show_what_the_benchmark_prints(capsys):
         section = out[out.index("## " + model_name):]
         total = next(line for line in section.splitlines() if line.startswith("| **total**"))
         assert total in page
+
+
+def test_the_benchmark_takes_a_host_directory_and_other_gpu_counts(capsys):
+    assert acceptance_time.main(["--run", os.path.join(RUN, "localhost"), "--ns", "1", "3", "--workers-per-gpu", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "| n=1 s | n=3 s |" in out and "wall 248 s (the rig's summary.txt)" in out
+    # two workers on the one GPU run the together phase there too
+    assert "| gemm together | every GPU at once: worker + spawn x workers (none below 2 workers) | 16.1 | 16.1 |" in out
+    assert "the issue's arithmetic: 8 x" in out
 
 
 def test_the_benchmark_names_a_run_it_cannot_read(tmp_path, capsys):
