@@ -328,12 +328,14 @@ def together_record(together: Optional[Run], probe: str) -> Optional[Dict[str, A
     return record
 
 
-def together_terms(run: Run, together: Optional[Run], probe: str, headline: float, headline_what: str) -> Dict[str, Term]:
+def together_terms(together: Optional[Run], probe: str, headline: float, headline_what: str, start: Term) -> Dict[str, Term]:
+    """A worker's terms: from the two-worker run's together record, else assumed from the alone run (the headline's
+    time, after a start like the probe's own: a process importing what the probe imports and initialising CUDA)."""
     record = together_record(together, probe)
     if record is None or together is None:
         why = "no two-worker run given" if together is None else "%s holds no together record of %s" % (together.label, probe)
         return {"worker": Term(headline, "assumed, %s: a worker's work = the alone headline time (%s)" % (why, headline_what)),
-                "worker_start": worker_start(run),
+                "worker_start": Term(start.value, "assumed: a worker starts like the probe (%s start above)" % probe),
                 "spawn": Term(0.0, "assumed, %s: workers start in parallel" % why)}
     durations = [worker["duration_s"] for worker in record["workers"] if worker.get("duration_s") is not None]
     if not durations:
@@ -350,11 +352,12 @@ def per_gpu_phases(run: Run, together: Optional[Run], probe: str) -> Dict[str, P
     envelope = run.envelope(probe)
     devices = devices_of(run, probe)
     alone, headline, alone_what, headline_what = per_gpu_probe(run, probe)
+    start = Term(envelope["duration_s"] - alone * len(devices), measured(
+        run, "%s duration_s less the per-GPU part: process, torch import, CUDA init, result" % probe))
     phases = {
-        probe + " start": PhaseInputs({"fixed": Term(envelope["duration_s"] - alone * len(devices), measured(
-            run, "%s duration_s less the per-GPU part: process, torch import, CUDA init, result" % probe))}),
+        probe + " start": PhaseInputs({"fixed": start}),
         probe + " alone": PhaseInputs({"per_gpu": Term(alone, measured(run, alone_what))}),
-        probe + " together": PhaseInputs(together_terms(run, together, probe, headline, headline_what)),
+        probe + " together": PhaseInputs(together_terms(together, probe, headline, headline_what, start)),
     }
     if probe == "gemm":
         check = sum(gemm_correctness(device) for device in devices) / len(devices)

@@ -132,11 +132,14 @@ def test_the_recorded_run_gives_the_measured_terms(recorded):
     assert _term(found, "hostbw alone", "per_gpu") == pytest.approx(1796328849 + 24.999 - 1796328853.64)
     assert _term(found, "load", "fixed") == 69.064
     assert _term(found, "health", "per_gpu") == pytest.approx(0.15 + (4.382 - 4.065), abs=0.01)
-    # the together phase without a two-worker run: the alone headline, assumed, plus a fresh torch + CUDA process
+    # the together phase without a two-worker run: the alone headline, assumed, after a start like the probe's own
     together = found["gemm together"].terms
     assert together["worker"].value == pytest.approx(3.0 + 3.017 + 3.0 + 3.063)
     assert together["worker"].source.startswith("assumed, no two-worker run given")
-    assert together["worker_start"].value == 4.065
+    assert together["worker_start"].value == pytest.approx(92.226 - 87.219, abs=1e-3)
+    # fusion's worker repeats the whole probe: its start and its device run, however the two split
+    fusion = found["fusion together"].terms
+    assert fusion["worker_start"].value + fusion["worker"].value == pytest.approx(21.181)
     assert found["memtest"].terms["fixed"].value == pytest.approx(30.0 + 4.065)
     assert "estimated (no memtest" in found["memtest"].terms["fixed"].source
 
@@ -276,7 +279,7 @@ def test_the_benchmark_takes_a_host_directory_and_other_gpu_counts(capsys):
     out = capsys.readouterr().out
     assert "| n=1 s | n=3 s |" in out and "wall 248 s (the rig's summary.txt)" in out
     # two workers on the one GPU run the together phase there too
-    assert "| gemm together | every GPU at once: worker + spawn x workers (none below 2 workers) | 16.1 | 16.1 |" in out
+    assert "| gemm together | every GPU at once: worker + spawn x workers (none below 2 workers) | 17.1 | 17.1 |" in out
     assert "the issue's arithmetic: 8 x" in out
 
 
