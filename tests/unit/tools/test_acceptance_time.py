@@ -283,6 +283,15 @@ def test_the_benchmark_takes_a_host_directory_and_other_gpu_counts(capsys):
     assert "the issue's arithmetic: 8 x" in out
 
 
+def test_the_docs_show_the_totals_without_a_pairs_run(capsys):
+    acceptance_time.main(["--run", RUN])
+    out = capsys.readouterr().out
+    with open(os.path.join(ROOT, "docs", "time-model.md"), encoding="utf-8") as handle:
+        page = handle.read()
+    section = out[out.index("## New model"):]
+    assert next(line for line in section.splitlines() if line.startswith("| **total**")) in page
+
+
 def test_the_benchmark_names_a_run_it_cannot_read(tmp_path, capsys):
     with pytest.raises(SystemExit):
         acceptance_time.main(["--run", str(tmp_path / "nowhere")])
