@@ -1,1 +1,1 @@
-"""memtest: device memory pattern tests (walking ones and zeros, address-in-address, seeded random) on every GPU at once, with NVML ECC and remapped-row counters read before and after."""
+"""The parts of the memtest probe: the plan, the patterns, one pass, one worker, the NVML counters, one device's entry."""
