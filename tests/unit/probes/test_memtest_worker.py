@@ -38,12 +38,44 @@ def test_passes_repeat_until_the_budget_and_every_pattern_runs():
     assert [entry["pattern"] for entry in result["patterns"]] == ["walking_ones", "walking_zeros", "address", "random"]
     passes = [entry["passes"] for entry in result["patterns"]]
     assert min(passes) >= 1 and result["rounds"] >= 1 and max(passes) - min(passes) <= 1
-    assert result["test_s"] <= 0.5 + 0.5  # a pass starts only when its last one still fits
     assert "budget" in result["stopped"]
     for entry in result["patterns"]:
         assert entry["bytes_written"] == entry["bytes_checked"] == entry["passes"] * 4 * MIB
     assert result["bytes_written"] == sum(entry["bytes_written"] for entry in result["patterns"])
     assert result["gbps"] == pytest.approx(2 * result["bytes_written"] / result["test_s"] / 1e9, rel=1e-3)
+
+
+class Clock:
+    """time.perf_counter for run_patterns: each pass of a pattern takes the seconds the test gives it."""
+
+    def __init__(self, seconds):
+        self.now = 0.0
+        self.seconds = seconds
+
+    def perf_counter(self):
+        return self.now
+
+    def run_pass(self, test, name, pass_index, flip, ranges_left):
+        self.now += self.seconds[name]
+        return {"pattern": name, "pass": pass_index, "seconds": self.seconds[name], "errors": 0, "ranges": [],
+                "ranges_left_out": 0, "injected": None}
+
+
+@pytest.mark.parametrize("seconds, passes, rounds, test_s", [
+    # 0.1 s a pass in a 1 s budget: one round, then passes while the same pattern's last one still fits: ends at 1.0 s
+    (0.1, [3, 3, 2, 2], 2, 1.0),
+    # the first round alone takes 2 s: it runs whole, and nothing after it
+    (0.5, [1, 1, 1, 1], 1, 2.0),
+])
+def test_a_pass_starts_only_when_its_patterns_last_pass_still_fits_in_the_budget(monkeypatch, seconds, passes, rounds, test_s):
+    clock = Clock({name: seconds for name in ("walking_ones", "walking_zeros", "address", "random")})
+    monkeypatch.setattr(memtest_worker, "run_pass", clock.run_pass)
+    monkeypatch.setattr(memtest_worker.time, "perf_counter", clock.perf_counter)
+    test = type("Test", (), {"buffer_bytes": MIB})()
+    result = memtest_worker.run_patterns(test, plan(cpu_budget_s=1.0), None)
+    assert [entry["passes"] for entry in result["patterns"]] == passes
+    assert (result["rounds"], result["test_s"]) == (rounds, test_s)
+    assert result["stopped"].endswith("would end past the 1 s budget")
 
 
 def test_a_budget_too_small_for_one_round_still_runs_each_pattern_once():
