@@ -14,8 +14,8 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 
 def _value(value: Any) -> str:
-    # Six significant digits, not the report's three: a flipped low bit changes an element in its third digit or later.
-    return "%.6g" % value if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+    # Nine significant digits, not the report's three: a flipped low bit of an fp32 element changes its seventh or later.
+    return "%.9g" % value if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
 def difference_words(entry: Dict[str, Any]) -> str:
@@ -34,7 +34,7 @@ def mode_words(record: Dict[str, Any]) -> str:
     if record.get("mode") != "tolerance":
         return "bit for bit"
     rest = record.get("at_rest_difference") if isinstance(record.get("at_rest_difference"), dict) else {}
-    return ("within |diff| <= %s, not bit for bit: two products at rest already differed in %s element(s) (max |diff| %s), "
+    return ("within |diff| <= %s, not bit for bit: two products of the same inputs at rest differed in %s element(s) (max |diff| %s), "
             "so the library is not deterministic for this shape here" % (
                 _value(record.get("tolerance")), rest.get("differing_elements"), _value(rest.get("max_abs_diff"))))
 

@@ -29,9 +29,10 @@ CONVENTIONS = {
                       "explained_after_timing repeats it with the final compute roof",
     "timing": "warm-up, then back-to-back calls between CUDA events (perf_counter on the CPU); repeats independent timings",
     "data": "random operands (randn; B scaled by 1/sqrt(K), fp8 by a per-tensor scale), never zeros",
-    "verification": "the product computed before timing (twice: if the two differ the library is not deterministic here and "
-                    "the case is compared within 8 units of the output dtype's precision at the product's largest "
-                    "magnitude, mode tolerance) compared bit for bit with the product after the timed repeats, same inputs",
+    "verification": "the product computed before timing compared bit for bit with the product after the timed repeats, "
+                    "same inputs; where they differ two more are computed at rest, and if those differ too the library is "
+                    "not deterministic here and the pair is compared within 8 units of the output dtype's precision at "
+                    "the product's largest magnitude (mode tolerance)",
 }
 
 

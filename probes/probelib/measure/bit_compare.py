@@ -8,8 +8,9 @@ of the same architecture and SM count while one stream is active, or several str
 (NVIDIA cuBLAS docs, "Results reproducibility"), which PyTorch gives every handle and stream it uses (pytorch/pytorch#85447,
 #161749): so bit for bit on one GPU and stream, and across GPUs of one model in one process. A CPU BLAS promises nothing
 without its reproducibility mode (oneMKL, "Numerical reproducibility"), and a GPU could break the promise too: two products
-at rest, before any load or timing, say which holds here; where they differ the result is compared within TOLERANCE_ULPS
-units of the output dtype's precision at the reference's largest magnitude, and the record says so.
+of the same inputs at rest say which holds here (the load: before it starts; gemm: only after a case's products differed);
+where they differ the result is compared within TOLERANCE_ULPS units of the output dtype's precision at the reference's
+largest magnitude, and the record says so (mode tolerance).
 """
 from __future__ import annotations
 
@@ -84,12 +85,13 @@ def compare(torch: Any, result: Any, reference: Any, tolerance: Optional[float] 
 
 
 def magnitude(value: float) -> Any:
-    """A float for JSON: itself when finite, else "nan", "inf" or "-inf"."""
+    """A float for JSON: itself when finite (every digit: a flipped low bit of an fp32 shows in its seventh), else "nan",
+    "inf" or "-inf"."""
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    return float("%.6g" % value)
+    return value
 
 
 def sha256_of(torch: Any, tensor: Any) -> str:
@@ -99,12 +101,13 @@ def sha256_of(torch: Any, tensor: Any) -> str:
     return hashlib.sha256(ctypes.string_at(host.data_ptr(), size) if size else b"").hexdigest()
 
 
-def at_rest(first: Dict[str, Any], tolerance: float) -> Dict[str, Any]:
-    """The mode two products at rest decide: bitwise where they agree bit for bit, else tolerance (stated)."""
-    if first["equal"]:
-        return {"mode": BITWISE, "deterministic_at_rest": True, "tolerance": None}
-    return {"mode": TOLERANCE, "deterministic_at_rest": False, "tolerance": float("%.6g" % tolerance),
-            "at_rest_difference": {key: first[key] for key in ("differing_elements", "max_abs_diff")}}
+def at_rest(pair: Dict[str, Any], tolerance: float) -> Dict[str, Any]:
+    """The mode two products of the same inputs at rest decide: bitwise where they agree bit for bit, else tolerance
+    (stated), with how far they differed."""
+    if pair["equal"]:
+        return {"mode": BITWISE, "deterministic": True, "tolerance": None}
+    return {"mode": TOLERANCE, "deterministic": False, "tolerance": float("%.6g" % tolerance),
+            "at_rest_difference": {key: pair[key] for key in ("differing_elements", "max_abs_diff")}}
 
 
 def kept(entries: List[Dict[str, Any]], entry: Dict[str, Any], limit: int = 10) -> None:

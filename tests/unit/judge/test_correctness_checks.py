@@ -16,7 +16,7 @@ def correctness(sha=SHA_A, mismatches=(), checks_run=40, mode="bitwise", **extra
     record = {"reference_sha256": sha, "multi_processor_count": 132, "checks_run": checks_run, "every_checkpoints": 8,
               "mismatching_checks": len(mismatches), "mismatching_elements": sum(m["differing_elements"] for m in mismatches),
               "mismatches": list(mismatches), "check_gpu_ms": 12.0, "check_cost_pct": 0.4, "mode": mode,
-              "deterministic_at_rest": mode == "bitwise", "tolerance": None if mode == "bitwise" else 0.5}
+              "deterministic": mode == "bitwise", "tolerance": None if mode == "bitwise" else 0.5}
     if mode != "bitwise":
         record["at_rest_difference"] = {"differing_elements": 3, "max_abs_diff": 0.0078}
     record.update(extra)
@@ -62,7 +62,7 @@ def test_clean_gpus_pass_and_say_how_they_were_compared():
     assert first.status == second.status == "pass"
     assert "40 checks every 8 checkpoints, each product equal to the reference computed before the load (bit for bit)" in first.reason
     assert "the checks took 0.4 % of the GPU time" in first.reason
-    assert "not bit for bit: two products at rest already differed in 3 element(s)" in second.reason
+    assert "not bit for bit: two products of the same inputs at rest differed in 3 element(s)" in second.reason
 
 
 def test_no_check_ran_is_an_error_not_a_pass():
@@ -128,7 +128,7 @@ def _gemm_with(verifications):
 
 
 def _verified(**changes):
-    record = {"mode": "bitwise", "deterministic_at_rest": True, "tolerance": None, "equal": True, "differing_elements": 0,
+    record = {"mode": "bitwise", "deterministic": True, "tolerance": None, "equal": True, "differing_elements": 0,
               "max_abs_diff": 0.0}
     record.update(changes)
     return record

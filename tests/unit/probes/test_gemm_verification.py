@@ -25,7 +25,7 @@ def test_every_timed_case_is_verified_bit_for_bit(tmp_path):
     assert set(results) == {"square-512", "tiny-square", "tiny-decode"}
     for result in results.values():
         verification = result["verification"]
-        assert verification["mode"] == "bitwise" and verification["deterministic_at_rest"] is True, result["name"]
+        assert verification["mode"] == "bitwise" and verification["deterministic"] is True, result["name"]
         assert verification["equal"] is True and verification["differing_elements"] == 0 and verification["max_abs_diff"] == 0.0
         assert "injected" not in verification
 

@@ -200,7 +200,7 @@ def test_every_gpu_checks_its_products_against_one_reference(monkeypatch):
     schema_validator("load.schema.json").validate(result.data)
     first, second = (gpu["correctness"] for gpu in result.data["gpus"])
     for correctness in (first, second):
-        assert correctness["mode"] == "bitwise" and correctness["deterministic_at_rest"] is True
+        assert correctness["mode"] == "bitwise" and correctness["deterministic"] is True
         assert correctness["checks_run"] > 0 and correctness["mismatching_checks"] == 0 and correctness["mismatches"] == []
         assert len(correctness["reference_sha256"]) == 64
     # the same seeded operands on both GPUs: the same reference, bit for bit

@@ -23,7 +23,7 @@ def test_the_table_counts_the_verified_cases_and_names_the_one_that_differed():
     device = data["devices"][0]
     timed = [result for result in device["results"] if isinstance(result["measurement"], dict) and "tflops" in result["measurement"]]
     for result in timed:
-        result["verification"] = {"mode": "bitwise", "deterministic_at_rest": True, "tolerance": None, "equal": True,
+        result["verification"] = {"mode": "bitwise", "deterministic": True, "tolerance": None, "equal": True,
                                   "differing_elements": 0, "max_abs_diff": 0.0}
     timed[0]["verification"] = dict(timed[0]["verification"], equal=False, differing_elements=2, first_index=[3, 4],
                                     first_got=0.5, first_expected=0.25, max_abs_diff=0.25)

@@ -35,7 +35,7 @@ def test_the_correctness_table_names_the_first_difference_and_the_digest():
         data = json.load(handle)["data"]
     clean = {"reference_sha256": "ab" * 32, "multi_processor_count": 132, "checks_run": 40, "every_checkpoints": 8,
              "mismatching_checks": 0, "mismatching_elements": 0, "mismatches": [], "check_gpu_ms": 9.0, "check_cost_pct": 0.38,
-             "mode": "bitwise", "deterministic_at_rest": True, "tolerance": None}
+             "mode": "bitwise", "deterministic": True, "tolerance": None}
     flipped = dict(clean, mismatching_checks=1, mismatching_elements=1, mismatches=[
         {"check": 2, "product": 128, "differing_elements": 1, "first_index": [1, 1], "first_got": -2.98438,
          "first_expected": 2.98438, "max_abs_diff": 5.96875}])

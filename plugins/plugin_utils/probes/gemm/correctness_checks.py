@@ -38,8 +38,8 @@ def _device_check(host: str, entry: Dict[str, Any], rule: Dict[str, Any]) -> Che
     source = param_source(rule, "fail_above_mismatching_elements")
     wrong = [(result, record) for result, record in verified if (record.get("differing_elements") or 0) > allowed]
     tolerant = [result["name"] + " " + result["dtype"] for result, record in verified if record.get("mode") == "tolerance"]
-    tolerant_words = ("; compared within the stated tolerance, not bit for bit, where two products at rest already "
-                      "differed: %s" % ", ".join(tolerant)) if tolerant else ""
+    tolerant_words = ("; compared within the stated tolerance, not bit for bit, where two more products at rest "
+                      "differed too: %s" % ", ".join(tolerant)) if tolerant else ""
     worst = max((record.get("differing_elements") or 0 for unused_result, record in verified), default=0)
     if wrong:
         shown = "; ".join("%s %s: %s%s" % (result["name"], result["dtype"], difference_words(record), injected_words(record.get("injected")))
