@@ -39,6 +39,7 @@ class LoadRun:
         self.sleep = sleep
         self.errors: List[Dict[str, Any]] = []
         self.operand_s: Any = None
+        self.operand_device = "not generated"
         self.own = own_pids()
         self.matched = match_handles(session, [device["uuid"] for device in devices])
         self.reads: Dict[str, GpuReads] = {}
@@ -53,10 +54,10 @@ class LoadRun:
         return {uuid: reads.snapshot(self.own, origin, self.clock) for uuid, reads in self.reads.items()}
 
     def operands(self) -> Any:
-        """A and B once on the CPU from the fixed seed, copied by every GPU's thread: the same inputs everywhere."""
-        a, b, seconds = seeded_operands(self.torch, self.plan["matmul_n"], getattr(self.torch, DTYPES[self.plan["dtype"]]),
-                                        self.plan["seed"])
-        self.operand_s = seconds
+        """A and B once from the fixed seed, copied by every GPU's thread: the same inputs everywhere."""
+        a, b, seconds, where = seeded_operands(self.torch, self.plan["matmul_n"], getattr(self.torch, DTYPES[self.plan["dtype"]]),
+                                               self.plan["seed"], self.devices[0]["index"])
+        self.operand_s, self.operand_device = seconds, where
         return a, b
 
     def load(self) -> Tuple[List[GpuLoad], Optional[Sampler], float]:
@@ -68,6 +69,8 @@ class LoadRun:
         loads = [GpuLoad(self.torch, device["index"], self.plan, go, timing, operands, self.clock).start() for device in self.devices]
         for each in loads:
             each.ready.wait(READY_TIMEOUT_S)
+            each.operands = None
+        operands = None
         origin = self.clock()
         timing["origin"] = origin
         timing["deadline"] = origin + self.plan["duration_s"]
@@ -117,7 +120,8 @@ class LoadRun:
         if sampler is not None:
             self.errors.extend({"gpu": None, "what": "sampling", "error": error} for error in sampler.errors)
         return {"gpus": gpus, "samples": samples_section(sampler), "processes": processes_section(sampler, self.own),
-                "cooldown": cooldown, "errors": self.errors, "verification": verification_section(self.plan, self.operand_s)}
+                "cooldown": cooldown, "errors": self.errors,
+                "verification": verification_section(self.plan, self.operand_s, self.operand_device)}
 
     def gpu_entry(self, device: Dict[str, Any], matched: Tuple[Any, Any], each: GpuLoad, sampler: Optional[Sampler],
                   before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
@@ -140,9 +144,10 @@ class LoadRun:
         return entry
 
 
-def verification_section(plan: Dict[str, Any], operand_s: Any) -> Dict[str, Any]:
+def verification_section(plan: Dict[str, Any], operand_s: Any, operand_device: str) -> Dict[str, Any]:
     """How the products were checked, once for every GPU (each GPU's outcome is its gpus[i].correctness)."""
-    return {"seed": plan["seed"], "operands_cpu_s": operand_s if operand_s is not None else unavailable("not generated"),
+    return {"seed": plan["seed"], "operands_made_on": operand_device,
+            "operands_s": operand_s if operand_s is not None else unavailable("not generated"),
             "every_checkpoints": plan["verify_every_checkpoints"], "rule": VERIFICATION_RULE}
 
 

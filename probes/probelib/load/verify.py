@@ -13,14 +13,24 @@ from probelib.measure import bit_compare
 KEPT_MISMATCHES = 10
 
 
-def seeded_operands(torch: Any, n: int, dtype: Any, seed: int) -> Tuple[Any, Any, float]:
-    """(A, B, seconds) on the CPU from one seeded generator, the same on every host and GPU: A ~ N(0, 1), B ~ N(0, 1/n)
-    so that C = A @ B ~ N(0, 1), cast to the load's dtype."""
-    begun = time.perf_counter()
-    generator = torch.Generator().manual_seed(seed)
-    a = torch.randn(n, n, generator=generator, dtype=torch.float32).to(dtype)
-    b = torch.randn(n, n, generator=generator, dtype=torch.float32).mul_(n ** -0.5).to(dtype)
-    return a, b, round(time.perf_counter() - begun, 3)
+def seeded_operands(torch: Any, n: int, dtype: Any, seed: int, first_gpu: int) -> Tuple[Any, Any, float, str]:
+    """(A, B, seconds, where) from one seeded generator: A ~ N(0, 1), B ~ N(0, 1/n) so that C = A @ B ~ N(0, 1), cast to
+    the load's dtype; made once on the first GPU (milliseconds; the CPU takes about a second for n 8192) and copied by
+    every GPU's thread, so every GPU multiplies the same bits. A first GPU that cannot make them: the CPU does."""
+    for where in ("cuda:%d" % first_gpu, "cpu"):
+        begun = time.perf_counter()
+        try:
+            generator = torch.Generator(device=where).manual_seed(seed)
+            a = torch.randn(n, n, generator=generator, device=where, dtype=torch.float32).to(dtype)
+            b = torch.randn(n, n, generator=generator, device=where, dtype=torch.float32).mul_(n ** -0.5).to(dtype)
+            if where != "cpu":
+                torch.cuda.synchronize(first_gpu)  # the other GPUs' streams copy them
+        except Exception:  # pylint: disable=broad-except  # a broken first GPU: its own load records why
+            if where == "cpu":
+                raise
+            continue
+        return a, b, round(time.perf_counter() - begun, 3), where
+    raise RuntimeError("unreachable")
 
 
 class Verification:

@@ -50,7 +50,7 @@ class FakeCuda:
     def stream(self, stream):
         return contextlib.nullcontext()
 
-    def synchronize(self):
+    def synchronize(self, device=None):
         pass
 
     def empty_cache(self):
@@ -80,8 +80,11 @@ class FakeTorch:
     def __getattr__(self, name):
         return getattr(real_torch, name)  # dtypes, Generator, finfo: the real CPU torch's
 
+    def Generator(self, device=None):  # pylint: disable=invalid-name  # torch's name
+        return real_torch.Generator()
+
     def randn(self, *shape, device=None, dtype=None, generator=None):
-        if device is not None:
+        if device is not None and device != "cpu":
             self._on(device)
         return real_torch.randn(*shape, dtype=dtype, generator=generator)
 
@@ -206,6 +209,7 @@ def test_every_gpu_checks_its_products_against_one_reference(monkeypatch):
     # the same seeded operands on both GPUs: the same reference, bit for bit
     assert first["reference_sha256"] == second["reference_sha256"]
     assert result.data["verification"]["seed"] == result.data["plan"]["seed"]
+    assert result.data["verification"]["operands_made_on"] == "cuda:0"
 
 
 def test_an_injected_bit_flip_is_caught_with_the_gpu_the_product_and_the_magnitude(monkeypatch):
@@ -223,3 +227,13 @@ def test_an_injected_bit_flip_is_caught_with_the_gpu_the_product_and_the_magnitu
     assert mismatch["max_abs_diff"] == abs(mismatch["first_got"] - mismatch["first_expected"]) > 0
     # the flip lasted one check: the next product overwrote it
     assert hit["checks_run"] > mismatch["check"]
+
+
+def test_a_first_gpu_that_cannot_make_the_operands_leaves_them_to_the_cpu_and_the_others_still_check(monkeypatch):
+    module = fake_load_nvml.LoadModule()
+    result = _collect(monkeypatch, module, FakeTorch(module, broken_index=0), verify_every_checkpoints=1)
+    schema_validator("load.schema.json").validate(result.data)
+    assert result.data["verification"]["operands_made_on"] == "cpu"
+    broken, working = result.data["gpus"]
+    assert "no reference product: allocating three" in broken["correctness"]["unavailable"]
+    assert working["correctness"]["checks_run"] > 0 and working["correctness"]["mismatching_checks"] == 0
