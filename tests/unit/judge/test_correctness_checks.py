@@ -60,7 +60,7 @@ def test_clean_gpus_pass_and_say_how_they_were_compared():
     verdict = judge_load(correctness(), correctness(mode="tolerance"))
     first, second = one(verdict, "load.correctness", 0), one(verdict, "load.correctness", 1)
     assert first.status == second.status == "pass"
-    assert "40 checks every 8 checkpoints, each product equal to the reference computed before the load (bit for bit)" in first.reason
+    assert "40 checks every 8 checkpoint(s), each product equal to the reference computed before the load (bit for bit)" in first.reason
     assert "the checks took 0.4 % of the GPU time" in first.reason
     assert "not bit for bit: two products of the same inputs at rest differed in 3 element(s)" in second.reason
 

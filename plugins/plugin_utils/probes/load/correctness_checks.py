@@ -45,7 +45,7 @@ def _gpu_check(host: str, gpu: Dict[str, Any], record: Dict[str, Any], rule: Dic
             "; and %d more kept" % more if more else "", injected_words(record.get("injected")), CONSEQUENCE)
         return make_check(rule, host, "fail", reason, gpu, value=elements, unit="elements", reference=allowed,
                           reference_source=source, threshold=threshold)
-    reason = "%s: %d checks every %s checkpoints, each product equal to the reference computed before the load (%s)%s" % (
+    reason = "%s: %d checks every %s checkpoint(s), each product equal to the reference computed before the load (%s)%s" % (
         label, checks_run, record.get("every_checkpoints"), mode_words(record), cost_words)
     return make_check(rule, host, "pass", reason, gpu, value=elements, unit="elements", reference=allowed,
                       reference_source=source, threshold=threshold)
