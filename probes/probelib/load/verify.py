@@ -13,24 +13,26 @@ from probelib.measure import bit_compare
 KEPT_MISMATCHES = 10
 
 
+def _generated(torch: Any, n: int, dtype: Any, seed: int, where: str) -> Tuple[Any, Any]:
+    generator = torch.Generator(device=where).manual_seed(seed)
+    a = torch.randn(n, n, generator=generator, device=where, dtype=torch.float32).to(dtype)
+    b = torch.randn(n, n, generator=generator, device=where, dtype=torch.float32).mul_(n ** -0.5).to(dtype)
+    return a, b
+
+
 def seeded_operands(torch: Any, n: int, dtype: Any, seed: int, first_gpu: int) -> Tuple[Any, Any, float, str]:
     """(A, B, seconds, where) from one seeded generator: A ~ N(0, 1), B ~ N(0, 1/n) so that C = A @ B ~ N(0, 1), cast to
     the load's dtype; made once on the first GPU (milliseconds; the CPU takes about a second for n 8192) and copied by
     every GPU's thread, so every GPU multiplies the same bits. A first GPU that cannot make them: the CPU does."""
-    for where in ("cuda:%d" % first_gpu, "cpu"):
-        begun = time.perf_counter()
-        try:
-            generator = torch.Generator(device=where).manual_seed(seed)
-            a = torch.randn(n, n, generator=generator, device=where, dtype=torch.float32).to(dtype)
-            b = torch.randn(n, n, generator=generator, device=where, dtype=torch.float32).mul_(n ** -0.5).to(dtype)
-            if where != "cpu":
-                torch.cuda.synchronize(first_gpu)  # the other GPUs' streams copy them
-        except Exception:  # pylint: disable=broad-except  # a broken first GPU: its own load records why
-            if where == "cpu":
-                raise
-            continue
-        return a, b, round(time.perf_counter() - begun, 3), where
-    raise RuntimeError("unreachable")
+    begun = time.perf_counter()
+    where = "cuda:%d" % first_gpu
+    try:
+        a, b = _generated(torch, n, dtype, seed, where)
+        torch.cuda.synchronize(first_gpu)  # the other GPUs' streams copy them
+    except Exception:  # a broken first GPU: its own load records why
+        begun, where = time.perf_counter(), "cpu"
+        a, b = _generated(torch, n, dtype, seed, where)
+    return a, b, round(time.perf_counter() - begun, 3), where
 
 
 class Verification:
