@@ -10,6 +10,7 @@ from probelib.gemm import roofline
 from probelib.gemm.cases import GemmCase
 from probelib.gemm.dtypes import DtypeSpec
 from probelib.gemm.explain import FAR_BELOW_PCT, explain
+from probelib.measure.bit_compare import TOLERANCE_ULPS
 
 
 def significant(value: float, digits: int = 5) -> float:
@@ -31,8 +32,8 @@ CONVENTIONS = {
     "data": "random operands (randn; B scaled by 1/sqrt(K), fp8 by a per-tensor scale), never zeros",
     "verification": "the product computed before timing compared bit for bit with the product after the timed repeats, "
                     "same inputs; where they differ two more are computed at rest, and if those differ too the library is "
-                    "not deterministic here and the pair is compared within 8 units of the output dtype's precision at "
-                    "the product's largest magnitude (mode tolerance)",
+                    "not deterministic here and the pair is compared within %d units of the output dtype's precision "
+                    "at the product's largest magnitude (mode tolerance)" % TOLERANCE_ULPS,
 }
 
 

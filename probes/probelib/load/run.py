@@ -9,11 +9,12 @@ from typing import Any, Dict, List, Optional, Tuple
 from probelib.fields import unavailable
 from probelib.load.cooldown import cool_down
 from probelib.load.matmul_load import READY_TIMEOUT_S, GpuLoad
+from probelib.load.plan import DTYPES
 from probelib.load.processes import aggregate, own_pids
 from probelib.load.sampler import Sampler
-from probelib.load.plan import DTYPES
 from probelib.load.summary import summarize_gpu
 from probelib.load.verify import seeded_operands
+from probelib.measure.bit_compare import TOLERANCE_ULPS
 from probelib.nvml.clock_event_durations import WindowCounters
 from probelib.nvml.clock_event_reasons import CLOCK_EVENT_REASON_BITS
 from probelib.nvml.gpu_reads import COLUMNS, GpuReads, match_handles
@@ -23,7 +24,8 @@ VERIFICATION_RULE = (
     "bit for bit on the same GPU and stream (cuBLAS gives the same bits at every run on one GPU model and toolkit version "
     "while each stream has its own workspace, as PyTorch gives it); the reference's sha256 compared across GPUs of one "
     "model and SM count (same library, same process); a GPU whose two products at rest already differ is compared within "
-    "8 units of the dtype's precision at the reference's largest magnitude instead, and says so (mode tolerance)")
+    "%d units of the dtype's precision at the reference's largest magnitude instead, and says so (mode tolerance)"
+    % TOLERANCE_ULPS)
 
 
 class LoadRun:
