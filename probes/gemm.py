@@ -7,8 +7,8 @@ from typing import Any, Dict, Optional, Tuple
 from probelib import outcome
 from probelib.gemm.cases import ShapeError, build_plan
 from probelib.gemm.model_shapes import ModelConfigError, ModelShapes, load_model_shapes
-from probelib.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_model_config, check_peaks,
-                                  check_token_counts)
+from probelib.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_injection, check_model_config,
+                                  check_peaks, check_token_counts)
 from probelib.gemm.records import CONVENTIONS
 from probelib.runner import ParameterError, ProbeResult, main
 
@@ -45,6 +45,7 @@ def check_params(params: Dict[str, Any]) -> None:
         params["power_state_dtypes"] = check_dtypes(params["power_state_dtypes"]) if params["power_state_dtypes"] else []
     except GemmParameterError as exc:
         raise ParameterError("power_state_dtypes: %s" % exc) from exc
+    check_injection(params["inject_bit_flip"])
 
 
 def collect(params: Dict[str, Any]) -> ProbeResult:

@@ -16,7 +16,9 @@ DESCRIPTION = (
     "of each GPU (SM and memory clocks and their maxima, power draw and enforced limit, temperature, clock event "
     "(throttle) reasons decoded, utilisation, the processes on it). Then one thread per GPU keeps square products "
     "C = A @ B (random operands) queued on its own stream until a shared deadline, a CUDA event every 8 products "
-    "bounding the queue and timing them (TFLOP/s = 2 n^3 x products / GPU time); meanwhile a sampler thread reads "
+    "bounding the queue and timing them (TFLOP/s = 2 n^3 x products / GPU time), and every few checkpoints compares C "
+    "with a reference product computed before the load from the same seeded operands on every GPU, bit for bit (the "
+    "reference's sha256 is compared across GPUs by the judge); meanwhile a sampler thread reads "
     "every GPU at a fixed interval (t from the load's start; SM clock, memory clock, power, temperature, reasons "
     "bitmask, GPU utilisation) and the processes on the GPUs less often, and records its own timing (actual "
     "intervals, lateness, missed ticks). After the load and a settle wait, a second idle snapshot; then, if asked, a "
@@ -28,10 +30,12 @@ DESCRIPTION = (
     "No GPU, or no NVML (nvidia-ml-py): unavailable, nothing simulated."
 )
 METHOD = {
-    "load": "one Python thread per GPU, each on its own CUDA stream: three n x n matrices (A, B random normal, B scaled "
-            "by 1/sqrt(n)), 3 warm-up products, then every GPU is released at once (t = 0) and torch.matmul(A, B, out=C) "
-            "is queued until the shared deadline; a CUDA event after every 8 products, and the thread waits for the event "
-            "3 checkpoints back, so about 24 products stay queued and the GPU never idles on the host",
+    "load": "one Python thread per GPU, each on its own CUDA stream: three n x n matrices (A, B random normal from one "
+            "seeded generator on the first GPU, copied to every GPU, B scaled by 1/sqrt(n)), 3 warm-up products, then every "
+            "GPU is released at once (t = 0) and torch.matmul(A, B, out=C) is queued until the shared deadline; a CUDA "
+            "event after every 8 products, and the thread waits for the event 3 checkpoints back, so about 24 products "
+            "stay queued and the GPU never idles on the host; every verify_every_checkpoints checkpoints C is compared "
+            "with the reference product on the same stream (probelib.load.verify; read back after the load)",
     "rate": "TFLOP/s = 2 n^3 x products / the GPU time from the start event to the last checkpoint event; "
             "achieved_tflops_active from the first checkpoint after warmup_s; tflops_series per second of GPU time",
     "sampling": "a sampler thread reads every GPU through NVML at t = k x sample_interval_s from the load's start "

@@ -62,3 +62,36 @@ def test_clocks_rose_and_samples_were_taken(envelope):
         assert isinstance(gpu["power"]["limit_w"], float) and gpu["power"]["median_w"] > 0
         assert gpu["idle_after"]["t_s"] > gpu["load"]["end_s"]
     assert data["processes"]["rounds"] >= 2
+
+
+def test_every_gpu_checked_its_products_bit_for_bit_and_they_agree(envelope):
+    data = envelope["data"]
+    digests = {}
+    for gpu in data["gpus"]:
+        correctness = gpu["correctness"]
+        assert correctness["mode"] == "bitwise", (gpu["index"], correctness)  # cuBLAS is deterministic at rest here
+        assert correctness["checks_run"] >= 10 and correctness["mismatching_checks"] == 0, (gpu["index"], correctness)
+        assert correctness["check_cost_pct"] < 1.0, (gpu["index"], correctness["check_cost_pct"])
+        digests.setdefault((gpu["name"], correctness["multi_processor_count"]), set()).add(correctness["reference_sha256"])
+    assert all(len(found) == 1 for found in digests.values()), digests
+
+
+def test_an_injected_bit_flip_on_the_gpu_is_caught_with_the_gpu_the_product_and_the_magnitude(tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or torch.cuda.device_count() < 1:
+        pytest.skip("no CUDA GPU visible")
+    injection = {"gpu": 0, "check": 3, "element": 8192 + 1, "bit": 15}
+    params_file, out = tmp_path / "params.json", tmp_path / "load.json"
+    params_file.write_text(json.dumps({"duration_s": 8, "warmup_s": 2, "settle_s": 1, "inject_bit_flip": injection}))
+    subprocess.run([sys.executable, os.path.join(ROOT, "probes", "load.py"), "--params", str(params_file), "--out", str(out)],
+                   check=True, timeout=300)
+    with open(out, encoding="utf-8") as handle:
+        data = json.load(handle)["data"]
+    correctness = data["gpus"][0]["correctness"]
+    assert correctness["injected"] == injection and correctness["mismatching_checks"] == 1, correctness
+    (mismatch,) = correctness["mismatches"]
+    assert mismatch["check"] == 3 and mismatch["product"] == 3 * data["plan"]["verify_every_checkpoints"] * 8
+    assert mismatch["first_index"] == [1, 1] and mismatch["differing_elements"] == 1
+    assert mismatch["first_got"] == -mismatch["first_expected"] and mismatch["max_abs_diff"] > 0  # the sign bit of a bf16
+    for other in data["gpus"][1:]:
+        assert other["correctness"]["mismatching_checks"] == 0, other["index"]

@@ -168,6 +168,9 @@ def test_the_full_profile_runs_every_measurement_probe_on_the_cpu_path(tmp_path)
     with open(os.path.join(run_dir, "localhost", "gemm.json")) as handle:
         gemm = json.load(handle)
     assert any("memory_bandwidth_gbps from this run's membw result" in note for note in gemm["notes"])
+    # every timed case verified bit for bit on the CPU path (issue 35)
+    assert all(result["verification"]["equal"] for result in gemm["data"]["devices"][0]["results"]
+               if "tflops" in result["measurement"])
     with open(os.path.join(run_dir, "localhost", "membw.json")) as handle:
         membw = json.load(handle)
     assert membw["data"]["devices"][0]["headline"]["bandwidth_gbps"] > 0
@@ -178,6 +181,7 @@ def test_the_full_profile_runs_every_measurement_probe_on_the_cpu_path(tmp_path)
     with open(os.path.join(run_dir, "localhost", "dossier.html")) as handle:
         dossier = handle.read()
     assert "Device copy bandwidth by buffer size" in dossier and "Roofline of CPU" in dossier
+    assert "Products verified: after the timed repeats against before, same inputs" in dossier
     assert "Checkpoint: the collection&#39;s shipped slice" in dossier or "Checkpoint: the collection's shipped slice" in dossier
 
 

@@ -95,3 +95,16 @@ def check_model_config(path: Any, shapes: Any, prefill_tokens: Tuple[int, ...], 
         raise GemmParameterError("give shapes or model_config, not both: each replaces the production shapes")
     if not prefill_tokens and not decode_batches:
         raise GemmParameterError("model_prefill_tokens and model_decode_batches are both empty: no model shape to time")
+
+
+def check_injection(value: Any) -> None:
+    """inject_bit_flip (the test aid): null or {case: name, dtype?: name, device_index?, element?, bit?: integers >= 0}."""
+    if value is None:
+        return
+    if not isinstance(value.get("case"), str) or ("dtype" in value and value["dtype"] not in DTYPE_NAMES):
+        raise GemmParameterError("inject_bit_flip needs case (a case name) and at most a known dtype, not %r" % (value,))
+    for key in ("device_index", "element", "bit"):
+        if key in value and (not isinstance(value[key], int) or isinstance(value[key], bool) or value[key] < 0):
+            raise GemmParameterError("inject_bit_flip %s must be an integer >= 0, not %r" % (key, value[key]))
+    if value.get("bit", 0) > 31:
+        raise GemmParameterError("inject_bit_flip bit must be 0..31 (the widest product element has 32 bits)")

@@ -10,6 +10,7 @@ from probelib.gemm import roofline
 from probelib.gemm.cases import GemmCase
 from probelib.gemm.dtypes import DtypeSpec
 from probelib.gemm.explain import FAR_BELOW_PCT, explain
+from probelib.measure.bit_compare import TOLERANCE_ULPS
 
 
 def significant(value: float, digits: int = 5) -> float:
@@ -29,6 +30,10 @@ CONVENTIONS = {
                       "explained_after_timing repeats it with the final compute roof",
     "timing": "warm-up, then back-to-back calls between CUDA events (perf_counter on the CPU); repeats independent timings",
     "data": "random operands (randn; B scaled by 1/sqrt(K), fp8 by a per-tensor scale), never zeros",
+    "verification": "the product computed before timing compared bit for bit with the product after the timed repeats, "
+                    "same inputs; where they differ two more are computed at rest, and if those differ too the library is "
+                    "not deterministic here and the pair is compared within %d units of the output dtype's precision "
+                    "at the product's largest magnitude (mode tolerance)" % TOLERANCE_ULPS,
 }
 
 
@@ -61,6 +66,7 @@ def case_before_timing(case: GemmCase, spec: DtypeSpec, before_roof: Any) -> Dic
     record["explained_after_timing"] = unavailable("not timed yet")
     record["gpu_state_after_timing"] = unavailable("not timed yet")
     record["timed_state"] = unavailable("not timed yet")
+    record["verification"] = unavailable("not timed yet")
     return record
 
 

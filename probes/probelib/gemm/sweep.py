@@ -13,6 +13,7 @@ from probelib.gemm.copy_bandwidth import measure_copy_bandwidth
 from probelib.gemm.dtypes import DTYPES, DtypeSpec, shape_unavailability, static_unavailability
 from probelib.gemm.operations import build_operation, matmul_precision, operand_bytes, output_check, runtime_unavailability
 from probelib.gemm.power_run import PowerStateRun
+from probelib.gemm.verify import CaseVerifier
 from probelib.measure.devices import free_memory_bytes
 from probelib.measure.timing import repeat_s, time_per_iteration_s
 
@@ -98,17 +99,23 @@ class DeviceSweep:
             record["measurement"] = unavailable(skip)
             record["gpu_state_after_timing"] = unavailable("not timed")
             record["timed_state"] = unavailable("not timed")
+            record["verification"] = unavailable("not timed: %s" % skip)
             return
         operation = None
         try:
             operation = build_operation(self.torch, spec, case, self.device["torch_device"], self.params["fp8_fast_accum"])
+            verifier = CaseVerifier(self.torch, self.params["inject_bit_flip"], self.device["index"], spec.name, case.name)
+            verifier.before(operation)
             timed = self.time_operation(operation, self.repeats)
-            check = output_check(self.torch, operation)
+            result, record["verification"] = verifier.after(operation)
+            check = output_check(self.torch, result)
+            result = None
             record["measurement"] = records.measurement(case.m, case.n, case.k, timed["timings_s"], timed["iterations"],
                                                         timed["warmup_iterations"], check)
         except Exception as exc:  # one case fails alone (out of memory, a cuBLAS refusal ...)
             operation = None
             record["measurement"] = unavailable("failed: %s" % self.error("timing", exc, spec.name, case.name))
+            record["verification"] = unavailable("not verified: the case failed")
             self.release()
         record["gpu_state_after_timing"] = self.snapshot(self.device["uuid"]) if self.kind == "cuda" else unavailable("not a GPU")
         record["timed_state"] = records.timed_state(record["gpu_state_after_timing"])

@@ -1,8 +1,8 @@
 """The load on one GPU, in its own thread: square products C = A @ B kept queued on a stream of that GPU until a
-shared deadline, a CUDA event every few products (to bound the queue and to time them). torch is passed in."""
+shared deadline, a CUDA event every few products (to bound the queue and to time them), every few checkpoints C compared
+with the reference product (probelib.load.verify). torch is passed in."""
 from __future__ import annotations
 
-import math
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional
 from probelib.fields import unavailable
 from probelib.load.plan import DTYPES
 from probelib.load.rates import achieved, rate_after, series
+from probelib.load.verify import Verification
 
 PRODUCTS_PER_CHECKPOINT = 8
 QUEUED_CHECKPOINTS = 3
@@ -22,8 +23,10 @@ class GpuLoad:
     load's origin and deadline (monotonic seconds) in ``timing``."""
 
     def __init__(self, torch: Any, index: int, plan: Dict[str, Any], go: threading.Event, timing: Dict[str, float],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 operands: Any, clock: Callable[[], float] = time.monotonic) -> None:
         self.torch = torch
+        self.operands = operands
+        self.verification = Verification(torch, index, plan)
         self.index = index
         self.plan = plan
         self.go = go
@@ -62,12 +65,14 @@ class GpuLoad:
             stream = torch.cuda.Stream(device=device)
             with torch.cuda.stream(stream):
                 self.stage = "allocating three %dx%d %s matrices" % (n, n, self.plan["dtype"])
-                a = torch.randn(n, n, device=device, dtype=dtype)
-                b = torch.randn(n, n, device=device, dtype=dtype).mul_(1.0 / math.sqrt(n))
+                a = torch.empty(n, n, device=device, dtype=dtype).copy_(self.operands[0])
+                b = torch.empty(n, n, device=device, dtype=dtype).copy_(self.operands[1])
                 c = torch.empty(n, n, device=device, dtype=dtype)
                 self.stage = "warm-up products"
                 for unused_warmup in range(WARMUP_PRODUCTS):
                     torch.matmul(a, b, out=c)
+                self.stage = "the reference product"
+                self.verification.prepare(a, b, c, stream)
                 stream.synchronize()
                 self.stage = "waiting for the other GPUs"
                 self.ready.set()
@@ -88,15 +93,28 @@ class GpuLoad:
         while self.clock() < deadline:
             for unused_product in range(PRODUCTS_PER_CHECKPOINT):
                 torch.matmul(a, b, out=c)
+            self.products += PRODUCTS_PER_CHECKPOINT
+            if self.verification.due(len(events) + 1):
+                self.verification.queue(len(events) + 1, self.products, c, stream)
             event = torch.cuda.Event(enable_timing=True)
             event.record(stream)
             events.append(event)
-            self.products += PRODUCTS_PER_CHECKPOINT
             if len(events) > QUEUED_CHECKPOINTS:
                 events[-1 - QUEUED_CHECKPOINTS].synchronize()
         stream.synchronize()
         self.end_s = round(self.clock() - self.timing["origin"], 3)
         self.checkpoint_ms = [start.elapsed_time(event) for event in events]
+
+    def correctness(self) -> Dict[str, Any]:
+        """The verification record, read after the thread ended (never from a thread that may still be running)."""
+        if self.thread.is_alive():
+            return unavailable("the load thread did not finish, so its checks were not read")
+        if self.verification.reference is None:
+            return unavailable("no reference product: %s" % (self.error or "the load did not reach its warm-up"))
+        try:
+            return self.verification.record(self.checkpoint_ms[-1] if self.checkpoint_ms else 0.0)
+        except Exception as exc:  # a GPU that failed mid-load may fail the read too
+            return unavailable("the checks could not be read: %s: %s" % (type(exc).__name__, str(exc).strip()[:300]))
 
     def result(self) -> Dict[str, Any]:
         """{products, timed_s, achieved_tflops, achieved_tflops_active, tflops_series, output_finite, start_s, end_s, error?}."""

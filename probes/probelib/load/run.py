@@ -9,14 +9,23 @@ from typing import Any, Dict, List, Optional, Tuple
 from probelib.fields import unavailable
 from probelib.load.cooldown import cool_down
 from probelib.load.matmul_load import READY_TIMEOUT_S, GpuLoad
+from probelib.load.plan import DTYPES
 from probelib.load.processes import aggregate, own_pids
 from probelib.load.sampler import Sampler
 from probelib.load.summary import summarize_gpu
+from probelib.load.verify import seeded_operands
+from probelib.measure.bit_compare import TOLERANCE_ULPS
 from probelib.nvml.clock_event_durations import WindowCounters
 from probelib.nvml.clock_event_reasons import CLOCK_EVENT_REASON_BITS
 from probelib.nvml.gpu_reads import COLUMNS, GpuReads, match_handles
 
 JOIN_GRACE_S = 120.0
+VERIFICATION_RULE = (
+    "bit for bit on the same GPU and stream (cuBLAS gives the same bits at every run on one GPU model and toolkit version "
+    "while each stream has its own workspace, as PyTorch gives it); the reference's sha256 compared across GPUs of one "
+    "model and SM count (same library, same process); a GPU whose two products at rest already differ is compared within "
+    "%d units of the dtype's precision at the reference's largest magnitude instead, and says so (mode tolerance)"
+    % TOLERANCE_ULPS)
 
 
 class LoadRun:
@@ -31,6 +40,8 @@ class LoadRun:
         self.clock = clock
         self.sleep = sleep
         self.errors: List[Dict[str, Any]] = []
+        self.operand_s: Any = None
+        self.operand_device = "not generated"
         self.own = own_pids()
         self.matched = match_handles(session, [device["uuid"] for device in devices])
         self.reads: Dict[str, GpuReads] = {}
@@ -44,14 +55,24 @@ class LoadRun:
     def snapshots(self, origin: float) -> Dict[str, Dict[str, Any]]:
         return {uuid: reads.snapshot(self.own, origin, self.clock) for uuid, reads in self.reads.items()}
 
+    def operands(self) -> Any:
+        """A and B once from the fixed seed, copied by every GPU's thread: the same inputs everywhere."""
+        a, b, seconds, where = seeded_operands(self.torch, self.plan["matmul_n"], getattr(self.torch, DTYPES[self.plan["dtype"]]),
+                                               self.plan["seed"], self.devices[0]["index"])
+        self.operand_s, self.operand_device = seconds, where
+        return a, b
+
     def load(self) -> Tuple[List[GpuLoad], Optional[Sampler], float]:
         """Start every GPU's thread, wait until each is ready (operands allocated, warmed up), then start the sampler
         and release them together; join them after the deadline."""
         go = threading.Event()
         timing: Dict[str, float] = {}
-        loads = [GpuLoad(self.torch, device["index"], self.plan, go, timing, self.clock).start() for device in self.devices]
+        operands = self.operands()
+        loads = [GpuLoad(self.torch, device["index"], self.plan, go, timing, operands, self.clock).start() for device in self.devices]
         for each in loads:
             each.ready.wait(READY_TIMEOUT_S)
+            each.operands = None
+        operands = None
         origin = self.clock()
         timing["origin"] = origin
         timing["deadline"] = origin + self.plan["duration_s"]
@@ -101,13 +122,14 @@ class LoadRun:
         if sampler is not None:
             self.errors.extend({"gpu": None, "what": "sampling", "error": error} for error in sampler.errors)
         return {"gpus": gpus, "samples": samples_section(sampler), "processes": processes_section(sampler, self.own),
-                "cooldown": cooldown, "errors": self.errors}
+                "cooldown": cooldown, "errors": self.errors,
+                "verification": verification_section(self.plan, self.operand_s, self.operand_device)}
 
     def gpu_entry(self, device: Dict[str, Any], matched: Tuple[Any, Any], each: GpuLoad, sampler: Optional[Sampler],
                   before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
         handle, nvml_index = matched
         entry: Dict[str, Any] = {"index": device["index"], "uuid": device["uuid"], "name": device["name"],
-                                 "nvml_index": nvml_index, "load": each.result()}
+                                 "nvml_index": nvml_index, "load": each.result(), "correctness": each.correctness()}
         uuid = device["uuid"]
         if handle is None or sampler is None:
             why = nvml_index["unavailable"] if handle is None else "the sampler did not run"
@@ -122,6 +144,13 @@ class LoadRun:
         entry["sample_failures"] = sampler.failures[uuid]
         entry["clock_event_durations_window"] = self.window.deltas(uuid)
         return entry
+
+
+def verification_section(plan: Dict[str, Any], operand_s: Any, operand_device: str) -> Dict[str, Any]:
+    """How the products were checked, once for every GPU (each GPU's outcome is its gpus[i].correctness)."""
+    return {"seed": plan["seed"], "operands_made_on": operand_device,
+            "operands_s": operand_s if operand_s is not None else unavailable("not generated"),
+            "every_checkpoints": plan["verify_every_checkpoints"], "rule": VERIFICATION_RULE}
 
 
 def samples_section(sampler: Optional[Sampler]) -> Any:

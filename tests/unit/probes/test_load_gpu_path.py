@@ -50,7 +50,7 @@ class FakeCuda:
     def stream(self, stream):
         return contextlib.nullcontext()
 
-    def synchronize(self):
+    def synchronize(self, device=None):
         pass
 
     def empty_cache(self):
@@ -77,9 +77,16 @@ class FakeTorch:
             raise RuntimeError("CUDA out of memory. Tried to allocate 128.00 MiB")
         self.module.busy.add(index)
 
-    def randn(self, *shape, device=None, dtype=None):
-        self._on(device)
-        return real_torch.randn(*shape, dtype=dtype)
+    def __getattr__(self, name):
+        return getattr(real_torch, name)  # dtypes, Generator, finfo: the real CPU torch's
+
+    def Generator(self, device=None):  # pylint: disable=invalid-name  # torch's name
+        return real_torch.Generator()
+
+    def randn(self, *shape, device=None, dtype=None, generator=None):
+        if device is not None and device != "cpu":
+            self._on(device)
+        return real_torch.randn(*shape, dtype=dtype, generator=generator)
 
     def empty(self, *shape, device=None, dtype=None):
         self._on(device)
@@ -187,3 +194,46 @@ def test_a_gpu_nvml_does_not_know_has_no_window_counters(monkeypatch):
     result = _collect(monkeypatch, module, FakeTorch(module))
     assert result.data["gpus"][0]["clock_event_durations_window"]["window_s"] > 0
     assert "no NVML device has the UUID" in result.data["gpus"][1]["clock_event_durations_window"]["unavailable"]
+
+
+def test_every_gpu_checks_its_products_against_one_reference(monkeypatch):
+    module = fake_load_nvml.LoadModule()
+    result = _collect(monkeypatch, module, FakeTorch(module), verify_every_checkpoints=1)
+    assert result.status == "ok", result.reason
+    schema_validator("load.schema.json").validate(result.data)
+    first, second = (gpu["correctness"] for gpu in result.data["gpus"])
+    for correctness in (first, second):
+        assert correctness["mode"] == "bitwise" and correctness["deterministic"] is True
+        assert correctness["checks_run"] > 0 and correctness["mismatching_checks"] == 0 and correctness["mismatches"] == []
+        assert len(correctness["reference_sha256"]) == 64
+    # the same seeded operands on both GPUs: the same reference, bit for bit
+    assert first["reference_sha256"] == second["reference_sha256"]
+    assert result.data["verification"]["seed"] == result.data["plan"]["seed"]
+    assert result.data["verification"]["operands_made_on"] == "cuda:0"
+
+
+def test_an_injected_bit_flip_is_caught_with_the_gpu_the_product_and_the_magnitude(monkeypatch):
+    module = fake_load_nvml.LoadModule()
+    injection = {"gpu": 1, "check": 2, "element": 257, "bit": 14}
+    result = _collect(monkeypatch, module, FakeTorch(module), verify_every_checkpoints=1, inject_bit_flip=injection)
+    schema_validator("load.schema.json").validate(result.data)
+    clean, hit = (gpu["correctness"] for gpu in result.data["gpus"])
+    assert clean["mismatching_checks"] == 0 and "injected" not in clean
+    assert hit["injected"] == injection and hit["checks_run"] >= 3
+    assert hit["mismatching_checks"] == 1 and hit["mismatching_elements"] == 1
+    (mismatch,) = hit["mismatches"]
+    assert mismatch["check"] == 2 and mismatch["product"] == 16  # 8 products per checkpoint, checked every checkpoint
+    assert mismatch["first_index"] == [1, 1] and mismatch["differing_elements"] == 1
+    assert mismatch["max_abs_diff"] == abs(mismatch["first_got"] - mismatch["first_expected"]) > 0
+    # the flip lasted one check: the next product overwrote it
+    assert hit["checks_run"] > mismatch["check"]
+
+
+def test_a_first_gpu_that_cannot_make_the_operands_leaves_them_to_the_cpu_and_the_others_still_check(monkeypatch):
+    module = fake_load_nvml.LoadModule()
+    result = _collect(monkeypatch, module, FakeTorch(module, broken_index=0), verify_every_checkpoints=1)
+    schema_validator("load.schema.json").validate(result.data)
+    assert result.data["verification"]["operands_made_on"] == "cpu"
+    broken, working = result.data["gpus"]
+    assert "no reference product: allocating three" in broken["correctness"]["unavailable"]
+    assert working["correctness"]["checks_run"] > 0 and working["correctness"]["mismatching_checks"] == 0

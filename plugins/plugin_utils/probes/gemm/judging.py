@@ -13,6 +13,7 @@ from ...judge.measurement import Condition, Device, Measurement, Missing, measur
 from ...judge.repeats import finite
 from ...result_fields import is_unavailable
 from ..judging import ProbeJudging
+from .correctness_checks import CORRECTNESS_CHECKS
 from .metrics import STATE_RATES
 
 STATE_WORDS = {"burst": "burst (from idle, before the power cap)", "sustained": "sustained (steady state at the power limit)"}
@@ -76,6 +77,7 @@ def gemm_measurements(data: Dict[str, Any]) -> List[Measurement]:
 
 
 JUDGING = ProbeJudging(
+    checks=CORRECTNESS_CHECKS,
     measurements=gemm_measurements,
     baseline_checks={"bf16_burst": STATE_RATES[("bf16", "burst")], "bf16_sustained": STATE_RATES[("bf16", "sustained")],
                      "fp8_burst": STATE_RATES[("fp8_e4m3", "burst")], "fp8_sustained": STATE_RATES[("fp8_e4m3", "sustained")]},

@@ -10,6 +10,7 @@ from ...report_devices import device_label, device_records
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ...svg_plots import roofline_chart
 from ..declaration import ProbeSection
+from .correctness_view import verification_table
 
 
 def _gemm_model_note(data: Any) -> str:
@@ -66,7 +67,8 @@ def gemm_view(data: Any) -> Dict[str, Any]:
             "tables": [table("Best rate per dtype", ["device", "dtype", "best", "shape", "compute roof (source)"], best_rows,
                              "nothing was measured"),
                        table("Every shape: classified before it ran, explained after", ["device", "dtype", "shape", "FLOP/byte",
-                             "classified before timing", "rate", "of its bound", "explanation"], rows, "no shape was measured")]}
+                             "classified before timing", "rate", "of its bound", "explanation"], rows, "no shape was measured")]
+            + [verified for verified in (verification_table(devices),) if verified["rows"]]}
 
 
 SECTION = ProbeSection(gemm_view)

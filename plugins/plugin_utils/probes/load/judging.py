@@ -7,6 +7,7 @@ from ...judge.metrics import Metric
 from ...result_fields import number_or_none
 from ..judging import ProbeJudging
 from .checks import LOAD_CHECKS
+from .correctness_checks import CORRECTNESS_CHECKS
 from .metrics import ACHIEVED_TFLOPS, MAX_TEMPERATURE, SM_CLOCK
 from .throttle_checks import THROTTLE_CHECKS
 
@@ -28,6 +29,6 @@ def load_metrics(data: Dict[str, Any]) -> List[Metric]:
 
 
 JUDGING = ProbeJudging(
-    checks={**LOAD_CHECKS, **THROTTLE_CHECKS},
+    checks={**LOAD_CHECKS, **THROTTLE_CHECKS, **CORRECTNESS_CHECKS},
     metrics=load_metrics,
 )

@@ -10,6 +10,7 @@ from ...result_fields import MISSING, dig, number_or_none
 from ...svg_plots import line_chart
 from ..clock_event_table import clock_event_table
 from ..declaration import ProbeSection
+from .correctness_view import correctness_table
 
 PLOTTED = (("sm_clock_mhz", "SM clock under load", "MHz"), ("power_w", "Power draw under load", "W"),
            ("temperature_c", "GPU temperature under load", "°C"))
@@ -114,7 +115,8 @@ def load_view(data: Any) -> Dict[str, Any]:
                                      "window (NVML's counters; share of the window)", "window_s", "bad")
     return {"note": " ".join(notes), "plots": _plots(data, gpus), "tables": [
         table("Under load", ["GPU", "achieved TFLOP/s", "clocks", "clock-event reasons (share of active samples)", "power"],
-              verdict_rows, "no GPU was loaded")] + ([clock_events] if clock_events["rows"] else []) + [
+              verdict_rows, "no GPU was loaded")] + [checked for checked in (correctness_table(gpus),) if checked["rows"]]
+        + ([clock_events] if clock_events["rows"] else []) + [
         table("Idle before, under load (median, max), idle after", ["GPU", "what", "idle before", "active median", "active max",
                                                                     "idle after"], idle_rows, "no snapshot"),
         table("Processes on the GPUs during the load", ["pid", "name", "GPUs", "whose"], process_rows, "none seen")]}
