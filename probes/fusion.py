@@ -9,7 +9,9 @@ from probelib.fusion import traffic
 from probelib.fusion.chain import BACKEND
 from probelib.fusion.device_run import DeviceRun
 from probelib.fusion.plan import check_params, resolve_plan
+from probelib.fusion.together import together_entries, together_phase, worker_errors
 from probelib.measure.devices import measured_devices
+from probelib.measure.phases import alone_devices
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
@@ -57,12 +59,15 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     kind = devices[0]["kind"]
     plan = resolve_plan(params, kind)
     results = [DeviceRun(torch, device, plan, params["membw_bandwidth_gbps"], params["membw_bandwidth_source"]).run()
-               for device in devices]
+               for device in alone_devices(devices, params["alone_devices"])]
     errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
               for entry in results for problem in entry["problems"]]
     data = {"method": method_of(kind), "traffic": traffic.accounting(), "plan": plan, "devices": results,
             "errors": errors}
-    status, reason = device_outcome.decide(results)
+    # the together phase (issue 35): every device at once, after the alone phase has given its reference
+    data["together"] = together_phase(devices, plan, params, results)
+    data["errors"].extend(worker_errors(data["together"]))
+    status, reason = device_outcome.decide(results + together_entries(data["together"]))
     return ProbeResult(status, data, reason, environment)
 
 

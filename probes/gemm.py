@@ -10,6 +10,7 @@ from probelib.gemm.model_shapes import ModelConfigError, ModelShapes, load_model
 from probelib.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_model_config, check_peaks,
                                   check_token_counts)
 from probelib.gemm.records import CONVENTIONS
+from probelib.gemm.together import together_phase, worker_errors
 from probelib.runner import ParameterError, ProbeResult, main
 
 DESCRIPTION = (
@@ -52,6 +53,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch
     from probelib.gemm.sweep import DeviceSweep
     from probelib.measure.devices import measured_devices
+    from probelib.measure.phases import alone_devices
 
     check_params(params)
     devices = measured_devices(torch, params["device"])
@@ -72,8 +74,9 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         snapshots = GpuSnapshots()
     data: Dict[str, Any] = {"plan": plan_record(plan, params), "conventions": dict(CONVENTIONS),
                             "torch_settings": torch_settings(torch), "devices": [], "errors": []}
+    alone = alone_devices(devices, params["alone_devices"])
     try:
-        for device in devices:
+        for device in alone:
             sweep = DeviceSweep(torch, device, plan, params, snapshots.take if snapshots else None,
                                 snapshots.reads if snapshots else None)
             try:
@@ -85,6 +88,9 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     finally:
         if snapshots is not None:
             snapshots.close()
+    # the together phase (issue 35): every device at once, after the alone phase has given its reference
+    data["together"] = together_phase(devices, plan, params, data["devices"])
+    data["errors"].extend(worker_errors(data["together"]))
     status, reason = outcome_of(data)
     return ProbeResult(status, data, reason, environment)
 
