@@ -15,14 +15,17 @@ from probelib.measure.phases import alone_devices
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
-    "Run y = gelu(x * a + b) * c over N elements on every GPU (or on the CPU when there is none) twice: unfused, as "
+    "Run y = gelu(x * a + b) * c over N elements on the first GPU (alone_devices: all: every GPU, one after another; "
+    "or on the CPU when there is none) twice: unfused, as "
     "torch eager's 4 kernels (mul, add, gelu, mul), each writing its intermediate to memory for the next to read back; "
     "and fused, torch.compile with the inductor backend (one generated kernel: Triton on a GPU, C++ on the CPU). Where "
     "compiling fails the fused version is recorded as unavailable with the exception's words, never measured in eager "
     "under its name. The bytes each version must move are counted (unfused 11 x N x element_bytes, fused 5 x N x "
     "element_bytes); each version is timed (warm-up, then the median of repeats, CUDA events on a GPU), its achieved "
     "bandwidth set against the membw copy plateau of the same run, and the measured speed-up against the 2.2x the "
-    "traffic ratio predicts, with a sentence where they differ. The outputs are compared within a dtype tolerance."
+    "traffic ratio predicts, with a sentence where they differ. The outputs are compared within a dtype tolerance. "
+    "Then every GPU at once (workers_per_gpu processes each, released together after their compile) at the largest "
+    "size; not run with one GPU and one worker."
 )
 
 

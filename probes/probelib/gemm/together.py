@@ -44,7 +44,11 @@ def _reference_rate(entry: Dict[str, Any], dtype: str) -> Any:
     if not isinstance(rate, dict) or is_unavailable(rate):
         why = rate["unavailable"] if is_unavailable(rate) else "the alone phase did not time it"
         return unavailable("no alone %s rate: %s" % (dtype, why))
-    held = rate.get("calibration") if entry["device"].get("kind") == "cpu" else (rate.get("power_states") or {}).get("sustained")
+    if entry["device"].get("kind") == "cpu":
+        held = rate.get("calibration")
+    else:
+        states = rate.get("power_states")
+        held = states if is_unavailable(states) else (states or {}).get("sustained")
     if not isinstance(held, dict) or "tflops" not in held:
         why = held["unavailable"] if is_unavailable(held) else "not recorded"
         return unavailable("no alone %s rate: %s" % (dtype, why))
