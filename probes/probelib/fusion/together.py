@@ -72,7 +72,8 @@ def together_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: 
     if reason is not None:
         return unavailable(reason)
     args = worker_args(plan, params, alone)
-    record = run_together(TASK, args, workers, deadline_s(plan, max(worker.workers_on_device for worker in workers)))
+    record = run_together(TASK, args, workers, deadline_s(plan, max(worker.workers_on_device for worker in workers)),
+                          devices=devices)
     record["alone_reference"] = alone_reference(alone)
     return record
 

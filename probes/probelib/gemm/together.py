@@ -79,7 +79,8 @@ def together_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: 
     args = worker_args(plan, params, devices[0]["kind"])
     if not args["dtypes"]:
         return unavailable("no dtype to time together: power_state_dtypes names none of the plan's dtypes")
-    record = run_together(TASK, args, workers, deadline_s(args, max(worker.workers_on_device for worker in workers)))
+    record = run_together(TASK, args, workers, deadline_s(args, max(worker.workers_on_device for worker in workers)),
+                          devices=devices)
     record["alone_reference"] = alone_reference(alone, args["dtypes"])
     return record
 

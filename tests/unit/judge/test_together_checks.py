@@ -11,7 +11,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.to
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from helpers import H200X1_RUN, health_ok, judge_fleet, baselines, recorded, rules, RIG_OVERRIDES
 
-ONE_GPU = "one GPU: every GPU at once is this GPU alone, measured in the alone phase"
+ONE_GPU = "one GPU and workers_per_gpu 1: every GPU at once is this GPU alone, measured in the alone phase"
 ALONE = {"bf16": 662.97, "fp8_e4m3": 1180.0}
 
 
@@ -59,7 +59,7 @@ def gemm_data(*workers, released=True):
     """The rig's recorded one-GPU gemm data with a together phase of ``workers`` (gemm_worker's arguments after the data)."""
     data = recorded("gemm", H200X1_RUN)["data"]
     data["together"] = {
-        "method": "one process per worker, released together at a barrier",
+        "method": "one process per worker, released together at a barrier", "task": "probelib.gemm.together_worker:sustained_worker",
         "workers": [gemm_worker(data, *arguments) for arguments in workers],
         "released_together": released, "start_spread_ms": 0.9 if released else 9000.0, "wall_s": 31.0,
         "alone_reference": {"device_index": 0, "source": "the alone phase's sustained windows",

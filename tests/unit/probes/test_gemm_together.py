@@ -9,7 +9,7 @@ from probe_runs import run_probe
 from probelib.gemm import together
 from probelib.measure.phases import alone_devices
 
-ONE_GPU = "one GPU: every GPU at once is this GPU alone, measured in the alone phase"
+ONE_DEVICE = "one device and workers_per_gpu 1: every device at once is this device alone, measured in the alone phase"
 SHORT = {"device": "cpu", "quick": True, "repeats": 2, "sustained_settle_s": 0.3, "sustained_window_s": 0.2,
          "shapes": [{"name": "tiny", "m": 8, "n": 64, "k": 64}]}
 
@@ -19,7 +19,7 @@ def test_the_default_runs_no_together_phase_on_one_device_and_says_why(tmp_path)
     envelope = run_probe(tmp_path, "gemm", SHORT)
     assert envelope["status"] == "ok", envelope["reason"]
     schema_validator("gemm.schema.json").validate(envelope["data"])
-    assert envelope["data"]["together"] == {"unavailable": ONE_GPU}
+    assert envelope["data"]["together"] == {"unavailable": ONE_DEVICE}
 
 
 def test_two_workers_on_the_cpu_run_the_sustained_windows_together(tmp_path):
@@ -88,4 +88,4 @@ def test_a_failed_worker_is_in_the_errors():
                          {"worker": 1, "device_index": 3, "status": "error", "error": "killed at the deadline"}]}
     assert together.worker_errors(phase) == [{"device_index": 3, "dtype": None, "case": None,
                                               "error": "together worker 1: killed at the deadline"}]
-    assert together.worker_errors({"unavailable": ONE_GPU}) == []
+    assert together.worker_errors({"unavailable": ONE_DEVICE}) == []

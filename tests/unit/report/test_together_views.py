@@ -3,7 +3,7 @@ the alone number and its share per worker; a phase that did not run says why; an
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion.view import fusion_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.view import gemm_section
 
-ONE_GPU = {"unavailable": "one GPU: every GPU at once is this GPU alone, measured in the alone phase"}
+ONE_GPU = {"unavailable": "one GPU and workers_per_gpu 1: every GPU at once is this GPU alone, measured in the alone phase"}
 WINDOW = {"window_s": 10.0, "reasons": {"sw_power_cap": {"ns": 9 * 10 ** 9, "s": 9.0, "source": "nvmlDeviceGetFieldValues x", "share_pct": 90.0},
                                         "hw_power_brake_slowdown": {"ns": 3 * 10 ** 9, "s": 3.0, "source": "nvmlDeviceGetFieldValues y",
                                                                     "share_pct": 30.0}}}
