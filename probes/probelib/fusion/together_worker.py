@@ -43,8 +43,8 @@ def fusion_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str
         start_once()  # a worker whose compile failed still passes the line, so the others are not held at the barrier
     points = entry.get("points") or []
     if not points or points[0]["status"] != "measured":
-        raise RuntimeError("%d elements not measured: %s" % (elements, points[0]["reason"] if points else
-                                                               (entry.get("error") or {}).get("message", "no point")))
+        why = points[0]["reason"] if points else (entry.get("error") or {}).get("message", "no point")
+        raise RuntimeError("%d elements not measured: %s" % (elements, why))
     result = headline(points[0])
     result.update({"device": {key: device.get(key) for key in DEVICE_KEYS}, "share": share,
                    "problems": list(entry.get("problems") or [])})

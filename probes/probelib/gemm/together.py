@@ -67,7 +67,6 @@ def alone_reference(devices: List[Dict[str, Any]], dtypes: List[str]) -> Dict[st
             "sustained": {dtype: _reference_rate(first, dtype) for dtype in dtypes}}
 
 
-
 def together_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: Dict[str, Any],
                    alone: List[Dict[str, Any]]) -> Dict[str, Any]:
     """data["together"]: every device at once, ``workers_per_gpu`` workers each, with the alone reference; or

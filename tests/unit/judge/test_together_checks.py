@@ -6,8 +6,8 @@ import copy
 from probelib.nvml.clock_event_durations import NO_HW_SLOWDOWN_COUNTER, POLICIES, REASONS, duration
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion.together_checks import together_bandwidth
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.together_checks import (together_sustained,
-                                                                                                       together_throttle)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.together_checks import (
+    together_sustained, together_throttle)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from helpers import H200X1_RUN, health_ok, judge_fleet, baselines, recorded, rules, RIG_OVERRIDES
 

@@ -97,8 +97,8 @@ def _throttle_check(rule: Dict[str, Any], host: str, together: Dict[str, Any], e
             continue
         limit = float(params["hw_fail_s"] if name in HARDWARE_REASONS else params["sw_thermal_warn_s"])
         status = "pass" if seconds <= limit else ("fail" if name in HARDWARE_REASONS else "warn")
-        found.append((status, "%s grew %s during the %s together window" % (name, format_quantity(seconds, "s"),
-                                                                             format_quantity(window_s, "s")), seconds))
+        words = "%s grew %s during the %s together window" % (name, format_quantity(seconds, "s"), format_quantity(window_s, "s"))
+        found.append((status, words, seconds))
     context_words = expected_words(reasons, window_s) + (["not read: %s" % "; ".join(unread)] if unread else [])
     if not found:
         return finish(rule, host, together, entry, "skip", "no slowdown counter could be read: %s" % "; ".join(unread))
