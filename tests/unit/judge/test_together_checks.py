@@ -151,9 +151,20 @@ def test_the_judge_runs_the_together_rules_on_an_older_result_and_on_a_new_one()
     envelope["data"] = gemm_data((0, 0, 1, {"bf16": 660.0}), (1, 1, 1, {"bf16": 200.0}))
     hosts["rig"]["envelopes"]["gemm"] = envelope
     verdict = judge_fleet("run6", hosts, baselines(), rules()).hosts["rig"]
-    found = sorted((check.id, check.gpu_index, check.status) for check in verdict.checks if ".together_" in check.id)
-    assert found == [("gemm.together_sustained", 0, "pass"), ("gemm.together_sustained", 1, "fail"),
-                     ("gemm.together_throttle", 0, "pass"), ("gemm.together_throttle", 1, "pass")]
+    found = sorted((check.id, check.gpu_index, check.status, check.because) for check in verdict.checks if ".together_" in check.id)
+    assert found == [("gemm.together_sustained", 0, "pass", ""), ("gemm.together_sustained", 1, "fail", ""),
+                     ("gemm.together_throttle", 0, "pass", ""), ("gemm.together_throttle", 1, "pass", "")]
+
+
+def test_a_gpu_slow_together_because_its_power_brake_engaged_is_one_finding_the_slowdown():
+    envelope = recorded("gemm", H200X1_RUN)
+    envelope["data"] = gemm_data((0, 0, 1, {"bf16": 660.0}), (1, 1, 1, {"bf16": 400.0}, counters(hw_power_brake_slowdown=4.0)))
+    hosts = {"rig": {"envelopes": {"health": health_ok(), "gemm": envelope}, "reached": True, "reason": "", "groups": [],
+                     "rule_overrides": RIG_OVERRIDES}}
+    verdict = judge_fleet("run6", hosts, baselines(), rules()).hosts["rig"]
+    found = sorted((check.id, check.gpu_index, check.status, check.because) for check in verdict.checks if ".together_" in check.id)
+    assert found == [("gemm.together_sustained", 0, "pass", ""), ("gemm.together_sustained", 1, "fail", "gemm.together_throttle"),
+                     ("gemm.together_throttle", 0, "pass", ""), ("gemm.together_throttle", 1, "fail", "")]
 
 
 def fusion_data(*rates, elements=268435456):
