@@ -9,7 +9,7 @@ from probelib.fusion import traffic
 from probelib.fusion.chain import BACKEND
 from probelib.fusion.device_run import DeviceRun
 from probelib.fusion.plan import check_params, resolve_plan
-from probelib.fusion.together import together_entries, together_phase, worker_errors
+from probelib.fusion.together import guarded_phase, together_entries, worker_errors
 from probelib.measure.devices import measured_devices
 from probelib.measure.phases import alone_devices
 from probelib.runner import ProbeResult, main
@@ -68,9 +68,10 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     data = {"method": method_of(kind), "traffic": traffic.accounting(), "plan": plan, "devices": results,
             "errors": errors}
     # the together phase (issue 35): every device at once, after the alone phase has given its reference
-    data["together"] = together_phase(devices, plan, params, results)
-    data["errors"].extend(worker_errors(data["together"]))
-    status, reason = device_outcome.decide(results + together_entries(data["together"]))
+    data["together"] = guarded_phase(devices, plan, params, results)
+    failed = together_entries(data["together"], kind, devices[0]["index"])
+    data["errors"].extend(worker_errors(failed))
+    status, reason = device_outcome.decide(results + failed)
     return ProbeResult(status, data, reason, environment)
 
 

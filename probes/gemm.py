@@ -10,7 +10,7 @@ from probelib.gemm.model_shapes import ModelConfigError, ModelShapes, load_model
 from probelib.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_model_config, check_peaks,
                                   check_token_counts)
 from probelib.gemm.records import CONVENTIONS
-from probelib.gemm.together import together_phase, worker_errors
+from probelib.gemm.together import guarded_phase
 from probelib.runner import ParameterError, ProbeResult, main
 
 DESCRIPTION = (
@@ -92,8 +92,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         if snapshots is not None:
             snapshots.close()
     # the together phase (issue 35): every device at once, after the alone phase has given its reference
-    data["together"] = together_phase(devices, plan, params, data["devices"])
-    data["errors"].extend(worker_errors(data["together"]))
+    data["together"], together_errors = guarded_phase(devices, plan, params, data["devices"])
+    data["errors"].extend(together_errors)
     status, reason = outcome_of(data)
     return ProbeResult(status, data, reason, environment)
 

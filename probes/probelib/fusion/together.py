@@ -15,6 +15,7 @@ from probelib.measure.together import not_needed, plan_workers, run_together
 TASK = "probelib.fusion.together_worker:fusion_worker"
 # Process start, torch import and one compile (seconds on a GPU, up to a minute on a busy CPU) before the start line.
 PREPARE_ALLOWANCE_S = 150.0
+PHASE_FAILED = "the together phase failed: "
 HEADLINE_KEYS = ("unfused_achieved_gbps", "fused_achieved_gbps", "unfused_time_per_iteration_s",
                  "fused_time_per_iteration_s", "measured_speedup")
 
@@ -78,15 +79,28 @@ def together_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: 
     return record
 
 
-def worker_errors(together: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """The errors list's entries of the workers that failed (none when the phase did not run)."""
-    return [{"device": "%s:%d" % (entry["kind"], entry["device_index"]),
-             "error": "together worker %d: %s" % (entry["worker"], entry.get("error", "failed"))}
-            for entry in together.get("workers") or [] if entry.get("status") != "ok"]
+def guarded_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: Dict[str, Any],
+                  alone: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """data["together"]; a phase that raises is unavailable with its words (together_entries makes it an error of the
+    probe), and the alone results stand."""
+    try:
+        return together_phase(devices, plan, params, alone)
+    except Exception as exc:  # the together phase fails alone
+        return {"unavailable": "%s%s: %s" % (PHASE_FAILED, type(exc).__name__, str(exc)[:1000])}
 
 
-def together_entries(together: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """Each failed worker as a device entry (probelib.device_outcome): a failed worker makes the probe partial."""
+def worker_errors(failed: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The errors list's entries of together_entries' failed workers (or failed phase)."""
+    return [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]),
+             "error": "%s: %s" % (entry["device"]["name"], entry["error"]["message"])} for entry in failed]
+
+
+def together_entries(together: Dict[str, Any], kind: str = "cuda", index: int = 0) -> List[Dict[str, Any]]:
+    """Each failed worker, or the phase that raised (named after the first device, ``kind``:``index``), as a device
+    entry (probelib.device_outcome): it makes the probe partial."""
+    if is_unavailable(together) and together["unavailable"].startswith(PHASE_FAILED):
+        return [{"device": {"kind": kind, "index": index, "name": "together phase"}, "status": "error",
+                 "error": {"message": together["unavailable"][len(PHASE_FAILED):]}, "problems": []}]
     return [{"device": {"kind": entry["kind"], "index": entry["device_index"], "name": "together worker %d" % entry["worker"]},
              "status": "error", "error": {"message": entry.get("error", "failed")}, "problems": []}
             for entry in together.get("workers") or [] if entry.get("status") != "ok"]

@@ -7,7 +7,7 @@ sustained rate of each dtype; on the CPU its calibration rate, the alone phase's
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from probelib.fields import is_unavailable, unavailable
 from probelib.measure.together import not_needed, plan_workers, run_together
@@ -82,6 +82,19 @@ def together_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: 
                           devices=devices)
     record["alone_reference"] = alone_reference(alone, args["dtypes"])
     return record
+
+
+def guarded_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: Dict[str, Any],
+                  alone: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """(data["together"], the errors it adds): a phase that raises is unavailable with its words and one error, and
+    the alone results stand."""
+    try:
+        record = together_phase(devices, plan, params, alone)
+    except Exception as exc:  # the together phase fails alone
+        words = "%s: %s" % (type(exc).__name__, str(exc)[:1000])
+        return (unavailable("the together phase failed: %s" % words),
+                [{"device_index": devices[0]["index"], "dtype": None, "case": None, "error": "together phase: %s" % words}])
+    return record, worker_errors(record)
 
 
 def worker_errors(together: Dict[str, Any]) -> List[Dict[str, Any]]:

@@ -35,8 +35,20 @@ def test_two_workers_on_the_cpu_run_the_chain_together(tmp_path):
         assert result["share"]["workers_on_device"] == 2
 
 
-def test_the_default_runs_no_together_phase_on_one_device():
-    assert together.together_entries({"unavailable": "one GPU"}) == [] and together.worker_errors({"unavailable": "x"}) == []
+def test_a_phase_that_did_not_run_adds_no_error_and_one_that_raised_adds_one(monkeypatch):
+    assert together.together_entries({"unavailable": "one GPU and workers_per_gpu 1: ..."}) == []
+
+    def broken(*unused, **unused_named):
+        raise OSError("No space left on device: '/tmp/gpufleet-together-x'")
+    monkeypatch.setattr(together, "run_together", broken)
+    devices = [{"kind": "cpu", "index": 0}]
+    plan = {"sizes_elements": [4096], "repeats": 2, "target_point_ms": 10.0}
+    params = {"workers_per_gpu": 2, "membw_bandwidth_gbps": None, "membw_bandwidth_source": ""}
+    record = together.guarded_phase(devices, plan, params, [])
+    assert record == {"unavailable": "the together phase failed: OSError: No space left on device: '/tmp/gpufleet-together-x'"}
+    failed = together.together_entries(record, "cpu", 0)
+    assert together.worker_errors(failed) == [
+        {"device": "cpu:0", "error": "together phase: OSError: No space left on device: '/tmp/gpufleet-together-x'"}]
 
 
 def test_a_worker_takes_the_alone_size_when_it_fits_its_share_else_the_largest_that_does():

@@ -39,7 +39,8 @@ def test_two_workers_on_the_cpu_run_the_sustained_windows_together(tmp_path):
         assert result["case"] == calibration["case"] == "square-512"
         sustained = result["sustained"]["bf16"]
         assert sustained["method"] == "sustained" and sustained["tflops"] > 0 and len(sustained["repeats_tflops"]) == 2
-        assert sustained["settle_s"] == 0.3 and all(0.1 < window["duration_s"] < 2.0 for window in sustained["windows"])
+        # each window is sized to 0.2 s from one timing; on a CPU shared with other work its length is not held to that
+        assert sustained["settle_s"] == 0.3 and all(window["duration_s"] > 0 and window["calls"] >= 1 for window in sustained["windows"])
         assert result["clock_event_durations_window"] == {"unavailable": "not a GPU: the CPU has no clock-event duration counters"}
         assert result["share"]["workers_on_device"] == 2 and result["share"]["cpu_threads"] >= 1
 
@@ -89,3 +90,15 @@ def test_a_failed_worker_is_in_the_errors():
     assert together.worker_errors(phase) == [{"device_index": 3, "dtype": None, "case": None,
                                               "error": "together worker 1: killed at the deadline"}]
     assert together.worker_errors({"unavailable": ONE_DEVICE}) == []
+
+
+def test_a_phase_that_raises_is_unavailable_with_its_words_and_one_error(monkeypatch):
+    def broken(*unused, **unused_named):
+        raise OSError("No space left on device")
+    monkeypatch.setattr(together, "run_together", broken)
+    plan = {"calibration_case": type("Case", (), {"as_dict": lambda self: {"name": "square-512"}})(), "dtypes": ["bf16"],
+            "power_state_settings": {"sustained_settle_s": 3.0, "sustained_window_s": 1.0}}
+    record, errors = together.guarded_phase([{"kind": "cpu", "index": 0}], plan,
+                                            {"workers_per_gpu": 2, "repeats": 3, "fp8_fast_accum": False}, [])
+    assert record == {"unavailable": "the together phase failed: OSError: No space left on device"}
+    assert errors == [{"device_index": 0, "dtype": None, "case": None, "error": "together phase: OSError: No space left on device"}]
