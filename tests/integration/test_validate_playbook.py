@@ -158,7 +158,7 @@ def test_the_full_profile_runs_every_measurement_probe_on_the_cpu_path(tmp_path)
     code, output = run_playbook(tmp_path / "results", "-e", "gpufleet_profile=full")
     assert code == 0, output
     run_dir = only_run_dir(tmp_path / "results")
-    for probe in ("health", "membw", "gemm", "hostbw"):
+    for probe in ("health", "membw", "memtest", "gemm", "hostbw"):
         with open(os.path.join(run_dir, "localhost", probe + ".json")) as handle:
             envelope = json.load(handle)
         assert_schema_valid(envelope)

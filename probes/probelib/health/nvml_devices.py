@@ -14,6 +14,7 @@ from probelib.nvml.firmware import nonempty_version, read_firmware
 from probelib.nvml.gpu_fabric import read_gpu_fabric
 from probelib.nvml.gpu_processes import collect_processes
 from probelib.nvml.identity import gpu_identity, gpu_nvlinks
+from probelib.nvml.memory_errors import enabled_name, read_ecc, read_remapped_rows
 from probelib.nvml.nvlink_errors import read_nvlink_errors
 
 MIB = 1 << 20
@@ -21,8 +22,6 @@ MIB = 1 << 20
 CLOCK_GRAPHICS, CLOCK_SM, CLOCK_MEM = 0, 1, 2
 TEMPERATURE_GPU = 0
 THRESHOLD_SHUTDOWN, THRESHOLD_SLOWDOWN, THRESHOLD_MEM_MAX, THRESHOLD_GPU_MAX = 0, 1, 2, 3
-ECC_CORRECTED, ECC_UNCORRECTED = 0, 1
-ECC_VOLATILE, ECC_AGGREGATE = 0, 1
 RETIRED_MULTIPLE_SINGLE_BIT, RETIRED_DOUBLE_BIT = 0, 1
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 # nvmlGpuVirtualizationMode_t
@@ -31,10 +30,6 @@ VIRTUALIZATION_MODES = {0: "none", 1: "pass_through", 2: "vgpu", 3: "host_vgpu",
 
 def virtualization_mode_name(value: int) -> str:
     return VIRTUALIZATION_MODES.get(int(value), "unknown(%d)" % int(value))
-
-
-def enabled_name(value: int) -> str:
-    return "enabled" if value else "disabled"
 
 
 def to_mib(value: int) -> int:
@@ -171,21 +166,6 @@ def read_temperature(reader: NvmlReader, handle: Any) -> Dict[str, Any]:
     }
 
 
-def read_ecc(reader: NvmlReader, handle: Any) -> Dict[str, Any]:
-    mode = reader.value("nvmlDeviceGetEccMode", handle)
-    counts = {}
-    for counter_name, counter in (("volatile", ECC_VOLATILE), ("aggregate", ECC_AGGREGATE)):
-        for error_name, error_type in (("corrected", ECC_CORRECTED), ("uncorrected", ECC_UNCORRECTED)):
-            counts["%s_%s_count" % (counter_name, error_name)] = reader.value(
-                "nvmlDeviceGetTotalEccErrors", handle, error_type, counter)
-    result = {
-        "mode_current": mode if is_unavailable(mode) else enabled_name(mode[0]),
-        "mode_pending": mode if is_unavailable(mode) else enabled_name(mode[1]),
-    }
-    result.update(counts)
-    return result
-
-
 def read_retired_pages(reader: NvmlReader, handle: Any) -> Any:
     single = reader.value("nvmlDeviceGetRetiredPages", handle, RETIRED_MULTIPLE_SINGLE_BIT, convert=len)
     double = reader.value("nvmlDeviceGetRetiredPages", handle, RETIRED_DOUBLE_BIT, convert=len)
@@ -194,15 +174,6 @@ def read_retired_pages(reader: NvmlReader, handle: Any) -> Any:
     if all(is_unavailable(value) for value in fields):
         return unavailable(single["unavailable"])
     return {"single_bit_ecc_count": single, "double_bit_ecc_count": double, "pending": pending}
-
-
-def read_remapped_rows(reader: NvmlReader, handle: Any) -> Any:
-    rows = reader.value("nvmlDeviceGetRemappedRows", handle)
-    if is_unavailable(rows):
-        return rows
-    correctable, uncorrectable, pending, failure = rows
-    return {"correctable_count": int(correctable), "uncorrectable_count": int(uncorrectable),
-            "pending": bool(pending), "failure": bool(failure)}
 
 
 def read_pcie(reader: NvmlReader, handle: Any) -> Dict[str, Any]:

@@ -15,6 +15,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 JOBS = 400
+# 0.2 s a job: the 400 jobs take 40 s on two workers, so a test process starved for seconds on a loaded machine still
+# stops the run long before it ends (at 0.05 s a job, CI once saw every job done before the stop).
 FILE_BYTES = 200_000
 DRIVER = r"""
 import os, sys, time
@@ -24,7 +26,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic i
 out = sys.argv[1]
 
 def job(index):
-    time.sleep(0.05)
+    time.sleep(0.2)
     write_text_atomically(os.path.join(out, "item-%04d-pid-%d" % (index, os.getpid())), "x" * %(bytes)d, root=out)
     return index
 
