@@ -9,18 +9,23 @@ from probelib.fusion import traffic
 from probelib.fusion.chain import BACKEND
 from probelib.fusion.device_run import DeviceRun
 from probelib.fusion.plan import check_params, resolve_plan
+from probelib.fusion.together import guarded_phase, together_entries, worker_errors
 from probelib.measure.devices import measured_devices
+from probelib.measure.phases import alone_devices
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
-    "Run y = gelu(x * a + b) * c over N elements on every GPU (or on the CPU when there is none) twice: unfused, as "
+    "Run y = gelu(x * a + b) * c over N elements on the first GPU (alone_devices: all: every GPU, one after another; "
+    "or on the CPU when there is none) twice: unfused, as "
     "torch eager's 4 kernels (mul, add, gelu, mul), each writing its intermediate to memory for the next to read back; "
     "and fused, torch.compile with the inductor backend (one generated kernel: Triton on a GPU, C++ on the CPU). Where "
     "compiling fails the fused version is recorded as unavailable with the exception's words, never measured in eager "
     "under its name. The bytes each version must move are counted (unfused 11 x N x element_bytes, fused 5 x N x "
     "element_bytes); each version is timed (warm-up, then the median of repeats, CUDA events on a GPU), its achieved "
     "bandwidth set against the membw copy plateau of the same run, and the measured speed-up against the 2.2x the "
-    "traffic ratio predicts, with a sentence where they differ. The outputs are compared within a dtype tolerance."
+    "traffic ratio predicts, with a sentence where they differ. The outputs are compared within a dtype tolerance. "
+    "Then every GPU at once (workers_per_gpu processes each, released together after their compile) at the largest "
+    "size; not run with one GPU and one worker."
 )
 
 
@@ -57,12 +62,16 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     kind = devices[0]["kind"]
     plan = resolve_plan(params, kind)
     results = [DeviceRun(torch, device, plan, params["membw_bandwidth_gbps"], params["membw_bandwidth_source"]).run()
-               for device in devices]
+               for device in alone_devices(devices, params["alone_devices"])]
     errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
               for entry in results for problem in entry["problems"]]
     data = {"method": method_of(kind), "traffic": traffic.accounting(), "plan": plan, "devices": results,
             "errors": errors}
-    status, reason = device_outcome.decide(results)
+    # the together phase (issue 35): every device at once, after the alone phase has given its reference
+    data["together"] = guarded_phase(devices, plan, params, results)
+    failed = together_entries(data["together"], kind, devices[0]["index"])
+    data["errors"].extend(worker_errors(failed))
+    status, reason = device_outcome.decide(results + failed)
     return ProbeResult(status, data, reason, environment)
 
 

@@ -10,10 +10,12 @@ from probelib.gemm.model_shapes import ModelConfigError, ModelShapes, load_model
 from probelib.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_injection, check_model_config,
                                   check_peaks, check_token_counts)
 from probelib.gemm.records import CONVENTIONS
+from probelib.gemm.together import guarded_phase
 from probelib.runner import ParameterError, ProbeResult, main
 
 DESCRIPTION = (
-    "Time dense matrix multiplies C (MxN) = A (MxK) @ B (KxN) on every GPU (else the CPU) per dtype: fp32 (TF32 off), "
+    "Time dense matrix multiplies C (MxN) = A (MxK) @ B (KxN) on the first GPU (alone_devices: all: every GPU, one "
+    "after another; else the CPU) per dtype: fp32 (TF32 off), "
     "tf32, bf16, fp16 (torch.matmul) and fp8_e4m3 (torch._scaled_mm, per-tensor scales, bf16 output; needs compute "
     "capability 8.9). Shapes: a square sweep (GPU 1024-8192, CPU 256-1024), a large model's projections prefill-like "
     "(M = 4096, 8192 tokens) and decode-like (M = 1, 8, 32) (Llama-70B: QKV 8192->10240, O 8192->8192, MLP up 8192->28672, "
@@ -21,7 +23,9 @@ DESCRIPTION = (
     "(8191x8193x8191, 8208^3). TFLOP/s = 2MNK / time, from the median of repeats after a warm-up, random data. "
     "Roofline: intensity = 2MNK / minimum bytes moved, ridge = peak / bandwidth; every shape is classified memory- or "
     "compute-bound before it runs and explained after (fraction of min(peak, intensity x bandwidth), tiling, alignment, "
-    "SM fill, launch overhead, clocks). The CPU runs fp32 and bf16 only."
+    "SM fill, launch overhead, clocks). The CPU runs fp32 and bf16 only. Then every GPU at once (workers_per_gpu "
+    "processes each, released together): each times the calibration shape's sustained windows per power-state dtype, "
+    "with NVML's clock-event duration counters read around them; not run with one GPU and one worker."
 )
 # Fixed parts of the two states: NVML every 10 ms (a sample takes well under 1 ms), three warm-up calls before a burst
 # window, "idle" = power at most 30 % of the limit held for 5 s before each burst window (NVML's power is an average that
@@ -53,6 +57,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch
     from probelib.gemm.sweep import DeviceSweep
     from probelib.measure.devices import measured_devices
+    from probelib.measure.phases import alone_devices
 
     check_params(params)
     devices = measured_devices(torch, params["device"])
@@ -73,8 +78,9 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         snapshots = GpuSnapshots()
     data: Dict[str, Any] = {"plan": plan_record(plan, params), "conventions": dict(CONVENTIONS),
                             "torch_settings": torch_settings(torch), "devices": [], "errors": []}
+    alone = alone_devices(devices, params["alone_devices"])
     try:
-        for device in devices:
+        for device in alone:
             sweep = DeviceSweep(torch, device, plan, params, snapshots.take if snapshots else None,
                                 snapshots.reads if snapshots else None)
             try:
@@ -86,6 +92,9 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     finally:
         if snapshots is not None:
             snapshots.close()
+    # the together phase (issue 35): every device at once, after the alone phase has given its reference
+    data["together"], together_errors = guarded_phase(devices, plan, params, data["devices"])
+    data["errors"].extend(together_errors)
     status, reason = outcome_of(data)
     return ProbeResult(status, data, reason, environment)
 

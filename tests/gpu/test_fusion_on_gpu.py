@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_fusion_quick_on_every_gpu(tmp_path):
     torch = pytest.importorskip("torch")
     params_file, out = tmp_path / "params.json", tmp_path / "fusion.json"
-    params_file.write_text(json.dumps({"quick": True}))
+    params_file.write_text(json.dumps({"quick": True, "alone_devices": "all"}))
     subprocess.run([sys.executable, os.path.join(ROOT, "probes", "fusion.py"), "--params", str(params_file), "--out", str(out)],
                    check=True, timeout=600)
     envelope = json.loads(out.read_text())

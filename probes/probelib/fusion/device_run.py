@@ -1,7 +1,7 @@
 """One device's fusion run: for each size that fits, the eager chain and the compiled one, checked and timed."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from probelib.fields import is_unavailable, unavailable
 from probelib.fusion import compare
@@ -18,8 +18,11 @@ COMPILE_OFF = "compile is false in the plan: the fused version was not tried"
 
 class DeviceRun:
     def __init__(self, torch: Any, device: Dict[str, Any], plan: Dict[str, Any], membw_gbps: Any,
-                 membw_source: str) -> None:
+                 membw_source: str, before_timing: Optional[Callable[[], Any]] = None) -> None:
         self.torch = torch
+        # called once per size after the compile and the output check, right before the timing (the together phase's
+        # start line: compiling takes seconds and differs between workers, the timed windows must overlap)
+        self.before_timing = before_timing
         self.device = device
         self.plan = plan
         self.membw, self.membw_why = membw_reference(membw_gbps, membw_source, device["kind"], device.get("uuid"))
@@ -69,6 +72,8 @@ class DeviceRun:
                 fused_ok = agree
                 del got
             del expected
+            if self.before_timing is not None:
+                self.before_timing()
             unfused_t = timings_s(torch, self.device, lambda: chain(*inputs), plan)
             fused_t = timings_s(torch, self.device, fused_call, plan) if fused_ok else None
             self._sync()

@@ -10,11 +10,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 RIG_MEMBW = os.path.join(ROOT, "docs", "examples", "h200x2", "20261130T035514Z-509823", "localhost", "membw.json")
 
 
-def test_it_runs_after_membw_and_before_gemm_and_judges_nothing():
+def test_it_runs_after_membw_and_before_gemm_and_judges_its_together_phase_only():
     found = declaration("fusion")
     assert declaration("membw").run_order < found.run_order == 35 < declaration("gemm").run_order
-    assert set(found.profiles) == {"acceptance", "full"} and found.timeout_s == 300
-    assert found.judges_nothing and judging_of("fusion") is None and "fusion" in sections()
+    assert dict(found.profiles) == {"acceptance": {}, "full": {"alone_devices": "all"}} and found.timeout_s == 300
+    assert not found.judges_nothing and set(judging_of("fusion").checks) == {"together_bandwidth"} and "fusion" in sections()
 
 
 def test_the_membw_headline_of_each_gpu_is_handed_over(tmp_path):

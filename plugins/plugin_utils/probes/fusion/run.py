@@ -15,10 +15,9 @@ RUN = ProbeRun(
     name="fusion",
     run_order=35,
     timeout_s=300,
-    profiles={"acceptance": {}, "full": {}},
-    judges_nothing="how much a compiler's kernel fusion saves explains where an elementwise chain's time goes (launches "
-                   "or bytes); a slow or missing fused kernel is a software stack's property, not a GPU fault, and the "
-                   "memory bandwidth itself is judged by membw",
+    # full: every GPU alone too; the rules judge the together phase only (fusion.together_bandwidth): how much a
+    # compiler's kernel fusion saves explains where an elementwise chain's time goes, a software stack's property
+    profiles={"acceptance": {}, "full": {"alone_devices": "all"}},
     summary="an elementwise chain unfused (4 eager kernels) and fused (torch.compile), its HBM traffic counted",
     derived_params=fusion_inputs,
 )

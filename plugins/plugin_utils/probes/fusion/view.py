@@ -9,6 +9,7 @@ from ...report_cells import Cell, cell, table
 from ...result_fields import MISSING, dig, error_words, is_unavailable, number_or_none
 from ...svg_plots import line_chart
 from ..declaration import ProbeSection
+from ..together_view import beside_cells, together_table
 
 COLUMNS = ["N (elements)", "bytes unfused", "bytes fused", "time unfused", "time fused", "GB/s unfused", "GB/s fused",
            "% of membw unfused", "% of membw fused", "speed-up predicted", "speed-up measured", "outputs agree", "why"]
@@ -94,7 +95,25 @@ def fusion_view(data: Any) -> Dict[str, Any]:
     note = "Bytes counted: %s" % derivation if isinstance(derivation, str) else ""
     if not tables:
         tables.append(table("Unfused vs fused per N", COLUMNS, [], "no device was measured"))
-    return {"note": note, "plots": plots, "tables": tables}
+    together = together_table(data, "Every GPU at once beside the first GPU alone", TOGETHER_COLUMNS, _together_rows)
+    return {"note": note, "plots": plots, "tables": ([together] if together else []) + tables}
+
+
+TOGETHER_COLUMNS = ["worker", "N (elements)", "GB/s unfused together", "GB/s unfused alone", "alone / workers on the device",
+                    "together of that", "GB/s fused together", "GB/s fused alone", "alone / workers on the device",
+                    "together of that", "speed-up together", "speed-up alone"]
+
+
+def _together_rows(entry: Dict[str, Any], alone: Dict[str, Any]) -> List[List[Cell]]:
+    result = entry.get("result") if isinstance(entry.get("result"), dict) else {}
+    row = [cell("elements", result.get("elements", MISSING))]
+    for version in ("unfused", "fused"):
+        key = "%s_achieved_gbps" % version
+        row += beside_cells("achieved_gbps", result.get(key, MISSING), alone.get(key, MISSING), entry)
+    row += [_speedup(result.get("measured_speedup", MISSING)), _speedup(alone.get("measured_speedup", MISSING))]
+    if result.get("elements") != alone.get("elements"):
+        row[0] = Cell(row[0].text, "the alone reference is at %s elements: not the same size" % alone.get("elements"), "warn")
+    return [row]
 
 
 SECTION = ProbeSection(fusion_view)

@@ -15,6 +15,7 @@ from ...result_fields import is_unavailable
 from ..judging import ProbeJudging
 from .correctness_checks import CORRECTNESS_CHECKS
 from .metrics import STATE_RATES
+from .together_checks import TOGETHER_CHECKS
 
 STATE_WORDS = {"burst": "burst (from idle, before the power cap)", "sustained": "sustained (steady state at the power limit)"}
 LOWER_POWER_LIMIT = ("its sustained rate was measured at a %(measured)g W power limit and the known-good at %(reference)g W, so "
@@ -77,7 +78,7 @@ def gemm_measurements(data: Dict[str, Any]) -> List[Measurement]:
 
 
 JUDGING = ProbeJudging(
-    checks=CORRECTNESS_CHECKS,
+    checks={**CORRECTNESS_CHECKS, **TOGETHER_CHECKS},
     measurements=gemm_measurements,
     baseline_checks={"bf16_burst": STATE_RATES[("bf16", "burst")], "bf16_sustained": STATE_RATES[("bf16", "sustained")],
                      "fp8_burst": STATE_RATES[("fp8_e4m3", "burst")], "fp8_sustained": STATE_RATES[("fp8_e4m3", "sustained")]},

@@ -15,7 +15,7 @@ RUN = ProbeRun(
     name="gemm",
     run_order=40,
     timeout_s=900,
-    profiles={"acceptance": {}, "full": {}},
+    profiles={"acceptance": {}, "full": {"alone_devices": "all"}},
     summary="matmul throughput per dtype over shapes on the roofline, burst and sustained at the power limit",
     derived_params=gemm_inputs,
 )

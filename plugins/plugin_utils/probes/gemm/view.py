@@ -2,15 +2,18 @@
 roofline of the first GPU."""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 from ...number_format import format_number
 from ...report_cells import Cell, cell, table
 from ...report_devices import device_label, device_records
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ...svg_plots import roofline_chart
+from ..clock_event_table import REASON_COLUMNS, duration_cell
 from ..declaration import ProbeSection
 from .correctness_view import verification_table
+
+from ..together_view import beside_cells, together_table
 
 
 def _gemm_model_note(data: Any) -> str:
@@ -71,4 +74,44 @@ def gemm_view(data: Any) -> Dict[str, Any]:
             + [verified for verified in (verification_table(devices),) if verified["rows"]]}
 
 
-SECTION = ProbeSection(gemm_view)
+TOGETHER_COLUMNS = ["worker", "dtype", "sustained together", "sustained alone", "alone / workers on the device",
+                    "together of that", "SM clock together", "power together"]
+THROTTLE_COLUMNS = ["worker", "window"] + list(REASON_COLUMNS)
+
+
+def _together_rows(entry: Dict[str, Any], alone: Dict[str, Any]) -> List[List[Cell]]:
+    rates = dig(entry, "result", "sustained")
+    references = alone.get("sustained") if isinstance(alone.get("sustained"), dict) else {}
+    rows = []
+    for dtype, record in sorted(rates.items()) if isinstance(rates, dict) else []:
+        reference = references.get(dtype, MISSING)
+        together = record if is_unavailable(record) else dig(record, "tflops")
+        rows.append([Cell(dtype)] + beside_cells("rate_tflops", together, dig(reference, "tflops") if not is_unavailable(reference)
+                                                 else reference, entry) +
+                    [cell("sm_clock_mhz", dig(record, "sm_clock_mhz_median")), cell("power_w", dig(record, "power_w_median"))])
+    return rows
+
+
+def _throttle_rows(entry: Dict[str, Any], unused_alone: Dict[str, Any]) -> List[List[Cell]]:
+    window = dig(entry, "result", "clock_event_durations_window")
+    if is_unavailable(window):
+        return [[cell("window_s", window)] + [Cell("n/a", window["unavailable"], "na") for unused in REASON_COLUMNS]]
+    return [[cell("window_s", dig(window, "window_s"))] +
+            [duration_cell(dig(window, "reasons", name), name, "bad") for name in REASON_COLUMNS]]
+
+
+def gemm_together_tables(data: Any) -> List[Dict[str, Any]]:
+    """Every GPU at once beside alone (issue 35): each worker's sustained rate per dtype, and its slowdown time."""
+    tables = [together_table(data, "Sustained, every GPU at once beside the first GPU alone", TOGETHER_COLUMNS, _together_rows),
+              together_table(data, "Time in each clock-event reason during each worker's together window", THROTTLE_COLUMNS,
+                             _throttle_rows)]
+    return [entry for entry in tables if entry is not None]
+
+
+def gemm_section(data: Any) -> Dict[str, Any]:
+    view = gemm_view(data)
+    view["tables"] = view["tables"][:1] + gemm_together_tables(data) + view["tables"][1:]
+    return view
+
+
+SECTION = ProbeSection(gemm_section)

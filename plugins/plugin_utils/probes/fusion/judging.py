@@ -1,0 +1,8 @@
+"""fusion: what the judge is told about it (its together phase only: how much the compiler's fusion saves is explained,
+not judged)."""
+from __future__ import annotations
+
+from ..judging import ProbeJudging
+from .together_checks import TOGETHER_CHECKS
+
+JUDGING = ProbeJudging(checks=dict(TOGETHER_CHECKS))
