@@ -1,0 +1,26 @@
+"""What a probe's together phase adds to its envelope: the workers that failed, and the probe's status and reason with
+them (a worker that failed makes an otherwise ok probe partial; the alone phase decides the rest)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from probelib.statuses import OK, PARTIAL
+
+
+def worker_errors(record: Any) -> List[Dict[str, str]]:
+    """{device: "cuda:0", error: "together worker 1: ..."} of each worker the together record says failed."""
+    workers = record.get("workers") if isinstance(record, dict) else None
+    errors = []
+    for worker in workers if isinstance(workers, list) else []:
+        if worker.get("status") != "ok":
+            errors.append({"device": "%s:%d" % (worker["kind"], worker["device_index"]),
+                           "error": "together worker %d: %s" % (worker["worker"], worker.get("error") or "no result")})
+    return errors
+
+
+def with_together(status: str, reason: str, errors: List[Dict[str, str]]) -> Tuple[str, str]:
+    """The alone phase's (status, reason) with the together phase's failed workers added."""
+    if not errors:
+        return status, reason
+    words = "the together phase failed on %s" % "; ".join("%s %s" % (error["device"], error["error"]) for error in errors)
+    return (PARTIAL if status == OK else status), ("%s; %s" % (reason, words) if reason else words)
