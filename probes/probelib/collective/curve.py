@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from probelib.collective import launcher
+from probelib.measure import launcher
 from probelib.collective.environment import no_transport_lines_reason, worker_environment
 from probelib.collective.knee import describe_bytes
 from probelib.collective.stats import summarize_curve

@@ -27,7 +27,6 @@ POLL_S = 0.2
 CONNECT_ATTEMPT_S = 1.0
 DONE_WAIT_S = 30.0
 TEARDOWN_LIMIT_S = 60
-PR_SET_PDEATHSIG = 1
 
 
 class WorkerFailure(Exception):
@@ -45,11 +44,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--out", required=True, help="where this rank writes its JSON result")
     parser.add_argument("--parent-pid", type=int, default=0, help="die when this process (the probe) is gone")
     args = parser.parse_args(argv)
-    if args.parent_pid:
-        _die_with_parent(args.parent_pid)
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != here]  # no sibling shadows a module
     sys.path.insert(0, os.path.abspath(args.library_dir))
+    if args.parent_pid:
+        from probelib.measure.parent_death import die_with_parent  # pylint: disable=import-outside-toplevel
+        die_with_parent(args.parent_pid)
     with open(args.spec, encoding="utf-8") as handle:
         spec = json.load(handle)
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -88,18 +88,6 @@ def _flush_c_streams() -> None:
         ctypes.CDLL(None).fflush(None)
     except (OSError, AttributeError):
         pass
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    """PR_SET_PDEATHSIG(SIGKILL): the kernel kills this worker when the probe dies, even by SIGKILL."""
-    try:
-        import ctypes  # pylint: disable=import-outside-toplevel
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:  # the probe was gone before prctl took effect
-        os._exit(3)  # pylint: disable=protected-access
 
 
 class ResultWriter:

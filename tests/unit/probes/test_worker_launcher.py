@@ -1,4 +1,4 @@
-"""probelib.collective.launcher and curve.describe_failure: deadlines, killed process groups, failure reasons."""
+"""probelib.measure.launcher (the worker processes of the collective and the together phases) and curve.describe_failure: deadlines, killed process groups, failure reasons."""
 import json
 import os
 import signal
@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from probelib.collective import launcher
+from probelib.measure import launcher
 from probelib.collective.curve import CurveRequest, describe_failure
 
 PROBES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes"))
@@ -81,7 +81,7 @@ def test_workers_that_succeed_are_reaped(tmp_path):
 def test_sigterm_to_the_probe_kills_its_workers(tmp_path):
     holder = tmp_path / "holder.py"
     holder.write_text(
-        "import os, sys\nsys.path.insert(0, %r)\nfrom probelib.collective import launcher\n"
+        "import os, sys\nsys.path.insert(0, %r)\nfrom probelib.measure import launcher\n"
         "spec = launcher.WorkerSpec(0, [sys.executable, %r, %r], dict(os.environ), %r, %r, %r)\n"
         "launcher.run_workers([spec], 120)\n" % (
             PROBES, str(tmp_path / "w.py"), str(tmp_path / "child"), str(tmp_path / "o"), str(tmp_path / "e"), str(tmp_path / "r")))

@@ -1,10 +1,11 @@
-"""Start the ranks of one all-reduce as worker processes, enforce a deadline, and kill them when it passes.
+"""Start worker processes (the ranks of one all-reduce, the workers of a together phase), enforce a deadline, and kill them when it passes.
 
 Each worker is an argv list (no shell) in its own session, so its process group is its pid and a
 kill reaches whatever it started. The first failing worker gives the others ``failure_grace_s`` to write
-their own result, then they are killed too (a rank whose peer died would otherwise wait for its timeout).
-While workers run, SIGTERM or SIGINT to the probe kills them before the probe goes; the workers
-also ask the kernel to kill them when the probe dies (see worker.py).
+their own result, then they are killed too (a rank whose peer died would otherwise wait for its timeout);
+workers that do not depend on each other pass None and run on. While workers run, SIGTERM or SIGINT to the
+probe kills them before the probe goes; the workers also ask the kernel to kill them when the probe dies
+(parent_death.py).
 """
 from __future__ import annotations
 
@@ -44,9 +45,11 @@ class LaunchOutcome:
     first_failed_rank: Optional[int] = None
 
 
-def run_workers(specs: List[WorkerSpec], deadline_s: float, failure_grace_s: float = 10.0,
-                clock: Callable[[], float] = time.monotonic) -> LaunchOutcome:
-    """Run every worker to completion, or kill them all at ``deadline_s`` seconds; never leaves one running."""
+def run_workers(specs: List[WorkerSpec], deadline_s: float, failure_grace_s: Optional[float] = 10.0,
+                clock: Callable[[], float] = time.monotonic,
+                on_poll: Optional[Callable[[List[Optional[int]]], None]] = None) -> LaunchOutcome:
+    """Run every worker to completion, or kill them all at ``deadline_s`` seconds; never leaves one running.
+    ``on_poll`` is called with the workers' exit codes (None while running) every poll."""
     started = clock()
     processes: List[subprocess.Popen] = []
     previous = _install_handlers(processes)
@@ -56,20 +59,23 @@ def run_workers(specs: List[WorkerSpec], deadline_s: float, failure_grace_s: flo
                 processes.append(subprocess.Popen(
                     spec.argv, env=spec.env, stdin=subprocess.DEVNULL, stdout=stdout_file, stderr=stderr_file,
                     close_fds=True, shell=False, start_new_session=True))
-        return _wait(specs, processes, started, deadline_s, failure_grace_s, clock)
+        return _wait(specs, processes, started, deadline_s, failure_grace_s, clock, on_poll)
     finally:
         kill_all(processes)
         _restore_handlers(previous)
 
 
 def _wait(specs: List[WorkerSpec], processes: List[subprocess.Popen], started: float, deadline_s: float,
-          failure_grace_s: float, clock: Callable[[], float]) -> LaunchOutcome:
+          failure_grace_s: Optional[float], clock: Callable[[], float],
+          on_poll: Optional[Callable[[List[Optional[int]]], None]]) -> LaunchOutcome:
     first_failure: Optional[int] = None
     failed_at = 0.0
     timed_out = False
     killed: List[int] = []
     while True:
         codes = [process.poll() for process in processes]
+        if on_poll is not None:
+            on_poll(codes)
         if all(code is not None for code in codes):
             break
         now = clock()
@@ -80,7 +86,8 @@ def _wait(specs: List[WorkerSpec], processes: List[subprocess.Popen], started: f
                     break
         if now - started > deadline_s:
             timed_out = True
-        if timed_out or (first_failure is not None and now - failed_at > failure_grace_s):
+        grace_over = failure_grace_s is not None and first_failure is not None and now - failed_at > failure_grace_s
+        if timed_out or grace_over:
             killed = [spec.rank for spec, code in zip(specs, codes) if code is None]
             kill_all(processes)
             break
