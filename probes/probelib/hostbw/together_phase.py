@@ -50,7 +50,7 @@ def together_phase(torch: Any, devices: List[Dict[str, Any]], alone_entries: Lis
     args = {"plan": plan, "check_elements": params["check_elements"], "workers": len(workers),
             "places": {str(place["index"]): {"cpus": place["cpus"], "note": place["note"]} for place in places},
             "uplinks": {str(worker): found for worker, found in shared.items()}}
-    record = run_together(TASK, args, workers, DEADLINE_S)
+    record = run_together(TASK, args, workers, DEADLINE_S, devices)
     record["devices"] = [dict((key, value) for key, value in place.items() if key != "cpus") for place in places]
     record["alone_reference"] = alone_reference(alone_entries[0]) if alone_entries else unavailable("no device was measured alone")
     return record

@@ -23,7 +23,7 @@ def together_phase(torch: Any, devices: List[Dict[str, Any]], alone_entries: Lis
     reason = not_needed(workers)
     if reason is not None:
         return unavailable(reason)
-    record = run_together(TASK, {"plan": plan}, workers, DEADLINE_S)
+    record = run_together(TASK, {"plan": plan}, workers, DEADLINE_S, devices)
     record["devices"] = [{key: device.get(key) for key in IDENTITY} for device in devices]
     record["alone_reference"] = reference(torch, devices, alone_entries, plan, record["workers"])
     return record

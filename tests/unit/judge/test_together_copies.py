@@ -14,7 +14,7 @@ from probelib.membw.together import headline_reference, worker_result
 
 from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, judge_fleet, one, recorded, rules
 
-ONE_GPU = "one GPU: every GPU at once is this GPU alone, measured in the alone phase"
+ONE_GPU = "one GPU and workers_per_gpu 1: every GPU at once is this GPU alone, measured in the alone phase"
 ROOT_PORTS = {0: "0000:15:01.0", 1: "0000:35:01.0"}
 
 
@@ -29,8 +29,8 @@ def worker(index, device, slot=0, on_device=1, result=None, error=None):
 
 
 def run_record(workers, reference, released=True, devices=None):
-    return {"method": "one process per worker, released at a barrier", "workers": workers, "released_together": released,
-            "start_spread_ms": 0.9, "wall_s": 14.1, "alone_reference": reference,
+    return {"method": "one process per worker, released at a barrier", "task": "probelib.membw.together:copy_worker",
+            "workers": workers, "released_together": released, "start_spread_ms": 0.9, "wall_s": 14.1, "alone_reference": reference,
             "devices": devices or [{"kind": "cuda", "index": index, "name": "NVIDIA H200", "uuid": uuid}
                                    for index, uuid in ((0, GPU0), (1, GPU1))]}
 
