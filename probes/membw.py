@@ -10,6 +10,7 @@ from probelib.measure.together_outcome import with_together, worker_errors
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.gpu_state import METHOD as SNAPSHOT_METHOD
 from probelib.membw.plan import check_params, resolve_plan
+from probelib.membw.together import copy_errors
 from probelib.membw.together_phase import together_phase
 from probelib.runner import ProbeResult, main
 
@@ -90,10 +91,11 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
         if snapshots is not None:
             snapshots.close()
     together = together_phase(torch, devices, results, plan, params["workers_per_gpu"])
+    together_errors = worker_errors(together) + copy_errors(together)
     errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
-              for entry in results for problem in entry.get("problems", [])] + worker_errors(together)
+              for entry in results for problem in entry.get("problems", [])] + together_errors
     data = {"method": method_of(kind), "plan": plan, "devices": results, "errors": errors, "together": together}
-    status, reason = with_together(*device_outcome.decide(results), worker_errors(together))
+    status, reason = with_together(*device_outcome.decide(results), together_errors)
     return ProbeResult(status, data, reason, environment)
 
 

@@ -91,3 +91,15 @@ def sizes_without_reference(reference: Dict[str, Any], workers: List[Dict[str, A
     have = {reference.get("buffer_mib")} | {other.get("buffer_mib") for other in reference.get("other_sizes", [])}
     sizes = {worker["result"]["buffer_mib"] for worker in workers if worker.get("status") == "ok" and "result" in worker}
     return sorted(size for size in sizes if size not in have)
+
+
+def copy_errors(record: Any) -> List[Dict[str, str]]:
+    """{device, error} of each ok worker whose checked copy did not match its source."""
+    errors = []
+    for worker in record.get("workers", []) if isinstance(record, dict) else []:
+        result = worker.get("result") if isinstance(worker.get("result"), dict) else {}
+        if result.get("copy_verified") is False:
+            errors.append({"device": "%s:%d" % (worker["kind"], worker["device_index"]),
+                           "error": "together worker %d: the %d MiB copy did not match its source" % (
+                               worker["worker"], result["buffer_mib"])})
+    return errors

@@ -6,6 +6,7 @@ from fabric_trees import BRIDGE_CLASS, GPU_CLASS, H200, NVIDIA, SysTree, hgx_h20
 from probelib.hostbw import together as hostbw_together
 from probelib.hostbw.plan import make_plan
 from probelib.hostbw.uplinks import NO_BRIDGE, pcie_path, sharing, uplink_bridge
+from probelib.measure.together_outcome import with_together, worker_errors
 from probelib.membw import together as membw_together
 from probelib.membw.plan import MIB, resolve_plan
 from probelib.params import probe_defaults
@@ -157,3 +158,17 @@ def test_a_vm_without_bridges_counts_only_the_workers_on_the_gpu(tmp_path):
     found = sharing(workers_on([0, 1], 2), flat)
     assert found[0] == {"uplink_sharers": 2, "uplink_bridge": flat[0], "uplink_gpus": [0]} and found[3]["uplink_gpus"] == [1]
     assert pcie_path("0000:02:00.0", tree.sys) == {"unavailable": "%s/bus/pci/devices/0000:02:00.0 does not exist" % tree.sys}
+
+
+def test_a_failed_worker_or_a_wrong_copy_makes_an_ok_probe_partial_and_is_named():
+    record = {"workers": [
+        {"worker": 0, "kind": "cuda", "device_index": 0, "status": "ok", "result": {"buffer_mib": 4096, "copy_verified": True}},
+        {"worker": 1, "kind": "cuda", "device_index": 0, "status": "ok", "result": {"buffer_mib": 4096, "copy_verified": False}},
+        {"worker": 2, "kind": "cuda", "device_index": 1, "status": "error", "error": "still running at the deadline: killed"}]}
+    errors = worker_errors(record) + membw_together.copy_errors(record)
+    assert errors == [{"device": "cuda:1", "error": "together worker 2: still running at the deadline: killed"},
+                      {"device": "cuda:0", "error": "together worker 1: the 4096 MiB copy did not match its source"}]
+    status, reason = with_together("ok", "", errors)
+    assert status == "partial" and reason.startswith("the together phase failed on cuda:1 together worker 2: still running")
+    assert with_together("error", "nothing measured", errors)[0] == "error"
+    assert with_together("ok", "", worker_errors({"unavailable": "one GPU"})) == ("ok", "")
