@@ -9,7 +9,7 @@ from probelib.hostbw.device_run import run_device
 from probelib.hostbw.plan import make_plan, validate_params
 from probelib.hostbw.together import data_check_errors
 from probelib.hostbw.together_phase import together_phase
-from probelib.measure.together_outcome import with_together, worker_errors
+from probelib.measure.together_outcome import run_phase, with_together
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
@@ -65,12 +65,13 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
             entry, device_errors = run_device(torch, device, plan, params, snapshots)
             entries.append(entry)
             errors.extend(device_errors)
-        together = together_phase(torch, devices, entries, plan, params, snapshots)
+        together, failed = run_phase(lambda: together_phase(torch, devices, entries, plan, params, snapshots),
+                                     devices[0]["torch_device"])
     finally:
         if snapshots is not None:
             snapshots.close()
     together_errors = [{"device": error["device"], "what": "together", "error": error["error"]}
-                       for error in worker_errors(together) + data_check_errors(together)]
+                       for error in failed + data_check_errors(together)]
     data = {"method": METHOD, "plan": plan, "devices": entries, "errors": errors + together_errors, "together": together}
     status, reason = outcome_of(entries, errors)
     status, reason = with_together(status, reason, together_errors)

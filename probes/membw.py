@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 from probelib import device_outcome
 from probelib.measure.devices import measured_devices
-from probelib.measure.together_outcome import with_together, worker_errors
+from probelib.measure.together_outcome import run_phase, with_together
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.gpu_state import METHOD as SNAPSHOT_METHOD
 from probelib.membw.plan import check_params, resolve_plan
@@ -90,8 +90,9 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     finally:
         if snapshots is not None:
             snapshots.close()
-    together = together_phase(torch, devices, results, plan, params["workers_per_gpu"])
-    together_errors = worker_errors(together) + copy_errors(together)
+    together, together_errors = run_phase(lambda: together_phase(torch, devices, results, plan, params["workers_per_gpu"]),
+                                          "%s:%d" % (kind, devices[0]["index"]))
+    together_errors += copy_errors(together)
     errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
               for entry in results for problem in entry.get("problems", [])] + together_errors
     data = {"method": method_of(kind), "plan": plan, "devices": results, "errors": errors, "together": together}

@@ -1,8 +1,9 @@
-"""What a probe's together phase adds to its envelope: the workers that failed, and the probe's status and reason with
-them (a worker that failed makes an otherwise ok probe partial; the alone phase decides the rest)."""
+"""What a probe's together phase adds to its envelope: the phase run so that its failure never costs the alone results,
+the workers that failed, and the probe's status and reason with them (a worker that failed makes an otherwise ok probe
+partial; the alone phase decides the rest)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from probelib.statuses import OK, PARTIAL
 
@@ -22,5 +23,16 @@ def with_together(status: str, reason: str, errors: List[Dict[str, str]]) -> Tup
     """The alone phase's (status, reason) with the together phase's failed workers added."""
     if not errors:
         return status, reason
-    words = "the together phase failed on %s" % "; ".join("%s %s" % (error["device"], error["error"]) for error in errors)
+    words = "the together phase failed on %s" % "; ".join("%s: %s" % (error["device"], error["error"]) for error in errors)
     return (PARTIAL if status == OK else status), ("%s; %s" % (reason, words) if reason else words)
+
+
+def run_phase(phase: Callable[[], Dict[str, Any]], where: str) -> Tuple[Dict[str, Any], List[Dict[str, str]]]:
+    """(data["together"], its errors): what phase() returns and its failed workers, or, where phase() itself raised,
+    unavailable with the exception's words and that one error named after ``where`` (the first device, "cuda:0")."""
+    try:
+        record = phase()
+    except Exception as exc:  # the alone phase's results stand; the error makes the probe partial
+        words = "%s: %s" % (type(exc).__name__, str(exc)[:1000])
+        return {"unavailable": "the together phase failed: %s" % words}, [{"device": where, "error": words}]
+    return record, worker_errors(record)

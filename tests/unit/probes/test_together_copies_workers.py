@@ -6,7 +6,7 @@ from fabric_trees import BRIDGE_CLASS, GPU_CLASS, H200, NVIDIA, SysTree, hgx_h20
 from probelib.hostbw import together as hostbw_together
 from probelib.hostbw.plan import make_plan
 from probelib.hostbw.uplinks import NO_BRIDGE, pcie_path, sharing, uplink_bridge
-from probelib.measure.together_outcome import with_together, worker_errors
+from probelib.measure.together_outcome import run_phase, with_together, worker_errors
 from probelib.membw import together as membw_together
 from probelib.membw.plan import MIB, resolve_plan
 from probelib.params import probe_defaults
@@ -169,6 +169,16 @@ def test_a_failed_worker_or_a_wrong_copy_makes_an_ok_probe_partial_and_is_named(
     assert errors == [{"device": "cuda:1", "error": "together worker 2: still running at the deadline: killed"},
                       {"device": "cuda:0", "error": "together worker 1: the 4096 MiB copy did not match its source"}]
     status, reason = with_together("ok", "", errors)
-    assert status == "partial" and reason.startswith("the together phase failed on cuda:1 together worker 2: still running")
+    assert status == "partial" and reason.startswith("the together phase failed on cuda:1: together worker 2: still running")
     assert with_together("error", "nothing measured", errors)[0] == "error"
     assert with_together("ok", "", worker_errors({"unavailable": "one GPU"})) == ("ok", "")
+
+
+def test_a_together_phase_that_raises_keeps_the_alone_results_and_is_an_error_of_the_probe():
+    def phase():
+        raise OSError("No space left on device: '/tmp/gpufleet-together-x'")
+    record, errors = run_phase(phase, "cuda:0")
+    words = "OSError: No space left on device: '/tmp/gpufleet-together-x'"
+    assert record == {"unavailable": "the together phase failed: " + words} and errors == [{"device": "cuda:0", "error": words}]
+    assert with_together("ok", "", errors) == ("partial", "the together phase failed on cuda:0: " + words)
+    assert run_phase(lambda: {"unavailable": "one GPU"}, "cuda:0") == ({"unavailable": "one GPU"}, [])
