@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..result_fields import is_unavailable, unavailable_reason
+from ..result_fields import dig, is_unavailable, unavailable_reason
 from .check_helpers import make_check
 from .model import Check
 
@@ -20,14 +20,12 @@ NOT_CONCURRENT = ("the workers did not all pass the start line together (release
 JudgeOne = Callable[[Dict[str, Any], Dict[str, Any], Dict[str, Any], str], Check]
 
 
-def worker_gpu(worker: Dict[str, Any], record: Dict[str, Any]) -> Tuple[Dict[str, Any], str]:
-    """({index, uuid} of the worker's device, "GPU 0 worker 1"): the uuid from the record's devices where it has one."""
+def worker_gpu(worker: Dict[str, Any]) -> Tuple[Dict[str, Any], str]:
+    """({index, uuid} of the worker's device, "GPU 0 worker 1"): the uuid where its result names its device."""
     index = worker.get("device_index")
-    devices = record.get("devices") if isinstance(record.get("devices"), list) else []
-    device = next((entry for entry in devices if isinstance(entry, dict) and entry.get("index") == index), {})
-    uuid = device.get("uuid") if isinstance(device.get("uuid"), str) else None
+    uuid = dig(worker, "result", "device", "uuid")
     kind = "CPU" if worker.get("kind") == "cpu" else "GPU"
-    return {"index": index, "uuid": uuid}, "%s %s worker %s" % (kind, index, worker.get("worker"))
+    return {"index": index, "uuid": uuid if isinstance(uuid, str) else None}, "%s %s worker %s" % (kind, index, worker.get("worker"))
 
 
 def together_of(rule: Dict[str, Any], host: str, data: Any) -> Tuple[Optional[Dict[str, Any]], List[Check]]:
@@ -52,7 +50,7 @@ def each_worker(rule: Dict[str, Any], host: str, data: Any, judge_one: JudgeOne)
     for worker in record["workers"]:
         if not isinstance(worker, dict):
             continue
-        gpu, label = worker_gpu(worker, record)
+        gpu, label = worker_gpu(worker)
         if worker.get("status") != "ok" or not isinstance(worker.get("result"), dict):
             checks.append(make_check(rule, host, "error", "%s failed in the together phase: %s"
                                      % (label, worker.get("error") or "it returned no result"), gpu))

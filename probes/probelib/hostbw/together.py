@@ -17,6 +17,8 @@ from probelib.hostbw.sizing import choose_buffer
 from probelib.measure.devices import free_memory_bytes
 
 TASK = "probelib.hostbw.together:copy_worker"
+IDENTITY = ("kind", "index", "name", "uuid")
+PLACE = ("pci_bus_id", "numa_node", "pcie_path")
 HOST = {"kind": "cpu"}
 NO_GPU = "no GPU: the CPU path copies host to host, it has no pinned H2D or D2H"
 DIRECTIONS = ("h2d", "d2h")
@@ -34,12 +36,15 @@ def share_of(total: Any, parts: int) -> Any:
 def copy_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str, Any],
                 start: Callable[[], float]) -> Dict[str, Any]:
     """The together runner's task (see the module). args: plan, check_elements, workers (how many in all),
-    places {device index: {cpus, note}}, uplinks {worker: {uplink_sharers, uplink_bridge, uplink_gpus}}."""
+    places {device index: {cpus, note, pci_bus_id, numa_node, pcie_path}}, uplinks {worker: {uplink_sharers,
+    uplink_bridge, uplink_gpus}}. The result names the device and its place, and the workers sharing its uplink."""
     import torch  # pylint: disable=import-outside-toplevel
 
     plan = args["plan"]
     host_share = share_of(free_memory_bytes(torch, HOST), args["workers"])
-    uplink = args["uplinks"][str(worker["worker"])]
+    place = args["places"][str(device["index"])]
+    uplink = dict(args["uplinks"][str(worker["worker"])], device={key: device.get(key) for key in IDENTITY},
+                  place={key: place[key] for key in PLACE if key in place})
     if device["kind"] != "cuda":
         buffer = choose_buffer(plan["buffer_mib_requested"], host_share, 2)
         (result,) = measure_cpu(torch, device, plan, buffer["bytes"], args["check_elements"], start)
@@ -48,7 +53,6 @@ def copy_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str, 
         no_gpu = unavailable(NO_GPU)
         return dict(uplink, size_mib=buffer["used_mib"], h2d_pinned_gbps=no_gpu, d2h_pinned_gbps=no_gpu,
                     h2h_gbps=result["median_gbps"], h2h=direction_record(result), buffer=buffer, note=CPU_NOTE)
-    place = args["places"][str(device["index"])]
     with pinned_thread(place["cpus"]) as pinning:
         with torch.cuda.device(device["index"]):
             buffer = choose_buffer(plan["buffer_mib_requested"], host_share, 1,

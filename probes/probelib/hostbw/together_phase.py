@@ -14,12 +14,11 @@ from probelib.measure.together import not_needed, plan_workers, run_together
 # Each worker imports torch, starts CUDA and fills a pinned buffer before the start line (seconds), then times
 # `repeats` x `iterations` copies per direction, slower by the workers sharing its uplink: minutes are far beyond it.
 DEADLINE_S = 240.0
-IDENTITY = ("kind", "index", "name", "uuid")
 
 
 def place_of(torch: Any, device: Dict[str, Any], snapshots: Any, numa_pin: bool) -> Dict[str, Any]:
-    """The device's identity, PCI bus id, NUMA CPUs to pin to (None: not pinned) with why, PCIe path and uplink."""
-    place = {key: device.get(key) for key in IDENTITY}
+    """The device's index, PCI bus id, NUMA CPUs to pin to (None: not pinned) with why, PCIe path and uplink."""
+    place: Dict[str, Any] = {"index": device["index"]}
     if device["kind"] != "cuda":
         no_gpu = unavailable("no GPU")
         place.update(pci_bus_id=no_gpu, pcie_path=no_gpu, uplink_bridge=no_gpu, cpus=None,
@@ -40,7 +39,7 @@ def place_of(torch: Any, device: Dict[str, Any], snapshots: Any, numa_pin: bool)
 def together_phase(torch: Any, devices: List[Dict[str, Any]], alone_entries: List[Dict[str, Any]], plan: Dict[str, Any],
                    params: Dict[str, Any], snapshots: Any) -> Dict[str, Any]:
     """data["together"]: unavailable with the reason when fewer than two workers would run, else the runner's record
-    with the devices' places and the alone reference; each worker's result names the workers sharing its uplink."""
+    with the alone reference; each worker's result names its device, its place and the workers sharing its uplink."""
     workers = plan_workers(devices, params["workers_per_gpu"])
     reason = not_needed(workers)
     if reason is not None:
@@ -48,9 +47,8 @@ def together_phase(torch: Any, devices: List[Dict[str, Any]], alone_entries: Lis
     places = [place_of(torch, device, snapshots, params["numa_pin"]) for device in devices]
     shared = sharing([dataclasses.asdict(worker) for worker in workers], {place["index"]: place["uplink_bridge"] for place in places})
     args = {"plan": plan, "check_elements": params["check_elements"], "workers": len(workers),
-            "places": {str(place["index"]): {"cpus": place["cpus"], "note": place["note"]} for place in places},
+            "places": {str(place["index"]): place for place in places},
             "uplinks": {str(worker): found for worker, found in shared.items()}}
     record = run_together(TASK, args, workers, DEADLINE_S, devices)
-    record["devices"] = [dict((key, value) for key, value in place.items() if key != "cpus") for place in places]
     record["alone_reference"] = alone_reference(alone_entries[0]) if alone_entries else unavailable("no device was measured alone")
     return record

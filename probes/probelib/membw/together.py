@@ -16,6 +16,7 @@ from probelib.membw.plan import bandwidth_gbps, fits
 from probelib.sweep import CV_NEEDS_TWO, cv_pct, median, significant
 
 TASK = "probelib.membw.together:copy_worker"
+IDENTITY = ("kind", "index", "name", "uuid")
 ALONE_SOURCE = "the alone phase's headline repeats"
 AT_WORKER_SIZE = "timed alone after the together phase at the workers' size, the same way as the headline repeats"
 
@@ -66,7 +67,8 @@ def copy_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str, 
         window_s = time.monotonic() - started
     finally:
         buffers.release()
-    return worker_result(size, iterations, seconds, free, share, verified, elements, window_s)
+    return dict(worker_result(size, iterations, seconds, free, share, verified, elements, window_s),
+                device={key: device.get(key) for key in IDENTITY})
 
 
 def headline_reference(entry: Any) -> Dict[str, Any]:

@@ -12,19 +12,17 @@ from probelib.membw.together import AT_WORKER_SIZE, TASK, at_size, headline_refe
 # Each worker imports torch, starts CUDA, checks one copy and calibrates before the start line (seconds), then times
 # `repeats` copies of about target_point_ms each, slower by the workers sharing its device: minutes are far beyond it.
 DEADLINE_S = 240.0
-IDENTITY = ("kind", "index", "name", "uuid")
 
 
 def together_phase(torch: Any, devices: List[Dict[str, Any]], alone_entries: List[Dict[str, Any]], plan: Dict[str, Any],
                    workers_per_gpu: int) -> Dict[str, Any]:
     """data["together"]: unavailable with the reason when fewer than two workers would run, else the runner's record
-    with the devices it ran on and the alone reference."""
+    (each worker's result names its device) with the alone reference."""
     workers = plan_workers(devices, workers_per_gpu)
     reason = not_needed(workers)
     if reason is not None:
         return unavailable(reason)
     record = run_together(TASK, {"plan": plan}, workers, DEADLINE_S, devices)
-    record["devices"] = [{key: device.get(key) for key in IDENTITY} for device in devices]
     record["alone_reference"] = reference(torch, devices, alone_entries, plan, record["workers"])
     return record
 

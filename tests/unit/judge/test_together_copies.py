@@ -19,20 +19,19 @@ ROOT_PORTS = {0: "0000:15:01.0", 1: "0000:35:01.0"}
 
 
 def worker(index, device, slot=0, on_device=1, result=None, error=None):
+    """A worker record as the runner writes it; its result names its device as the workers do."""
     record = {"worker": index, "kind": "cuda", "device_index": device, "slot": slot, "workers_on_device": on_device,
               "status": "ok" if error is None else "error", "start_lag_ms": 0.4, "duration_s": 9.5}
     if error is None:
-        record["result"] = result
+        record["result"] = dict(result, device={"kind": "cuda", "index": device, "name": "NVIDIA H200", "uuid": (GPU0, GPU1)[device]})
     else:
         record["error"] = error
     return record
 
 
-def run_record(workers, reference, released=True, devices=None):
+def run_record(workers, reference, released=True):
     return {"method": "one process per worker, released at a barrier", "task": "probelib.membw.together:copy_worker",
-            "workers": workers, "released_together": released, "start_spread_ms": 0.9, "wall_s": 14.1, "alone_reference": reference,
-            "devices": devices or [{"kind": "cuda", "index": index, "name": "NVIDIA H200", "uuid": uuid}
-                                   for index, uuid in ((0, GPU0), (1, GPU1))]}
+            "workers": workers, "released_together": released, "start_spread_ms": 0.9, "wall_s": 14.1, "alone_reference": reference}
 
 
 def membw_copy(gbps, size_mib=4096):
@@ -60,6 +59,7 @@ def hostbw_result(h2d, d2h, sharers=1, gpus=(0,), bridge="0000:15:01.0", size_mi
             "h2d_pinned_gbps": h2d, "d2h_pinned_gbps": d2h, "h2d": dict(direction, median_gbps=h2d),
             "d2h": dict(direction, median_gbps=d2h),
             "buffer": {"requested_mib": 1024, "used_mib": size_mib, "bytes": size_mib * 2 ** 20, "limited_by": "request"},
+            "place": {"pci_bus_id": "0000:18:00.0", "numa_node": 0, "pcie_path": [bridge]},
             "numa": {"pinned": True, "note": "pinned to NUMA node 0's 56 CPUs (0-55)"}}
 
 
@@ -67,10 +67,7 @@ def hostbw(workers=None, together=None, released=True):
     envelope = recorded("hostbw")
     data = envelope["data"]
     if together is None:
-        devices = [{"kind": "cuda", "index": index, "name": "NVIDIA H200", "uuid": uuid, "pci_bus_id": "0000:%02x:00.0" % bus,
-                    "numa_node": 0, "pcie_path": [ROOT_PORTS[index]], "uplink_bridge": ROOT_PORTS[index], "note": "pinned"}
-                   for (index, uuid), bus in zip(((0, GPU0), (1, GPU1)), (0x18, 0x38))]
-        together = run_record(workers, alone_reference(data["devices"][0]), released, devices)
+        together = run_record(workers, alone_reference(data["devices"][0]), released)
     data["together"] = together
     schema_validator("hostbw.schema.json").validate(data)
     return envelope

@@ -93,5 +93,7 @@ def test_hostbw_measures_the_first_device_alone_and_every_device_together(monkey
     assert result.status == "ok", result.reason
     assert [entry["index"] for entry in result.data["devices"]] == [0]
     assert_ran_together(result.data["together"], "probelib.hostbw.together:copy_worker", (0, 1))
-    assert [worker["result"]["uplink_sharers"] for worker in result.data["together"]["workers"]] == [1, 1]
+    workers = result.data["together"]["workers"]
+    assert [worker["result"]["uplink_sharers"] for worker in workers] == [1, 1]
+    assert [worker["result"]["device"]["index"] for worker in workers] == [0, 1]
     schema_validator("hostbw.schema.json").validate(result.data)

@@ -21,6 +21,10 @@ def cpu_worker(index, on_device=2):
     return {"worker": index, "kind": "cpu", "device_index": 0, "slot": index, "workers_on_device": on_device}
 
 
+PLACE_CPU = {"index": 0, "pci_bus_id": {"unavailable": "no GPU"}, "pcie_path": {"unavailable": "no GPU"},
+             "uplink_bridge": {"unavailable": "no GPU"}, "cpus": None, "note": "no GPU: nothing to be local to"}
+
+
 class StartLine:
     """The runner's start(): counts its calls and what the worker had done by then."""
 
@@ -54,6 +58,7 @@ def test_a_membw_worker_times_the_headline_repeats_after_the_start_line(monkeypa
     result = membw_together.copy_worker(CPU, cpu_worker(1), {"plan": plan}, start)
     assert start.calls == 1 and seen["started_before"] == 1
     assert result["buffer_mib"] == 4 and result["copy_verified"] is True and len(result["repeats_gbps"]) == plan["repeats"]
+    assert result["device"] == {key: CPU[key] for key in ("kind", "index", "name", "uuid")}
     assert min(result["repeats_gbps"]) <= result["bandwidth_gbps"] <= max(result["repeats_gbps"])
     assert result["share_bytes"] == result["free_bytes_at_start"] // 2
     assert result["bandwidth_gbps"] == pytest.approx(2 * 4 * MIB / sorted(result["times_per_copy_s"])[1] / 1e9, rel=1e-3)
@@ -87,11 +92,13 @@ def test_a_hostbw_worker_on_the_cpu_path_times_the_host_copy_after_the_start_lin
     uplink = {"uplink_sharers": 2, "uplink_bridge": {"unavailable": "no GPU"}, "uplink_gpus": [0]}
     start = StartLine()
     result = hostbw_together.copy_worker(CPU, cpu_worker(1), {"plan": plan, "check_elements": 64, "workers": 2,
-                                                              "places": {}, "uplinks": {"1": uplink}}, start)
+                                                              "places": {"0": PLACE_CPU}, "uplinks": {"1": uplink}}, start)
     assert start.calls == 1
     assert result["h2h_gbps"] > 0 and result["h2h"]["data_check"]["ok"] is True and result["size_mib"] == 8
     assert result["h2d_pinned_gbps"] == {"unavailable": hostbw_together.NO_GPU} == result["d2h_pinned_gbps"]
     assert {key: result[key] for key in uplink} == uplink
+    assert result["device"] == {"kind": "cpu", "index": 0, "name": "test CPU", "uuid": {"unavailable": "a CPU has no UUID"}}
+    assert result["place"] == {"pci_bus_id": {"unavailable": "no GPU"}, "pcie_path": {"unavailable": "no GPU"}}
 
 
 def test_the_hostbw_reference_is_the_first_alone_gpus_pinned_rates():

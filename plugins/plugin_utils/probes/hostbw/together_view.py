@@ -23,7 +23,7 @@ def together_table(record: Any) -> Dict[str, Any]:
     for worker in record["workers"]:
         if not isinstance(worker, dict):
             continue
-        unused_gpu, label = worker_gpu(worker, record)
+        unused_gpu, label = worker_gpu(worker)
         result = worker.get("result") if isinstance(worker.get("result"), dict) else None
         if worker.get("status") != "ok" or result is None:
             rows.append([Cell(label), Cell("failed", error_words(worker.get("error")) or "no result", "bad")] + [Cell("—")] * 6)
