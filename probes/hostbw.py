@@ -74,7 +74,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
                        for error in failed + data_check_errors(together)]
     data = {"method": METHOD, "plan": plan, "devices": entries, "errors": errors + together_errors, "together": together}
     status, reason = outcome_of(entries, errors)
-    status, reason = with_together(status, reason, together_errors)
+    status, reason = with_together(status, reason, together_errors, together)
     return ProbeResult(status, data, reason, environment)
 
 

@@ -96,7 +96,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
               for entry in results for problem in entry.get("problems", [])] + together_errors
     data = {"method": method_of(kind), "plan": plan, "devices": results, "errors": errors, "together": together}
-    status, reason = with_together(*device_outcome.decide(results), together_errors)
+    status, reason = with_together(*device_outcome.decide(results), together_errors, together)
     return ProbeResult(status, data, reason, environment)
 
 

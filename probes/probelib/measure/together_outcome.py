@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from probelib.statuses import OK, PARTIAL
+from probelib.statuses import ERROR, OK, PARTIAL
 
 
 def worker_errors(record: Any) -> List[Dict[str, str]]:
@@ -19,8 +19,17 @@ def worker_errors(record: Any) -> List[Dict[str, str]]:
     return errors
 
 
-def with_together(status: str, reason: str, errors: List[Dict[str, str]]) -> Tuple[str, str]:
-    """The alone phase's (status, reason) with the together phase's failed workers added."""
+def measured(record: Any) -> bool:
+    """Did a worker of the together record measure (end ok)?"""
+    workers = record.get("workers") if isinstance(record, dict) else None
+    return any(worker.get("status") == "ok" for worker in workers if isinstance(worker, dict)) if isinstance(workers, list) else False
+
+
+def with_together(status: str, reason: str, errors: List[Dict[str, str]], record: Any = None) -> Tuple[str, str]:
+    """The alone phase's (status, reason) with the together phase's failed workers added; an alone phase that measured
+    nothing is partial, not error, where a together worker measured."""
+    if status == ERROR and measured(record):
+        status = PARTIAL
     if not errors:
         return status, reason
     words = "the together phase failed on %s" % "; ".join("%s: %s" % (error["device"], error["error"]) for error in errors)

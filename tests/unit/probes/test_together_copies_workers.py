@@ -178,6 +178,7 @@ def test_a_failed_worker_or_a_wrong_copy_makes_an_ok_probe_partial_and_is_named(
     status, reason = with_together("ok", "", errors)
     assert status == "partial" and reason.startswith("the together phase failed on cuda:1: together worker 2: still running")
     assert with_together("error", "nothing measured", errors)[0] == "error"
+    assert with_together("error", "cuda:0 error: boom", errors, record) == ("partial", "cuda:0 error: boom; " + reason)
     assert with_together("ok", "", worker_errors({"unavailable": "one GPU"})) == ("ok", "")
 
 
