@@ -7,6 +7,9 @@ from typing import Any, Dict, List, Tuple
 from probelib import outcome
 from probelib.hostbw.device_run import run_device
 from probelib.hostbw.plan import make_plan, validate_params
+from probelib.hostbw.together import data_check_errors
+from probelib.hostbw.together_phase import together_phase
+from probelib.measure.together_outcome import run_phase, with_together
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
@@ -17,7 +20,10 @@ DESCRIPTION = (
     "restored afterwards. GB/s = bytes copied in one direction / time / 1e9, each byte counted once; timed with "
     "CUDA events around many back-to-back copies after warm-up; median of repeats and their CV; a sample of the "
     "copied data is compared with its source. Without a GPU it times tensor.copy_ between two host buffers "
-    "(labelled kind cpu, host-to-host, not PCIe) so that the pipeline still runs."
+    "(labelled kind cpu, host-to-host, not PCIe) so that the pipeline still runs. That runs alone, one GPU after "
+    "another, on the first GPU (alone_devices: first) or every GPU (all). Then, with two or more workers (GPUs x "
+    "workers_per_gpu), the together phase: one worker process per GPU (or per share of one), released together, each "
+    "timing pinned H2D then D2H the same way; the workers below one PCIe root port (or on one GPU) share its uplink."
 )
 METHOD = {
     "bandwidth": "GB/s = bytes copied in one direction / time / 1e9 (GB = 1e9 bytes), each byte counted once; "
@@ -29,6 +35,9 @@ METHOD = {
             "compared exactly with the source",
     "numa": "the copying thread is pinned to the GPU's NUMA-local CPUs before the host buffers are allocated and "
             "first touched, and restored afterwards",
+    "together": "one worker process per GPU and share (workers_per_gpu), released together at a barrier, each pinned to "
+                "its GPU's NUMA CPUs: pinned H2D, then pinned D2H, timed as the alone copies; uplink_sharers counts the "
+                "workers whose GPUs sit below the same PCIe root port (sysfs), the worker itself included",
     "link": "pct_of_link_raw compares with the PCIe link's raw rate per direction after line coding (gen 5 x16: "
             "63.0 GB/s), before packet overhead; about 85-90 % is what a healthy link reaches",
 }
@@ -52,15 +61,20 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     entries: List[Dict[str, Any]] = []
     errors: List[Dict[str, str]] = []
     try:
-        for device in devices:
+        for device in devices if params["alone_devices"] == "all" else devices[:1]:
             entry, device_errors = run_device(torch, device, plan, params, snapshots)
             entries.append(entry)
             errors.extend(device_errors)
+        together, failed = run_phase(lambda: together_phase(torch, devices, entries, plan, params, snapshots),
+                                     devices[0]["torch_device"])
     finally:
         if snapshots is not None:
             snapshots.close()
-    data = {"method": METHOD, "plan": plan, "devices": entries, "errors": errors}
+    together_errors = [{"device": error["device"], "what": "together", "error": error["error"]}
+                       for error in failed + data_check_errors(together)]
+    data = {"method": METHOD, "plan": plan, "devices": entries, "errors": errors + together_errors, "together": together}
     status, reason = outcome_of(entries, errors)
+    status, reason = with_together(status, reason, together_errors, together)
     return ProbeResult(status, data, reason, environment)
 
 

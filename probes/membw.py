@@ -6,9 +6,12 @@ from typing import Any, Dict, List
 
 from probelib import device_outcome
 from probelib.measure.devices import measured_devices
+from probelib.measure.together_outcome import run_phase, with_together
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.gpu_state import METHOD as SNAPSHOT_METHOD
 from probelib.membw.plan import check_params, resolve_plan
+from probelib.membw.together import copy_errors
+from probelib.membw.together_phase import together_phase
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
@@ -18,7 +21,11 @@ DESCRIPTION = (
     "warm-up. Bandwidth counts bytes read + written (2 x buffer per copy), GB = 1e9 bytes. Reports the plateau (the "
     "longest run of consecutive large sizes within a tolerance of their median), never the maximum, and three "
     "independent repeats at the largest size that fits with their coefficient of variation and the GPU's state "
-    "(clocks, power, temperature, throttle reasons, other processes) taken during the middle repeat."
+    "(clocks, power, temperature, throttle reasons, other processes) taken during the middle repeat. That runs alone, "
+    "one GPU after another, on the first GPU (alone_devices: first) or every GPU (all). Then, with two or more workers "
+    "(GPUs x workers_per_gpu), the together phase: one worker process per GPU (or per share of one), released together, "
+    "each timing the same repeats at the largest size that fits its share of the free memory, compared with the alone "
+    "repeats at the same size."
 )
 BYTES_COUNTED = "read + written (2 x buffer size per copy)"
 
@@ -36,6 +43,11 @@ def method_of(kind: str) -> Dict[str, Any]:
                          "l2_multiple x last-level cache) within tolerance_pct of the run's median, at least "
                          "min_plateau_points points; plateau_gbps is that median"),
         "gpu_state": SNAPSHOT_METHOD if kind == "cuda" else "not taken: the CPU has no NVML state",
+        "together": ("one worker process per GPU and share (workers_per_gpu), released together at a barrier: each "
+                     "copies at the largest size whose two buffers fit its share of the free memory (free / "
+                     "workers_on_device, the same margin), checks one copy, calibrates, then times `repeats` timings "
+                     "as the alone repeats are timed; bandwidth_gbps is their median. The reference is the first alone "
+                     "device's repeats at the same size (timed again alone at a worker's size where it differs)"),
     }
 
 
@@ -69,18 +81,22 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
                            "no CUDA GPU is visible to torch %s and device is 'cuda'" % torch.__version__, environment)
     kind = devices[0]["kind"]
     plan = resolve_plan(params, kind)
-    snapshots = open_snapshots(devices)
+    alone = devices if params["alone_devices"] == "all" else devices[:1]
+    snapshots = open_snapshots(alone)
     results = []
     try:
-        for device in devices:
+        for device in alone:
             results.append(DeviceRun(torch, device, plan, snapshot_for(snapshots, device)).run())
     finally:
         if snapshots is not None:
             snapshots.close()
+    together, together_errors = run_phase(lambda: together_phase(torch, devices, results, plan, params["workers_per_gpu"]),
+                                          "%s:%d" % (kind, devices[0]["index"]))
+    together_errors += copy_errors(together)
     errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}
-              for entry in results for problem in entry.get("problems", [])]
-    data = {"method": method_of(kind), "plan": plan, "devices": results, "errors": errors}
-    status, reason = device_outcome.decide(results)
+              for entry in results for problem in entry.get("problems", [])] + together_errors
+    data = {"method": method_of(kind), "plan": plan, "devices": results, "errors": errors, "together": together}
+    status, reason = with_together(*device_outcome.decide(results), together_errors, together)
     return ProbeResult(status, data, reason, environment)
 
 

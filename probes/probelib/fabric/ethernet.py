@@ -12,7 +12,7 @@ import os
 from typing import Any, Dict, List
 
 from probelib.fabric.net_kind import DriverName, ethtool_driver, interface_kind
-from probelib.fabric.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
+from probelib.system.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
 from probelib.system.sysfs_field import nonempty_text, read_value, whole_number
 from probelib.fields import is_unavailable, unavailable
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List
 
-from probelib.fabric.pci_place import pci_place, sorted_names
+from probelib.system.pci_place import pci_place, sorted_names
 from probelib.measure.host_gpus import is_nvidia_gpu
 from probelib.system.pci_path import address_order
 

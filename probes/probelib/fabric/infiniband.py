@@ -10,7 +10,7 @@ import os
 import re
 from typing import Any, Dict, List, Tuple
 
-from probelib.fabric.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
+from probelib.system.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
 from probelib.system.sysfs_field import nonempty_text, read_value, whole_number
 from probelib.fields import unavailable
 

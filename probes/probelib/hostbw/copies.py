@@ -182,13 +182,16 @@ def measure_gpu(torch: Any, device: Dict[str, Any], plan: Dict[str, Any], size_b
 
 
 def measure_cpu(torch: Any, device: Dict[str, Any], plan: Dict[str, Any], size_bytes: int,
-                check_count: int) -> List[Dict[str, Any]]:
-    """The CPU path: tensor.copy_ between two pageable host buffers, so the pipeline runs for real without a GPU."""
+                check_count: int, ready: Optional[Callable[[], Any]] = None) -> List[Dict[str, Any]]:
+    """The CPU path: tensor.copy_ between two pageable host buffers, so the pipeline runs for real without a GPU.
+    ``ready()`` runs once the buffers are filled, before the timing (a together worker's start line)."""
     numel = size_bytes // FLOAT32_BYTES
     indices = torch.tensor(sample_indices(numel, check_count), dtype=torch.long)
     source = torch.rand(numel)
     target = torch.empty(numel)
     target.fill_(-1.0)
+    if ready is not None:
+        ready()
 
     def measure() -> Dict[str, Any]:
         timings = repeat_s(torch, device, lambda: target.copy_(source), plan["warmup"], plan["iterations"], plan["repeats"])

@@ -13,6 +13,11 @@ CPU_QUICK_ITERATIONS = 4
 
 
 def make_plan(kind: str, params: Dict[str, Any]) -> Dict[str, Any]:
+    """The copies' plan (copies_plan) and which devices run alone and how many workers per GPU run together."""
+    return dict(copies_plan(kind, params), alone_devices=params["alone_devices"], workers_per_gpu=params["workers_per_gpu"])
+
+
+def copies_plan(kind: str, params: Dict[str, Any]) -> Dict[str, Any]:
     """The plan for a device kind ("cuda" or "cpu") from the probe's parameters.
 
     GPU, full: pinned and (unless pageable is false) pageable, H2D and D2H, plus pinned bidirectional

@@ -1,7 +1,9 @@
-"""The copy itself: random buffers, one checked copy, calibration of the iteration count, timed copies."""
+"""The copy itself: random buffers, one checked copy, calibration of the iteration count, timed copies, the headline
+repeats (the alone phase and each together worker time them the same way)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from functools import partial
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from probelib.measure.timing import time_per_iteration_s
 from probelib.membw.plan import MIB, bandwidth_gbps, iterations_for
@@ -64,3 +66,19 @@ def calibrate(torch: Any, device: Dict[str, Any], buffers: CopyBuffers, plan: Di
 def timed(torch: Any, device: Dict[str, Any], buffers: CopyBuffers, iterations: int, warmup: int) -> Dict[str, float]:
     seconds = time_per_iteration_s(torch, device, buffers.copy, warmup, iterations)
     return {"time_per_copy_s": seconds, "bandwidth_gbps": bandwidth_gbps(buffers.buffer_bytes, seconds)}
+
+
+# watch(repeat index, the timing) -> seconds per copy: runs the timing, doing what it must around it.
+Watch = Callable[[int, Callable[[], float]], float]
+
+
+def timed_repeats(torch: Any, device: Dict[str, Any], buffers: CopyBuffers, iterations: int, plan: Dict[str, Any],
+                  watch: Optional[Watch] = None) -> List[float]:
+    """Seconds per copy of plan["repeats"] independent timings of ``iterations`` copies each, after
+    plan["warmup_iterations"] copies before the first and one before each later one."""
+    seconds = []
+    for repeat in range(plan["repeats"]):
+        timing = partial(time_per_iteration_s, torch, device, buffers.copy,
+                         plan["warmup_iterations"] if repeat == 0 else 1, iterations)
+        seconds.append(watch(repeat, timing) if watch is not None else timing())
+    return seconds

@@ -6,8 +6,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from probelib.fields import is_unavailable, unavailable
 from probelib.measure.devices import free_memory_bytes
-from probelib.measure.timing import time_per_iteration_s
-from probelib.membw.bench import CopyBuffers, calibrate, timed
+from probelib.membw.bench import CopyBuffers, calibrate, timed, timed_repeats
 from probelib.membw.cache import last_level_cache
 from probelib.membw.gpu_state import SnapshotDuring
 from probelib.membw.plan import MIB, bandwidth_gbps, fits
@@ -92,28 +91,26 @@ class DeviceRun:
         """``repeats`` independent timings at the point's size; the GPU state is taken during the middle one."""
         plan = self.plan
         buffers = CopyBuffers(self.torch, self.device, point["size_mib"], plan["dtype"])
+        state: List[Any] = [unavailable("the CPU has no NVML state") if self.snapshot is None else None]
+        middle = plan["repeats"] // 2
+
+        def watch(repeat: int, timing: Callable[[], float]) -> float:
+            if repeat != middle or self.snapshot is None:
+                return timing()
+            watcher = SnapshotDuring(self.snapshot, point["time_per_copy_s"] * point["iterations"] / 2.0).start()
+            window_start = time.time()
+            seconds = timing()
+            state[0] = watcher.finish(window_start, time.time())
+            return seconds
+
         try:
-            iterations = point["iterations"]
-            seconds: List[float] = []
-            state: Any = unavailable("the CPU has no NVML state") if self.snapshot is None else None
-            middle = plan["repeats"] // 2
-            for repeat in range(plan["repeats"]):
-                watcher = None
-                if repeat == middle and self.snapshot is not None:
-                    watcher = SnapshotDuring(self.snapshot, point["time_per_copy_s"] * iterations / 2.0).start()
-                window_start = time.time()
-                warmup = plan["warmup_iterations"] if repeat == 0 else 1
-                seconds.append(time_per_iteration_s(self.torch, self.device, buffers.copy, warmup, iterations))
-                window_end = time.time()
-                if watcher is not None:
-                    state = watcher.finish(window_start, window_end)
+            seconds = timed_repeats(self.torch, self.device, buffers, point["iterations"], plan, watch)
         finally:
             buffers.release()
         values = [bandwidth_gbps(buffers.buffer_bytes, value) for value in seconds]
-        record = repeats_record(point["size_mib"], iterations, values, seconds, plan["cv_warn_pct"])
-        if state is None:
-            state = unavailable("no repeat ran")
-        record["gpu_state"] = state  # cv_warn is left to the judge: it does not make the probe partial
+        record = repeats_record(point["size_mib"], point["iterations"], values, seconds, plan["cv_warn_pct"])
+        # cv_warn is left to the judge: it does not make the probe partial
+        record["gpu_state"] = state[0] if state[0] is not None else unavailable("no repeat ran")
         return record
 
     def run(self) -> Dict[str, Any]:

@@ -45,6 +45,8 @@ def resolve_plan(params: Dict[str, Any], kind: str) -> Dict[str, Any]:
         "safety_margin_mib": float(params["safety_margin_mib"]),
         "safety_margin_pct": float(params["safety_margin_pct"]),
         "verify_sample_elements": params["verify_sample_elements"],
+        "alone_devices": params["alone_devices"],
+        "workers_per_gpu": params["workers_per_gpu"],
     }
 
 

@@ -55,7 +55,8 @@ def test_an_unsound_declaration_says_what_is_wrong(fields, words):
 
 
 def test_the_shipped_measurement_probes_name_their_reader_once():
-    for name, checks in (("membw", {"headline_bandwidth", "repeat_cv"}), ("hostbw", {"pinned_h2d", "pinned_d2h"}),
+    for name, checks in (("membw", {"headline_bandwidth", "repeat_cv", "together_bandwidth"}),
+                         ("hostbw", {"pinned_h2d", "pinned_d2h", "together_uplink"}),
                          ("gemm", {"bf16_burst", "bf16_sustained", "fp8_burst", "fp8_sustained", "correctness", "together_sustained",
                                    "together_throttle"})):
         probe = judging_of(name)

@@ -4,6 +4,7 @@ This checks the data layout the H200 produces (pinned, pageable, bidirectional, 
 failures per copy and per device) against the schema; the bandwidths themselves mean nothing here.
 """
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -14,7 +15,8 @@ import pytest
 import torch as real_torch
 
 import hostbw
-from probelib.hostbw import device_run
+from probelib.hostbw import device_run, together_phase
+from probelib.measure.together_worker import load_task
 from probelib.hostbw.numa import format_cpulist
 from fake_cuda_event import FakeEvent  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator  # noqa: E402
@@ -130,6 +132,22 @@ def _validator():
     return schema_validator("hostbw.schema.json")
 
 
+def in_process_together(task, args, workers, deadline_s, devices=None):
+    """run_together's record, each worker's task called here one after another (the fake torch lives in this process
+    only): the GPU path of the worker's code and the record's layout, not concurrency (test_together_copies_run)."""
+    function, by_index, records = load_task(task), {device["index"]: device for device in devices}, []
+    for worker in workers:
+        record = dict(dataclasses.asdict(worker), start_lag_ms=0.1, duration_s=0.01)
+        try:
+            record.update(status="ok", result=function(by_index[worker.device_index], dataclasses.asdict(worker),
+                                                       json.loads(json.dumps(args)), lambda: 0.1))
+        except Exception as exc:  # as the worker process records it
+            record.update(status="error", error="%s: %s" % (type(exc).__name__, exc))
+        records.append(record)
+    return {"method": "in process (test)", "task": task, "workers": records, "released_together": True,
+            "start_spread_ms": 0.0, "wall_s": 0.1}
+
+
 def _run(monkeypatch, fake, **params):
     snapshots = FakeSnapshots()
     allowed = sorted(os.sched_getaffinity(0))
@@ -138,6 +156,8 @@ def _run(monkeypatch, fake, **params):
     monkeypatch.setitem(sys.modules, "torch", fake)
     monkeypatch.setattr(hostbw, "_open_snapshots", lambda: snapshots)
     monkeypatch.setattr(device_run, "read_locality", lambda bus_id: localities[bus_id])
+    monkeypatch.setattr(together_phase, "read_locality", lambda bus_id: localities[bus_id])
+    monkeypatch.setattr(together_phase, "run_together", in_process_together)
     merged = dict(probe_defaults("hostbw"), buffer_mib=4, iterations=3, repeats=3, warmup=1, check_elements=64)
     merged.update(params)
     result = hostbw.collect(merged)
@@ -149,7 +169,7 @@ def _run(monkeypatch, fake, **params):
 
 def test_full_plan_on_two_gpus(monkeypatch):
     fake = FakeTorch(count=2)
-    result = _run(monkeypatch, fake)
+    result = _run(monkeypatch, fake, alone_devices="all")
     assert result.status == "ok" and result.reason == "" and result.data["errors"] == []
     assert result.environment == {"torch_version": "2.11.0+fake", "torch_cuda_version": "13.0"}
     assert result.data["plan"]["name"] == "gpu_full"
@@ -175,6 +195,25 @@ def test_full_plan_on_two_gpus(monkeypatch):
     assert not second["locality"]["pinned"] and "VM?" in second["locality"]["note"]
     assert "unavailable" in second["pcie"] and "unavailable" in second["results"][0]["pct_of_link_raw"]
     assert fake.emptied >= 4
+    # the together phase's GPU path: a worker per GPU, pinned H2D and D2H, its device and place named
+    workers = result.data["together"]["workers"]
+    assert [(worker["device_index"], worker["status"]) for worker in workers] == [(0, "ok"), (1, "ok")]
+    for worker in workers:
+        together = worker["result"]
+        assert together["h2d_pinned_gbps"] > 0 and together["d2h_pinned_gbps"] > 0 and together["size_mib"] == 4
+        assert together["h2d"]["data_check"]["ok"] and together["d2h"]["data_check"]["ok"]
+        assert together["device"]["uuid"] == "GPU-0000-%d" % worker["device_index"]
+        assert together["uplink_sharers"] == 1 and together["uplink_gpus"] == [worker["device_index"]]
+    assert workers[0]["result"]["numa"]["pinned"] and workers[0]["result"]["place"]["pci_bus_id"] == "0000:18:00.0"
+    assert not workers[1]["result"]["numa"]["pinned"] and "VM?" in workers[1]["result"]["numa"]["note"]
+    assert result.data["together"]["alone_reference"]["h2d_pinned_gbps"] == first["results"][0]["median_gbps"]
+
+
+def test_by_default_only_the_first_gpu_runs_alone(monkeypatch):
+    result = _run(monkeypatch, FakeTorch(count=2))
+    assert result.status == "ok", result.reason
+    assert [entry["index"] for entry in result.data["devices"]] == [0]
+    assert [worker["device_index"] for worker in result.data["together"]["workers"]] == [0, 1]
 
 
 def test_quick_plan_is_pinned_only(monkeypatch):
@@ -198,12 +237,23 @@ def test_refused_pinning_fails_those_copies_only(monkeypatch):
 
 
 def test_one_broken_gpu_does_not_stop_the_others(monkeypatch):
-    result = _run(monkeypatch, FakeTorch(count=2, broken_index=0))
+    result = _run(monkeypatch, FakeTorch(count=2, broken_index=0), alone_devices="all")
     assert result.status == "partial"
     broken, healthy = result.data["devices"]
     assert "unspecified launch failure" in broken["error"] and "results" not in broken
     assert all(entry["median_gbps"] > 0 for entry in healthy["results"])
     assert result.data["errors"][0]["device"] == "cuda:0" and result.data["errors"][0]["what"] == "device"
+    broken_worker, healthy_worker = result.data["together"]["workers"]
+    assert "unspecified launch failure" in broken_worker["error"] and healthy_worker["status"] == "ok"
+    assert result.data["errors"][-1] == {"device": "cuda:0", "what": "together",
+                                         "error": "together worker 0: " + broken_worker["error"]}
+
+
+def test_the_first_gpu_broken_alone_leaves_a_partial_result_where_the_others_measured_together(monkeypatch):
+    result = _run(monkeypatch, FakeTorch(count=2, broken_index=0))
+    assert result.status == "partial" and result.reason.startswith("failed: cuda:0 device (RuntimeError: CUDA error")
+    assert result.data["together"]["alone_reference"] == {
+        "unavailable": "no alone reference: the alone phase measured nothing: RuntimeError: CUDA error: unspecified launch failure"}
 
 
 def test_every_device_failing_is_an_error(monkeypatch):

@@ -9,7 +9,8 @@ from probelib.hostbw.stats import gbps, summarize
 from probelib.sweep import cv_pct
 
 PARAMS = {"device": "auto", "quick": False, "buffer_mib": 1024, "cpu_buffer_mib": 64, "iterations": 20, "repeats": 3,
-          "warmup": 3, "pageable": True, "bidirectional": True, "numa_pin": True, "check_elements": 4096}
+          "warmup": 3, "pageable": True, "bidirectional": True, "numa_pin": True, "check_elements": 4096,
+          "alone_devices": "first", "workers_per_gpu": 1}
 
 
 def test_gbps_counts_each_byte_once_with_gb_1e9():

@@ -27,6 +27,8 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
     assert data["errors"] == []
     assert "torch_version" in envelope["environment"]
     assert envelope["duration_s"] < 60
+    together = data["together"]  # issue 35: one device and one worker: not run, and why; more: every device at once
+    assert "and workers_per_gpu 1: every" in together["unavailable"] if "unavailable" in together else len(together["workers"]) > 1
     for device in data["devices"]:
         assert device["kind"] in ("cuda", "cpu")
         for result in device["results"]:

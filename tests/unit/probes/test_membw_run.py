@@ -78,6 +78,9 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
     assert repeats["cv_pct"] >= 0 and repeats["cv_warn"] == (repeats["cv_pct"] > 5.0)
     assert entry["headline"]["bandwidth_gbps"] > 0
     assert envelope["environment"]["torch_version"] == torch.__version__
+    # one device, one worker: the together phase does not run, and says why (issue 35)
+    assert data["together"] == {"unavailable": "one device and workers_per_gpu 1: every device at once is this device "
+                                               "alone, measured in the alone phase"}
 
 
 def test_quick_measures_only_the_largest_size(tmp_path):

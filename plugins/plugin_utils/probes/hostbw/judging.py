@@ -8,6 +8,7 @@ from ...judge.repeats import finite
 from ...result_fields import is_unavailable
 from ..judging import ProbeJudging
 from .metrics import PINNED
+from .together_checks import hostbw_together_uplink
 
 # The directions a pinned copy is judged and compared in (the bidirectional and pageable copies are shown, not judged).
 DIRECTIONS = tuple(PINNED)
@@ -42,6 +43,7 @@ def hostbw_measurements(data: Dict[str, Any]) -> List[Measurement]:
 
 
 JUDGING = ProbeJudging(
+    checks={"together_uplink": hostbw_together_uplink},
     measurements=hostbw_measurements,
     baseline_checks={"pinned_h2d": PINNED["h2d"], "pinned_d2h": PINNED["d2h"]},
 )

@@ -7,6 +7,7 @@ RUN = ProbeRun(
     name="hostbw",
     run_order=50,
     timeout_s=600,
-    profiles={"acceptance": {}, "full": {}},
+    # full measures every GPU alone, not only the first
+    profiles={"acceptance": {}, "full": {"alone_devices": "all"}},
     summary="host-to-device and device-to-host copy bandwidth per GPU, pinned and pageable",
 )

@@ -8,6 +8,7 @@ from ...report_cells import Cell, cell, table
 from ...report_devices import device_label, device_records
 from ...result_fields import MISSING, dig, error_words
 from ..declaration import ProbeSection
+from .together_view import together_table
 
 
 def hostbw_view(data: Any) -> Dict[str, Any]:
@@ -25,9 +26,12 @@ def hostbw_view(data: Any) -> Dict[str, Any]:
                          cell("pct_of_link_raw", result.get("pct_of_link_raw", MISSING)),
                          cell("ok", dig(result, "data_check", "ok"), "bad" if dig(result, "data_check", "ok") is False else ""),
                          Cell(str(locality.get("note") or result.get("note") or "—"))])
+    tables = [table("Host to device and back", ["device", "copy", "bandwidth", "CV", "of the PCIe link", "data checked",
+                                                "NUMA placement / note"], rows, "nothing was measured")]
+    if isinstance(data, dict) and "together" in data:  # a result from before the together phase shows none
+        tables.append(together_table(data["together"]))
     return {"note": str(dig(data, "method", "bandwidth")) if dig(data, "method", "bandwidth") is not MISSING else "", "plots": [],
-            "tables": [table("Host to device and back", ["device", "copy", "bandwidth", "CV", "of the PCIe link", "data checked",
-                                                         "NUMA placement / note"], rows, "nothing was measured")]}
+            "tables": tables}
 
 
 SECTION = ProbeSection(hostbw_view)

@@ -10,6 +10,7 @@ from ...result_fields import error_words, is_unavailable
 from ..judging import ProbeJudging
 from .checks import membw_repeat_cv
 from .metrics import BANDWIDTH
+from .together_checks import membw_together_bandwidth
 
 # How a repeated headline says which size it was repeated at.
 REPEATED_AT = {"plateau": "plateau", "largest_size_no_plateau": "largest size, no plateau was found",
@@ -58,7 +59,7 @@ def membw_headlines(membw_data: Any) -> Tuple[Dict[str, float], List[str]]:
 
 
 JUDGING = ProbeJudging(
-    checks={"repeat_cv": membw_repeat_cv},
+    checks={"repeat_cv": membw_repeat_cv, "together_bandwidth": membw_together_bandwidth},
     measurements=membw_measurements,
     baseline_checks={"headline_bandwidth": BANDWIDTH},
 )

@@ -7,7 +7,8 @@ RUN = ProbeRun(
     name="membw",
     run_order=30,
     timeout_s=600,
-    # full repeats the headline size five times instead of three: a tighter median and spread
-    profiles={"quick": {"quick": True}, "acceptance": {}, "full": {"repeats": 5}, "post_upgrade": {}},
+    # full repeats the headline size five times instead of three (a tighter median and spread) and measures every GPU
+    # alone, not only the first
+    profiles={"quick": {"quick": True}, "acceptance": {}, "full": {"repeats": 5, "alone_devices": "all"}, "post_upgrade": {}},
     summary="device memory copy bandwidth swept over sizes to its plateau, repeated",
 )

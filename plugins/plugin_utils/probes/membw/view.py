@@ -8,6 +8,7 @@ from ...report_devices import device_label, device_records
 from ...result_fields import MISSING, dig, error_words, number_or_none
 from ...svg_plots import line_chart
 from ..declaration import ProbeSection
+from .together_view import together_table
 
 
 def membw_view(data: Any) -> Dict[str, Any]:
@@ -52,11 +53,14 @@ def membw_view(data: Any) -> Dict[str, Any]:
                                 x_name="buffer size", y_name="bandwidth",
                                 data_note="The numbers: the tables 'Headline per device' and 'Sweep' below."))
     note = str(dig(data, "method", "bytes_counted")) if dig(data, "method", "bytes_counted") is not MISSING else ""
-    return {"note": "Bytes counted: %s." % note if note else "", "plots": plots, "tables": [
+    tables = [
         table("Headline per device", ["device", "bandwidth", "from", "plateau sizes", "repeats median", "repeats CV"],
               headline_rows, "no device was measured"),
         table("Sweep", ["device", "buffer", "bandwidth", "regime", "copy verified", "time per copy"], sweep_rows,
-              "no sweep (quick run or nothing measured)")]}
+              "no sweep (quick run or nothing measured)")]
+    if isinstance(data, dict) and "together" in data:  # a result from before the together phase shows none
+        tables.append(together_table(data["together"]))
+    return {"note": "Bytes counted: %s." % note if note else "", "plots": plots, "tables": tables}
 
 
 SECTION = ProbeSection(membw_view)

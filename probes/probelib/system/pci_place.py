@@ -1,17 +1,18 @@
 """Where a device of a sysfs class sits on the PCI bus: its address, its NUMA node and the bridges above it.
 
 A class entry (/sys/class/infiniband/mlx5_0, /sys/class/net/eth0) has a ``device`` link to its parent in the device
-tree; for a PCI function that is /sys/devices/pci<domain>:<bus>/<root port>/.../<address>.
+tree; for a PCI function that is /sys/devices/pci<domain>:<bus>/<root port>/.../<address>. The fabric probe places
+its NICs and GPUs with it, hostbw finds the GPUs that share a PCIe uplink.
 """
 from __future__ import annotations
 
 import os
 from typing import Any, Dict, List, Optional
 
-from probelib.system.sysfs_field import read_value, whole_number
 from probelib.fields import unavailable
 from probelib.system.pci_path import PCI_ADDRESS, upstream_chain
 from probelib.system.sysfs import normalize_bus_id
+from probelib.system.sysfs_field import read_value, whole_number
 
 NO_NUMA = "a kernel without NUMA"
 
