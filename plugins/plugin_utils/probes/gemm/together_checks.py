@@ -9,12 +9,10 @@ from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none
-from ..load.throttle_checks import HARDWARE_REASONS, SOFTWARE_THERMAL, expected_words
+from ..clock_event_reasons import HARDWARE_REASONS, SOFTWARE_THERMAL, WINDOW_KEY, expected_words
 from ..together_records import (STATUS_ORDER, failed_worker_check, finish, percent_status, sharing_words, together_record,
                                 worker_gpu)
 from ..together_view import expected_share, worker_label
-
-WINDOW_KEY = "clock_event_durations_window"
 
 
 def _dtype_words(entry: Dict[str, Any], dtype: str, record: Any, alone: Any,
