@@ -9,6 +9,7 @@ from probelib.hostbw.device_run import run_device
 from probelib.hostbw.plan import make_plan, validate_params
 from probelib.hostbw.together import data_check_errors
 from probelib.hostbw.together_phase import together_phase
+from probelib.measure.phases import alone_devices
 from probelib.measure.together_outcome import run_phase, with_together
 from probelib.runner import ProbeResult, main
 
@@ -61,7 +62,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     entries: List[Dict[str, Any]] = []
     errors: List[Dict[str, str]] = []
     try:
-        for device in devices if params["alone_devices"] == "all" else devices[:1]:
+        for device in alone_devices(devices, params["alone_devices"]):
             entry, device_errors = run_device(torch, device, plan, params, snapshots)
             entries.append(entry)
             errors.extend(device_errors)

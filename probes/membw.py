@@ -6,6 +6,7 @@ from typing import Any, Dict, List
 
 from probelib import device_outcome
 from probelib.measure.devices import measured_devices
+from probelib.measure.phases import alone_devices
 from probelib.measure.together_outcome import run_phase, with_together
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.gpu_state import METHOD as SNAPSHOT_METHOD
@@ -81,7 +82,7 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
                            "no CUDA GPU is visible to torch %s and device is 'cuda'" % torch.__version__, environment)
     kind = devices[0]["kind"]
     plan = resolve_plan(params, kind)
-    alone = devices if params["alone_devices"] == "all" else devices[:1]
+    alone = alone_devices(devices, params["alone_devices"])
     snapshots = open_snapshots(alone)
     results = []
     try:

@@ -1,23 +1,26 @@
-"""What the together checks and views of the per-GPU probes share (issue 35): the together record of a result
-(data["together"], the run_together record with the alone reference), each worker's name and GPU, the alone reference's
-share per worker, and the words for workers that were not released together.
+"""What the together checks of the per-GPU probes share (issue 35): the together record of a result (data["together"],
+the run_together record with the alone reference: probes/probelib/measure/together.py), each worker's GPU, one check per
+worker ("GPU 0 worker 1"), a skip where the phase did not run, an error where a worker failed, a warn instead of a pass
+where the workers were not released together (their numbers were not taken at the same time), and a worker's percentage
+of its share judged against warn_below_pct and fail_below_pct.
 
 A worker is compared with the alone reference divided by the workers that share its resource (the same device:
 workers_on_device), so two workers on one GPU are each held to half the GPU's alone rate.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..judge.check_helpers import make_check
 from ..judge.model import Check
-from ..number_format import format_quantity
-from ..result_fields import dig, is_unavailable, number_or_none
-from .together_view import expected_share, worker_label
+from ..result_fields import dig, error_words, is_unavailable
+from .together_view import release_words, worker_label
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
 CPU_NOT_JUDGED = ("the CPU path: its together phase runs the concurrency code for real, but a CPU shared with the "
                   "host's other work is not held to its alone rate")
+# judge_one(worker record, its result, its GPU {index, uuid}, its label) -> the worker's check
+JudgeOne = Callable[[Dict[str, Any], Dict[str, Any], Dict[str, Any], str], Check]
 
 
 def together_record(rule: Dict[str, Any], host: str, data: Any) -> Tuple[Optional[Dict[str, Any]], List[Check]]:
@@ -25,18 +28,19 @@ def together_record(rule: Dict[str, Any], host: str, data: Any) -> Tuple[Optiona
     predates it."""
     together = data.get("together") if isinstance(data, dict) else None
     if together is None:
-        return None, [make_check(rule, host, "skip", "this result has no together phase (written by a probe older than "
-                                 "the together phase); run the probe again")]
+        return None, [make_check(rule, host, "skip", "this result holds no together phase (written by a probe older "
+                                 "than the together phase); run the probe again")]
     if is_unavailable(together):
         return None, [make_check(rule, host, "skip", "the together phase did not run: %s" % together["unavailable"])]
     if not isinstance(together, dict) or not isinstance(together.get("workers"), list):
-        return None, [make_check(rule, host, "error", "the together record has no workers list")]
+        return None, [make_check(rule, host, "error", "the together record holds no workers list")]
     return together, []
 
 
 def worker_gpu(entry: Dict[str, Any]) -> Dict[str, Any]:
     """The GPU a check on this worker names: its index, and its UUID where the worker reported it."""
-    return {"index": entry.get("device_index"), "uuid": dig(entry, "result", "device", "uuid")}
+    uuid = dig(entry, "result", "device", "uuid")
+    return {"index": entry.get("device_index"), "uuid": uuid if isinstance(uuid, str) else None}
 
 
 def sharing_words(entry: Dict[str, Any]) -> str:
@@ -54,17 +58,10 @@ def percent_status(percent: float, params: Dict[str, Any]) -> str:
     return "pass"
 
 
-def release_words(together: Dict[str, Any]) -> str:
-    """Why the workers' windows may not have overlapped ('' when they were released together)."""
-    if together.get("released_together") is not False:
-        return ""
-    return ("the workers were not released together (start spread %s): their windows may not have overlapped, so this is "
-            "not every GPU at once" % format_quantity(together.get("start_spread_ms"), "ms"))
-
-
 def failed_worker_check(rule: Dict[str, Any], host: str, entry: Dict[str, Any]) -> Check:
-    return make_check(rule, host, "error", "%s: the together worker failed: %s" % (worker_label(entry), entry.get("error", "no reason")),
-                      worker_gpu(entry))
+    """The error check of a worker that failed (or ended ok without a result)."""
+    return make_check(rule, host, "error", "%s: the together worker failed: %s"
+                      % (worker_label(entry), error_words(entry.get("error")) or "it returned no result"), worker_gpu(entry))
 
 
 def finish(rule: Dict[str, Any], host: str, together: Dict[str, Any], entry: Dict[str, Any], status: str, reason: str,
@@ -77,3 +74,24 @@ def finish(rule: Dict[str, Any], host: str, together: Dict[str, Any], entry: Dic
         status = "warn" if status == "pass" else status
         reason = "%s; %s" % (reason, release)
     return make_check(rule, host, status, "%s: %s" % (worker_label(entry), reason), worker_gpu(entry), **fields)
+
+
+def each_worker(rule: Dict[str, Any], host: str, data: Any, judge_one: JudgeOne) -> List[Check]:
+    """One check per worker of data["together"]: judge_one's for an ok worker, at least a warn where the workers were
+    not released together; the failed worker's error; the skip (or error) of together_record where there is none."""
+    together, checks = together_record(rule, host, data)
+    if together is None:
+        return checks
+    release = release_words(together)
+    for entry in together["workers"]:
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("status") != "ok" or not isinstance(entry.get("result"), dict):
+            checks.append(failed_worker_check(rule, host, entry))
+            continue
+        check = judge_one(entry, entry["result"], worker_gpu(entry), worker_label(entry))
+        if release and check.status == "pass":
+            check.status = "warn"
+            check.reason += "; %s" % release
+        checks.append(check)
+    return checks

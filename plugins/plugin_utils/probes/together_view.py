@@ -1,18 +1,27 @@
 """The dossier's together tables of the per-GPU probes (issue 35): one row per worker (or per worker and dtype), the
-node's number (every GPU at once) beside the alone number and the alone number's share for the worker."""
+node's number (every GPU at once) beside the alone number and the alone number's share for the worker; and the words of
+each worker's name and of workers not released together, which the together checks use too."""
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
 from ..number_format import format_quantity
 from ..report_cells import Cell, cell, table
-from ..result_fields import is_unavailable, number_or_none
+from ..result_fields import error_words, is_unavailable, number_or_none
 
 
 def worker_label(entry: Dict[str, Any]) -> str:
     """'GPU 0 worker 1' (the device on the CPU path)."""
     device = "CPU" if entry.get("kind") == "cpu" else "GPU %s" % entry.get("device_index", "?")
     return "%s worker %s" % (device, entry.get("worker", "?"))
+
+
+def release_words(together: Dict[str, Any]) -> str:
+    """Why the workers' windows may not have overlapped ('' when they were released together)."""
+    if together.get("released_together") is not False:
+        return ""
+    return ("the workers were not released together (start spread %s): their windows may not have overlapped, so this is "
+            "not every GPU at once" % format_quantity(together.get("start_spread_ms"), "ms"))
 
 
 def expected_share(alone_value: Any, entry: Dict[str, Any]) -> Optional[float]:
@@ -40,14 +49,16 @@ def together_table(data: Any, title: str, columns: List[str],
         return None
     if is_unavailable(together):
         return table(title, columns, [], "the together phase did not run: %s" % together["unavailable"])
+    if not isinstance(together, dict) or not isinstance(together.get("workers"), list):
+        return table(title, columns, [], "the together record holds no workers")
     alone = together.get("alone_reference") if isinstance(together.get("alone_reference"), dict) else {}
     rows = []
-    for entry in together.get("workers") or []:
+    for entry in together["workers"]:
         if not isinstance(entry, dict):
             continue
         label = Cell(worker_label(entry))
-        if entry.get("status") != "ok":
-            rows.append([label, Cell("failed", str(entry.get("error", "")), "bad")] + [Cell("—")] * (len(columns) - 2))
+        if entry.get("status") != "ok" or not isinstance(entry.get("result"), dict):
+            rows.append([label, Cell("failed", error_words(entry.get("error")) or "no result", "bad")] + [Cell("—")] * (len(columns) - 2))
             continue
         rows.extend([label] + cells for cells in rows_of(entry, alone))
     released = together.get("released_together")

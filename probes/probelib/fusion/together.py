@@ -11,11 +11,11 @@ from typing import Any, Dict, List, Optional
 
 from probelib.fields import is_unavailable, unavailable
 from probelib.measure.together import not_needed, plan_workers, run_together
+from probelib.measure.together_outcome import PHASE_FAILED, failed_workers, guarded
 
 TASK = "probelib.fusion.together_worker:fusion_worker"
 # Process start, torch import and one compile (seconds on a GPU, up to a minute on a busy CPU) before the start line.
 PREPARE_ALLOWANCE_S = 150.0
-PHASE_FAILED = "the together phase failed: "
 HEADLINE_KEYS = ("unfused_achieved_gbps", "fused_achieved_gbps", "unfused_time_per_iteration_s",
                  "fused_time_per_iteration_s", "measured_speedup")
 
@@ -83,10 +83,7 @@ def guarded_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: D
                   alone: List[Dict[str, Any]]) -> Dict[str, Any]:
     """data["together"]; a phase that raises is unavailable with its words (together_entries makes it an error of the
     probe), and the alone results stand."""
-    try:
-        return together_phase(devices, plan, params, alone)
-    except Exception as exc:  # the together phase fails alone
-        return {"unavailable": "%s%s: %s" % (PHASE_FAILED, type(exc).__name__, str(exc)[:1000])}
+    return guarded(lambda: together_phase(devices, plan, params, alone))[0]
 
 
 def worker_errors(failed: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -103,4 +100,4 @@ def together_entries(together: Dict[str, Any], kind: str = "cuda", index: int = 
                  "error": {"message": together["unavailable"][len(PHASE_FAILED):]}, "problems": []}]
     return [{"device": {"kind": entry["kind"], "index": entry["device_index"], "name": "together worker %d" % entry["worker"]},
              "status": "error", "error": {"message": entry.get("error", "failed")}, "problems": []}
-            for entry in together.get("workers") or [] if entry.get("status") != "ok"]
+            for entry in failed_workers(together)]

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Tuple
 
 from probelib.fields import is_unavailable, unavailable
 from probelib.measure.together import not_needed, plan_workers, run_together
+from probelib.measure.together_outcome import failed_workers, failure_words, guarded
 
 TASK = "probelib.gemm.together_worker:sustained_worker"
 # Process start, torch import, NVML, the operands and one warm-up call per dtype, before the start line.
@@ -88,17 +89,13 @@ def guarded_phase(devices: List[Dict[str, Any]], plan: Dict[str, Any], params: D
                   alone: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     """(data["together"], the errors it adds): a phase that raises is unavailable with its words and one error, and
     the alone results stand."""
-    try:
-        record = together_phase(devices, plan, params, alone)
-    except Exception as exc:  # the together phase fails alone
-        words = "%s: %s" % (type(exc).__name__, str(exc)[:1000])
-        return (unavailable("the together phase failed: %s" % words),
-                [{"device_index": devices[0]["index"], "dtype": None, "case": None, "error": "together phase: %s" % words}])
+    record, failure = guarded(lambda: together_phase(devices, plan, params, alone))
+    if failure is not None:
+        return record, [{"device_index": devices[0]["index"], "dtype": None, "case": None, "error": "together phase: %s" % failure}]
     return record, worker_errors(record)
 
 
 def worker_errors(together: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The errors list's entries of the workers that failed (none when the phase did not run)."""
-    return [{"device_index": entry["device_index"], "dtype": None, "case": None,
-             "error": "together worker %d: %s" % (entry["worker"], entry.get("error", "failed"))}
-            for entry in together.get("workers") or [] if entry.get("status") != "ok"]
+    return [{"device_index": entry["device_index"], "dtype": None, "case": None, "error": failure_words(entry)}
+            for entry in failed_workers(together)]

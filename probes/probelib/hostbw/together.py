@@ -15,6 +15,7 @@ from probelib.hostbw.copies import CPU_NOTE, GpuCopies, measure_cpu
 from probelib.hostbw.numa import pinned_thread
 from probelib.hostbw.sizing import choose_buffer
 from probelib.measure.devices import free_memory_bytes
+from probelib.measure.phases import memory_share
 
 TASK = "probelib.hostbw.together:copy_worker"
 IDENTITY = ("kind", "index", "name", "uuid")
@@ -29,10 +30,6 @@ def direction_record(result: Dict[str, Any]) -> Dict[str, Any]:
     return {key: result[key] for key in ("median_gbps", "repeats_gbps", "cv_pct", "data_check") if key in result}
 
 
-def share_of(total: Any, parts: int) -> Any:
-    return None if total is None else int(total) // max(1, parts)
-
-
 def copy_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str, Any],
                 start: Callable[[], float]) -> Dict[str, Any]:
     """The together runner's task (see the module). args: plan, check_elements, workers (how many in all),
@@ -41,7 +38,7 @@ def copy_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str, 
     import torch  # pylint: disable=import-outside-toplevel
 
     plan = args["plan"]
-    host_share = share_of(free_memory_bytes(torch, HOST), args["workers"])
+    host_share = memory_share(free_memory_bytes(torch, HOST), args["workers"])
     place = args["places"][str(device["index"])]
     uplink = dict(args["uplinks"][str(worker["worker"])], device={key: device.get(key) for key in IDENTITY},
                   place={key: place[key] for key in PLACE if key in place})
@@ -56,7 +53,7 @@ def copy_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str, 
     with pinned_thread(place["cpus"]) as pinning:
         with torch.cuda.device(device["index"]):
             buffer = choose_buffer(plan["buffer_mib_requested"], host_share, 1,
-                                   share_of(free_memory_bytes(torch, device), worker["workers_on_device"]), 2)
+                                   memory_share(free_memory_bytes(torch, device), worker["workers_on_device"]), 2)
             copies = GpuCopies(torch, device, plan, buffer["bytes"], args["check_elements"])
             host = copies.host_buffer(True)
             start()

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from probelib.fields import unavailable
 from probelib.measure.devices import free_memory_bytes
+from probelib.measure.phases import memory_share
 from probelib.membw.bench import CopyBuffers, calibrate, timed_repeats
 from probelib.membw.plan import bandwidth_gbps, fits
 from probelib.sweep import CV_NEEDS_TWO, cv_pct, median, significant
@@ -53,7 +54,7 @@ def copy_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str, 
 
     plan = args["plan"]
     free = free_memory_bytes(torch, device)
-    share = free // max(1, int(worker["workers_on_device"]))
+    share = memory_share(free, worker["workers_on_device"])
     size, why = largest_fitting(plan["sizes_mib"], share, plan["safety_margin_mib"], plan["safety_margin_pct"])
     if size is None:
         raise MemoryError("no size of the plan fits this worker's share of %d MiB of the free memory: %s" % (share >> 20, why))

@@ -53,11 +53,6 @@ def aligned(size_bytes: float) -> int:
     return max(0, int(size_bytes) // ALIGN_BYTES * ALIGN_BYTES)
 
 
-def share_bytes(free_bytes: int, workers_on_device: int) -> int:
-    """One worker's share of the device's free memory."""
-    return int(free_bytes) // max(1, workers_on_device)
-
-
 def gpu_buffer_bytes(free_bytes: int, workers_on_device: int, memory_pct: float, safety_margin_mib: float) -> int:
     """memory_pct % of (free - margin), split between the workers on the GPU, in whole tiles."""
     usable = max(0.0, free_bytes - safety_margin_mib * MIB)

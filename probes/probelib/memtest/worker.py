@@ -11,9 +11,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from probelib.fields import unavailable
 from probelib.measure.devices import free_memory_bytes
+from probelib.measure.phases import memory_share
 from probelib.memtest.passes import BufferTest, run_pass
 from probelib.memtest.patterns import WORD_BYTES
-from probelib.memtest.plan import MIB, aligned, cpu_buffer_bytes, gpu_buffer_bytes, inject_for, share_bytes
+from probelib.memtest.plan import MIB, aligned, cpu_buffer_bytes, gpu_buffer_bytes, inject_for
 from probelib.sweep import significant
 
 TASK = "probelib.memtest.worker:run_worker"
@@ -31,7 +32,7 @@ def run_worker(device: Dict[str, Any], worker: Dict[str, Any], args: Dict[str, A
         torch.cuda.set_device(device["index"])
     free_now = free_memory_bytes(torch, device)
     basis, source = free_basis(args, device, free_now)
-    share = share_bytes(basis, worker["workers_on_device"])
+    share = memory_share(basis, worker["workers_on_device"])
     planned, note = planned_bytes(plan, device, worker, basis, free_now)
     test, note = allocate(torch, device, plan, planned, note)
     try:

@@ -124,14 +124,14 @@ def test_a_worker_at_another_size_is_compared_with_the_alone_copy_at_that_size_o
 def test_workers_that_did_not_start_together_warn_instead_of_passing():
     verdict = judge(membw=membw([worker(0, 0, result=membw_copy(4270.0)), worker(1, 1, result=membw_copy(3000.0))], released=False))
     assert one(verdict, "membw.together_bandwidth", 0).status == "warn"
-    assert "did not all pass the start line together" in one(verdict, "membw.together_bandwidth", 0).reason
+    assert "not released together (start spread 0.9 ms)" in one(verdict, "membw.together_bandwidth", 0).reason
     assert one(verdict, "membw.together_bandwidth", 1).status == "fail"
 
 
 def test_a_failed_worker_is_an_error_that_names_it():
     verdict = judge(membw=membw([worker(0, 0, result=membw_copy(4270.0)), worker(1, 1, error="MemoryError: no size fits")]))
     check = one(verdict, "membw.together_bandwidth", 1)
-    assert check.status == "error" and check.reason == "GPU 1 worker 1 failed in the together phase: MemoryError: no size fits"
+    assert check.status == "error" and check.reason == "GPU 1 worker 1: the together worker failed: MemoryError: no size fits"
 
 
 def test_one_gpu_and_an_older_result_skip_with_the_reason_and_the_alone_checks_still_judge():
@@ -190,7 +190,7 @@ def test_the_dossiers_show_the_node_number_beside_the_alone_number():
     table = hostbw_view(hostbw_data)["tables"][1]
     rows = [[cell.text for cell in row] for row in table["rows"]]
     assert rows[0] == ["GPU 0 worker 0", "pinned H2D", "27.7 GB/s", "55.4 GB/s", "2", "99.9 %", "0000:15:01.0", "0.4 ms"]
-    assert len(rows) == 4 and "did not all pass the start line together" in table["title"]
+    assert len(rows) == 4 and "NOT released together" in table["title"]
     unavailable = copy.deepcopy(membw_data)
     unavailable["together"] = {"unavailable": ONE_GPU}
     assert membw_view(unavailable)["tables"][2]["empty"] == "the together phase did not run: " + ONE_GPU

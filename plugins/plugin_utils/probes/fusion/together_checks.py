@@ -10,7 +10,7 @@ from ...judge.check_helpers import param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none
-from ..together_records import STATUS_ORDER, failed_worker_check, finish, percent_status, sharing_words, together_record
+from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words
 from ..together_view import expected_share
 
 VERSIONS = ("unfused", "fused")
@@ -33,19 +33,15 @@ def _version(entry: Dict[str, Any], result: Dict[str, Any], alone: Dict[str, Any
 
 @reads_params("warn_below_pct")
 def together_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    together, skipped = together_record(rule, host, data)
-    if together is None:
-        return skipped
-    alone = together.get("alone_reference") if isinstance(together.get("alone_reference"), dict) else {}
-    return [_worker_check(rule, host, together, entry, alone) for entry in together["workers"] if isinstance(entry, dict)]
+    together = data.get("together") if isinstance(data, dict) else None
+    alone = together.get("alone_reference") if isinstance(together, dict) and isinstance(together.get("alone_reference"), dict) else {}
+    return each_worker(rule, host, data, lambda entry, result, unused_gpu, unused_label:
+                       _worker_check(rule, host, together, entry, result, alone))
 
 
-def _worker_check(rule: Dict[str, Any], host: str, together: Dict[str, Any], entry: Dict[str, Any],
+def _worker_check(rule: Dict[str, Any], host: str, together: Dict[str, Any], entry: Dict[str, Any], result: Dict[str, Any],
                   alone: Dict[str, Any]) -> Check:
-    if entry.get("status") != "ok":
-        return failed_worker_check(rule, host, entry)
     params = rule["params"]
-    result = entry.get("result") or {}
     if result.get("elements") != alone.get("elements"):
         return finish(rule, host, together, entry, "skip", "timed at %s elements, the alone reference at %s: not the same size"
                       % (result.get("elements"), alone.get("elements")))

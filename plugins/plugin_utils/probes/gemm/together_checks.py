@@ -9,12 +9,9 @@ from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none
-from ..load.throttle_checks import HARDWARE_REASONS, SOFTWARE_THERMAL, expected_words
-from ..together_records import (STATUS_ORDER, failed_worker_check, finish, percent_status, sharing_words, together_record,
-                                worker_gpu)
+from ..clock_event_reasons import HARDWARE_REASONS, SOFTWARE_THERMAL, WINDOW_KEY, expected_words
+from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, worker_gpu
 from ..together_view import expected_share, worker_label
-
-WINDOW_KEY = "clock_event_durations_window"
 
 
 def _dtype_words(entry: Dict[str, Any], dtype: str, record: Any, alone: Any,
@@ -37,19 +34,16 @@ def _dtype_words(entry: Dict[str, Any], dtype: str, record: Any, alone: Any,
 
 @reads_params("warn_below_pct", "fail_below_pct")
 def together_sustained(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    together, skipped = together_record(rule, host, data)
-    if together is None:
-        return skipped
-    alone = (together.get("alone_reference") or {}).get("sustained") or {}
-    return [_sustained_check(rule, host, together, entry, alone) for entry in together["workers"] if isinstance(entry, dict)]
+    together = data.get("together") if isinstance(data, dict) else None
+    alone = ((together.get("alone_reference") if isinstance(together, dict) else None) or {}).get("sustained") or {}
+    return each_worker(rule, host, data, lambda entry, result, unused_gpu, unused_label:
+                       _sustained_check(rule, host, together, entry, result, alone))
 
 
 def _sustained_check(rule: Dict[str, Any], host: str, together: Dict[str, Any], entry: Dict[str, Any],
-                     alone: Dict[str, Any]) -> Check:
-    if entry.get("status") != "ok":
-        return failed_worker_check(rule, host, entry)
+                     result: Dict[str, Any], alone: Dict[str, Any]) -> Check:
     params = rule["params"]
-    rates = (entry.get("result") or {}).get("sustained") or {}
+    rates = result.get("sustained") or {}
     judged = [_dtype_words(entry, dtype, record, alone.get(dtype), params) for dtype, record in sorted(rates.items())]
     words = "; ".join(words for unused_status, words, unused_percent in judged) or "no dtype was timed"
     compared = [item for item in judged if item[0] != "skip"]
@@ -71,16 +65,13 @@ def _grown_s(reasons: Dict[str, Any], name: str) -> Any:
 
 @reads_params("hw_fail_s", "sw_thermal_warn_s")
 def together_throttle(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    together, skipped = together_record(rule, host, data)
-    if together is None:
-        return skipped
-    return [_throttle_check(rule, host, together, entry) for entry in together["workers"] if isinstance(entry, dict)]
+    together = data.get("together") if isinstance(data, dict) else None
+    return each_worker(rule, host, data, lambda entry, result, unused_gpu, unused_label:
+                       _throttle_check(rule, host, together, entry, result))
 
 
-def _throttle_check(rule: Dict[str, Any], host: str, together: Dict[str, Any], entry: Dict[str, Any]) -> Check:
-    if entry.get("status") != "ok":
-        return failed_worker_check(rule, host, entry)
-    window = (entry.get("result") or {}).get(WINDOW_KEY)
+def _throttle_check(rule: Dict[str, Any], host: str, together: Dict[str, Any], entry: Dict[str, Any], result: Dict[str, Any]) -> Check:
+    window = result.get(WINDOW_KEY)
     if entry.get("kind") == "cpu" or is_unavailable(window) or not isinstance(window, dict):
         why = window["unavailable"] if is_unavailable(window) else "not recorded"
         return make_check(rule, host, "skip", "%s: no clock-event duration counters over its together window: %s"

@@ -10,9 +10,9 @@ from typing import Any, Dict, List
 
 from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
-from ...judge.together_workers import each_worker, share_status
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none, unavailable_reason
+from ..together_records import each_worker, percent_status
 from .together_share import DIRECTIONS, share_of, sharers_of
 
 WORST_FIRST = ("error", "fail", "warn", "pass", "skip")
@@ -50,7 +50,7 @@ def hostbw_together_uplink(host: str, data: Dict[str, Any], rule: Dict[str, Any]
                 statuses.append("error" if missing else "skip")
                 continue
             lowest = share.pct if lowest is None else min(lowest, share.pct)
-            statuses.append(share_status(share.pct, warn_below, fail_below))
+            statuses.append(percent_status(share.pct, rule["params"]))
             parts.append("%s %s, %s of its share %s (alone %s)" % (
                 direction.upper(), format_quantity(result.get("%s_pinned_gbps" % direction), "GB/s"),
                 format_quantity(round(share.pct, 1), "%"), format_quantity(round(share.owed_gbps, 2), "GB/s"),

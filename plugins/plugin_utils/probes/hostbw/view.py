@@ -28,8 +28,9 @@ def hostbw_view(data: Any) -> Dict[str, Any]:
                          Cell(str(locality.get("note") or result.get("note") or "—"))])
     tables = [table("Host to device and back", ["device", "copy", "bandwidth", "CV", "of the PCIe link", "data checked",
                                                 "NUMA placement / note"], rows, "nothing was measured")]
-    if isinstance(data, dict) and "together" in data:  # a result from before the together phase shows none
-        tables.append(together_table(data["together"]))
+    together = together_table(data)  # None for a result from before the together phase
+    if together is not None:
+        tables.append(together)
     return {"note": str(dig(data, "method", "bandwidth")) if dig(data, "method", "bandwidth") is not MISSING else "", "plots": [],
             "tables": tables}
 

@@ -7,37 +7,20 @@ a share of the window fails; a blip shorter than a few tenths of a second does n
 fails; the software power cap at the power limit under a full matmul load is expected and said with its seconds."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from ...judge.check_helpers import each_gpu_section, gpu_label, make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable
+from ..clock_event_reasons import HARDWARE_REASONS, SOFTWARE_THERMAL, WINDOW_KEY, expected_words, in_window, window_seconds
 
-WINDOW_KEY = "clock_event_durations_window"
-HARDWARE_REASONS = ("hw_thermal_slowdown", "hw_power_brake_slowdown")
-SOFTWARE_THERMAL = "sw_thermal_slowdown"
 STATUS_ORDER = {"pass": 0, "warn": 1, "fail": 2}
-
-
-def _seconds(entry: Any) -> Optional[Tuple[float, float]]:
-    """(seconds, share of the window in %) of one reason's delta, or None when it was not read."""
-    if not isinstance(entry, dict) or is_unavailable(entry):
-        return None
-    seconds, share = entry.get("s"), entry.get("share_pct")
-    if not isinstance(seconds, (int, float)) or not isinstance(share, (int, float)):
-        return None
-    return float(seconds), float(share)
-
-
-def _in_window(name: str, seconds: float, share: float, window_s: Any) -> str:
-    return "%s for %s during the %s load window (%s of it)" % (
-        name, format_quantity(seconds, "s"), format_quantity(window_s, "s"), format_quantity(share, "%"))
 
 
 def judge_reason(name: str, seconds: float, share: float, window_s: Any, params: Dict[str, Any]) -> Tuple[str, str]:
     """(status, words) of one slowdown reason against the rule's thresholds."""
-    words = _in_window(name, seconds, share, window_s)
+    words = in_window(name, seconds, share, window_s)
     if name in HARDWARE_REASONS:
         if seconds <= float(params["hw_warn_s"]):  # a blip passes however short the window (NVIDIA/DCGM#242)
             return "pass", "%s: a blip of at most %s, not counted" % (words, format_quantity(params["hw_warn_s"], "s"))
@@ -52,21 +35,6 @@ def judge_reason(name: str, seconds: float, share: float, window_s: Any, params:
     return "pass", words
 
 
-def expected_words(reasons: Dict[str, Any], window_s: Any) -> List[str]:
-    """The software power cap and sync boost: recorded, never held against the GPU."""
-    words = []
-    cap = _seconds(reasons.get("sw_power_cap"))
-    if cap is not None and cap[0] > 0:
-        words.append("%s: the software power cap holding the GPU at its power limit, expected under a full matmul load" %
-                     _in_window("sw_power_cap", cap[0], cap[1], window_s))
-    elif cap is not None:
-        words.append("sw_power_cap 0 s: the GPU stayed under its power limit")
-    boost = _seconds(reasons.get("sync_boost"))
-    if boost is not None and boost[0] > 0:
-        words.append("%s: clocks held to a sync boost group's" % _in_window("sync_boost", boost[0], boost[1], window_s))
-    return words
-
-
 @reads_params("hw_warn_s", "hw_fail_pct", "sw_thermal_warn_pct", "sw_thermal_fail_pct")
 def clock_event_durations(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     return each_gpu_section(rule, host, data, WINDOW_KEY, "clock-event duration counters over the load window",
@@ -79,7 +47,7 @@ def _gpu_check(host: str, gpu: Dict[str, Any], window: Dict[str, Any], rule: Dic
     judged: List[Tuple[str, str, float]] = []
     missing = []
     for name in HARDWARE_REASONS + (SOFTWARE_THERMAL,):
-        read = _seconds(reasons.get(name))
+        read = window_seconds(reasons.get(name))
         if read is None:
             entry = reasons.get(name)
             missing.append("%s (%s)" % (name, entry["unavailable"] if is_unavailable(entry) else "not recorded"))

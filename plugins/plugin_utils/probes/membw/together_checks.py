@@ -9,9 +9,9 @@ from typing import Any, Dict, List
 
 from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
-from ...judge.together_workers import each_worker, share_status
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none, unavailable_reason
+from ..together_records import each_worker, percent_status
 from .together_share import reference_at, share_of
 
 
@@ -47,7 +47,7 @@ def membw_together_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, An
             ", shared by %d workers on the GPU" % share.sharing if share.sharing > 1 else "")
         if worker.get("kind") != "cuda":
             return make_check(rule, host, "skip", words + "; the CPU path is not a GPU measurement, so it is not judged", gpu)
-        status = share_status(share.pct, warn_below, fail_below)
+        status = percent_status(share.pct, rule["params"])
         if status != "pass":
             words += ("; below %g %%: this GPU's memory is slower when the node works as a whole (clocks, power, cooling "
                       "under load)" % (warn_below if status == "warn" else fail_below))

@@ -58,8 +58,9 @@ def membw_view(data: Any) -> Dict[str, Any]:
               headline_rows, "no device was measured"),
         table("Sweep", ["device", "buffer", "bandwidth", "regime", "copy verified", "time per copy"], sweep_rows,
               "no sweep (quick run or nothing measured)")]
-    if isinstance(data, dict) and "together" in data:  # a result from before the together phase shows none
-        tables.append(together_table(data["together"]))
+    together = together_table(data)  # None for a result from before the together phase
+    if together is not None:
+        tables.append(together)
     return {"note": "Bytes counted: %s." % note if note else "", "plots": plots, "tables": tables}
 
 
