@@ -49,13 +49,31 @@ def sharing_words(entry: Dict[str, Any]) -> str:
     return "" if sharers == 1 else " / %d workers on the device" % sharers
 
 
-def percent_status(percent: float, params: Dict[str, Any]) -> str:
-    """fail below fail_below_pct (where the rule has one), warn below warn_below_pct."""
+def time_slicing_pct(params: Dict[str, Any], workers_on_device: Any) -> float:
+    """The share of its owed rate a worker is held to: shared_device_pct where several processes time-slice one GPU's
+    SMs (the rule's param, measured on the rig), 100 for a worker alone on its GPU or a rule without the param."""
+    sharing = workers_on_device if isinstance(workers_on_device, int) else 1
+    return float(params["shared_device_pct"]) if sharing > 1 and "shared_device_pct" in params else 100.0
+
+
+def percent_status(percent: float, params: Dict[str, Any], workers_on_device: Any = 1) -> str:
+    """fail below fail_below_pct (where the rule has one), warn below warn_below_pct; percent is first divided by the
+    time-slicing allowance where workers share a device."""
+    percent = 100.0 * percent / time_slicing_pct(params, workers_on_device)
     if "fail_below_pct" in params and percent < float(params["fail_below_pct"]):
         return "fail"
     if percent < float(params["warn_below_pct"]):
         return "warn"
     return "pass"
+
+
+def time_slicing_words(params: Dict[str, Any], workers_on_device: Any) -> str:
+    """'' for a worker alone on its GPU; else the allowance the lines are scaled by, in words."""
+    allowance = time_slicing_pct(params, workers_on_device)
+    if allowance >= 100.0:
+        return ""
+    return ("; the lines apply to %g %% of that share: %d processes time-slice one GPU (shared_device_pct, measured on the rig)"
+            % (allowance, workers_on_device))
 
 
 def failed_worker_check(rule: Dict[str, Any], host: str, entry: Dict[str, Any]) -> Check:

@@ -96,6 +96,21 @@ def test_two_workers_on_one_gpu_are_each_held_to_half_its_alone_rate():
     assert checks[1].reason.startswith("GPU 0 worker 1: bf16 150 TFLOP/s")
 
 
+def test_two_workers_time_slicing_one_gpu_at_the_rigs_measured_share_pass_and_one_worker_per_gpu_is_not_given_the_allowance():
+    # the rig's two-worker run: 306 and 308 TFLOP/s of half its lone 671 (91.3 and 91.8 %); warned before the allowance
+    alone = dict(ALONE, bf16=670.65)
+    data = gemm_data((0, 0, 2, {"bf16": 306.0}), (1, 0, 2, {"bf16": 308.0}))
+    data["together"]["alone_reference"]["sustained"] = {dtype: {"tflops": value} for dtype, value in alone.items()}
+    checks = together_sustained("rig", data, rule("gemm.together_sustained"), None)
+    assert statuses(checks) == [(0, "pass"), (0, "pass")]
+    assert "the lines apply to 91 % of that share: 2 processes time-slice one GPU" in checks[0].reason
+    # the same 91.3 % of alone by a worker alone on its GPU (a real node) is a warning: no time-slicing there
+    single = gemm_data((0, 0, 1, {"bf16": 612.0}), (1, 1, 1, {"bf16": 660.0}))
+    single["together"]["alone_reference"]["sustained"] = {dtype: {"tflops": value} for dtype, value in alone.items()}
+    checks = together_sustained("rig", single, rule("gemm.together_sustained"), None)
+    assert statuses(checks) == [(0, "warn"), (1, "pass")] and "time-slice" not in checks[0].reason
+
+
 def test_hw_slowdown_that_grew_in_the_together_window_fails_with_the_gpu_the_reason_and_the_seconds():
     data = gemm_data((0, 0, 1, {"bf16": 660.0}), (1, 1, 1, {"bf16": 600.0}, counters(hw_power_brake_slowdown=3.2, sw_power_cap=9.0)),
                      (2, 2, 1, {"bf16": 650.0}, counters(sw_thermal_slowdown=2.0)))

@@ -10,7 +10,7 @@ from ...judge.check_helpers import param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none
-from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words
+from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, time_slicing_words
 from ..together_view import expected_share
 
 VERSIONS = ("unfused", "fused")
@@ -28,10 +28,11 @@ def _version(entry: Dict[str, Any], result: Dict[str, Any], alone: Dict[str, Any
     words = "%s %s together against %s alone%s = %s: %s of it" % (
         version, format_quantity(together, "GB/s"), format_quantity(reference, "GB/s"), sharing_words(entry),
         format_quantity(expected, "GB/s"), format_quantity(percent, "%"))
-    return percent_status(percent, params), words, percent
+    words += time_slicing_words(params, entry.get("workers_on_device"))
+    return percent_status(percent, params, entry.get("workers_on_device")), words, percent
 
 
-@reads_params("warn_below_pct")
+@reads_params("warn_below_pct", "shared_device_pct")
 def together_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     together = data.get("together") if isinstance(data, dict) else None
     alone = together.get("alone_reference") if isinstance(together, dict) and isinstance(together.get("alone_reference"), dict) else {}

@@ -10,7 +10,7 @@ from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none
 from ..clock_event_reasons import HARDWARE_REASONS, SOFTWARE_THERMAL, WINDOW_KEY, expected_words
-from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, worker_gpu
+from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, time_slicing_words, worker_gpu
 from ..together_view import expected_share, worker_label
 
 
@@ -29,10 +29,11 @@ def _dtype_words(entry: Dict[str, Any], dtype: str, record: Any, alone: Any,
     words = "%s %s together against %s alone%s = %s: %s of it" % (
         dtype, format_quantity(together, "TFLOP/s"), format_quantity(reference, "TFLOP/s"), sharing_words(entry),
         format_quantity(expected, "TFLOP/s"), format_quantity(percent, "%"))
-    return percent_status(percent, params), words, percent
+    words += time_slicing_words(params, entry.get("workers_on_device"))
+    return percent_status(percent, params, entry.get("workers_on_device")), words, percent
 
 
-@reads_params("warn_below_pct", "fail_below_pct")
+@reads_params("warn_below_pct", "fail_below_pct", "shared_device_pct")
 def together_sustained(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     together = data.get("together") if isinstance(data, dict) else None
     alone = ((together.get("alone_reference") if isinstance(together, dict) else None) or {}).get("sustained") or {}

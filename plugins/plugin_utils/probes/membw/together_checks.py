@@ -11,7 +11,7 @@ from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none, unavailable_reason
-from ..together_records import each_worker, percent_status
+from ..together_records import each_worker, percent_status, time_slicing_words
 from .together_share import reference_at, share_of
 
 
@@ -24,7 +24,7 @@ def no_reference_words(reference: Any, buffer_mib: Any) -> str:
     return "the result holds none at %s" % format_quantity(buffer_mib, "MiB")
 
 
-@reads_params("warn_below_pct", "fail_below_pct")
+@reads_params("warn_below_pct", "fail_below_pct", "shared_device_pct")
 def membw_together_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     warn_below = float(rule["params"]["warn_below_pct"])
     fail_below = float(rule["params"]["fail_below_pct"])
@@ -47,7 +47,8 @@ def membw_together_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, An
             ", shared by %d workers on the GPU" % share.sharing if share.sharing > 1 else "")
         if worker.get("kind") != "cuda":
             return make_check(rule, host, "skip", words + "; the CPU path is not a GPU measurement, so it is not judged", gpu)
-        status = percent_status(share.pct, rule["params"])
+        words += time_slicing_words(rule["params"], share.sharing)
+        status = percent_status(share.pct, rule["params"], share.sharing)
         if status != "pass":
             words += ("; below %g %%: this GPU's memory is slower when the node works as a whole (clocks, power, cooling "
                       "under load)" % (warn_below if status == "warn" else fail_below))
