@@ -24,8 +24,8 @@ def difference_words(entry: Dict[str, Any]) -> str:
     words = "%s element%s differ%s" % (count, "" if count == 1 else "s", "s" if count == 1 else "")
     index = entry.get("first_index")
     if isinstance(index, list) and len(index) == 2:
-        words += ", the first at [%s, %s] (got %s, expected %s)" % (index[0], index[1], _value(entry.get("first_got")),
-                                                                   _value(entry.get("first_expected")))
+        words += ", the first at [%s, %s] (got %s, expected %s)" % (
+            index[0], index[1], _value(entry.get("first_got")), _value(entry.get("first_expected")))
     return "%s, max |diff| %s" % (words, _value(entry.get("max_abs_diff")))
 
 

@@ -74,8 +74,8 @@ def test_a_membw_worker_whose_share_fits_no_size_fails_before_the_start_line(mon
 
 
 def test_the_membw_reference_is_the_alone_headline_repeats_and_says_why_when_there_are_none():
-    entry = {"device": {"kind": "cuda", "index": 0}, "repeats": {"size_mib": 4096, "median_gbps": 4278.89,
-                                                                  "bandwidths_gbps": [4270.0, 4278.89, 4280.0], "cv_pct": 0.12}}
+    repeats = {"size_mib": 4096, "median_gbps": 4278.89, "bandwidths_gbps": [4270.0, 4278.89, 4280.0], "cv_pct": 0.12}
+    entry = {"device": {"kind": "cuda", "index": 0}, "repeats": repeats}
     reference = membw_together.headline_reference(entry)
     assert reference == {"device_index": 0, "buffer_mib": 4096, "bandwidth_gbps": 4278.89, "repeats_gbps": [4270.0, 4278.89, 4280.0],
                          "cv_pct": 0.12, "source": membw_together.ALONE_SOURCE}

@@ -1,4 +1,5 @@
-"""probelib.measure.launcher (the worker processes of the collective and the together phases) and curve.describe_failure: deadlines, killed process groups, failure reasons."""
+"""probelib.measure.launcher (the worker processes of the collective and the together phases) and curve.describe_failure:
+deadlines, killed process groups, failure reasons."""
 import json
 import os
 import signal

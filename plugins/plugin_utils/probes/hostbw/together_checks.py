@@ -22,8 +22,8 @@ def uplink_words(result: Dict[str, Any], sharers: int) -> str:
     bridge = result.get("uplink_bridge")
     where = ("root port %s" % bridge) if isinstance(bridge, str) else "(%s)" % unavailable_reason(bridge)
     gpus = result.get("uplink_gpus") if isinstance(result.get("uplink_gpus"), list) else []
-    return "uplink %s shared by %d worker%s on GPU%s %s" % (where, sharers, "" if sharers == 1 else "s",
-                                                           "" if len(gpus) == 1 else "s", ", ".join(str(gpu) for gpu in gpus))
+    return "uplink %s shared by %d worker%s on GPU%s %s" % (
+        where, sharers, "" if sharers == 1 else "s", "" if len(gpus) == 1 else "s", ", ".join(str(gpu) for gpu in gpus))
 
 
 @reads_params("warn_below_pct", "fail_below_pct")

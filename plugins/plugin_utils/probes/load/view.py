@@ -113,10 +113,10 @@ def load_view(data: Any) -> Dict[str, Any]:
         notes.append("Cool-down: %s." % cooldown["note"])
     clock_events = clock_event_table(gpus, "clock_event_durations_window", "Time in each clock-event reason during the load "
                                      "window (NVML's counters; share of the window)", "window_s", "bad")
+    shown = [found for found in (correctness_table(gpus), clock_events) if found["rows"]]
     return {"note": " ".join(notes), "plots": _plots(data, gpus), "tables": [
         table("Under load", ["GPU", "achieved TFLOP/s", "clocks", "clock-event reasons (share of active samples)", "power"],
-              verdict_rows, "no GPU was loaded")] + [checked for checked in (correctness_table(gpus),) if checked["rows"]]
-        + ([clock_events] if clock_events["rows"] else []) + [
+              verdict_rows, "no GPU was loaded")] + shown + [
         table("Idle before, under load (median, max), idle after", ["GPU", "what", "idle before", "active median", "active max",
                                                                     "idle after"], idle_rows, "no snapshot"),
         table("Processes on the GPUs during the load", ["pid", "name", "GPUs", "whose"], process_rows, "none seen")]}

@@ -37,9 +37,9 @@ def membw_together_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, An
             return make_check(rule, host, "error", "%s recorded no copy bandwidth" % label, gpu)
         share = share_of(worker, result, reference)
         if share is None:
-            return make_check(rule, host, "skip", "%s copied %s at %s together; no alone reference at that size to compare "
-                              "with: %s" % (label, format_quantity(value, "GB/s"), format_quantity(size, "MiB"),
-                                           no_reference_words(reference, size)), gpu)
+            words = "%s copied %s at %s together; no alone reference at that size to compare with: %s" % (
+                label, format_quantity(value, "GB/s"), format_quantity(size, "MiB"), no_reference_words(reference, size))
+            return make_check(rule, host, "skip", words, gpu)
         words = "%s: %s at %s with every GPU copying at once, %s of its share %s (alone on GPU %s: %s%s)" % (
             label, format_quantity(value, "GB/s"), format_quantity(size, "MiB"), format_quantity(round(share.pct, 1), "%"),
             format_quantity(round(share.owed_gbps, 1), "GB/s"), reference.get("device_index"),

@@ -44,8 +44,8 @@ def injected_words(result: Dict[str, Any]) -> str:
 def tested_words(result: Dict[str, Any]) -> str:
     passes = ", ".join("%s %s" % (entry.get("pattern"), entry.get("passes")) for entry in result.get("patterns") or []
                        if isinstance(entry, dict))
-    return "%s tested, passes %s in %s" % (format_quantity(result.get("buffer_bytes", 0) / 1e9, "GB"), passes,
-                                            format_quantity(result.get("test_s"), "s"))
+    return "%s tested, passes %s in %s" % (
+        format_quantity(result.get("buffer_bytes", 0) / 1e9, "GB"), passes, format_quantity(result.get("test_s"), "s"))
 
 
 @reads_params("max_errors")
