@@ -23,7 +23,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from acceptance_time_inputs import Missing, Run, load_run, phase_inputs, probe_span, run_id_seconds  # noqa: E402
-from acceptance_time_model import (PHASES, TERMS_OF, Options, PhaseInputs, Prediction, predict,  # noqa: E402
+from acceptance_time_model import (TERMS_OF, Options, PhaseInputs, Prediction, predict,  # noqa: E402
                                    scaling_of)
 
 NS = (1, 2, 4, 8)

@@ -13,9 +13,9 @@ GB = 10 ** 9
 FREE = 143 * GB
 TESTED = 125 * GB
 PATTERNS = ("walking_ones", "walking_zeros", "address", "random")
-COUNTERS = ["ecc.volatile_corrected_count", "ecc.volatile_uncorrected_count", "ecc.aggregate_corrected_count",
+COUNTERS = ("ecc.volatile_corrected_count", "ecc.volatile_uncorrected_count", "ecc.aggregate_corrected_count",
             "ecc.aggregate_uncorrected_count", "remapped_rows.correctable_count", "remapped_rows.uncorrectable_count",
-            "remapped_rows.pending", "remapped_rows.failure"]
+            "remapped_rows.pending", "remapped_rows.failure")
 ECC = {"mode_current": "enabled", "mode_pending": "enabled", "volatile_corrected_count": 0, "volatile_uncorrected_count": 0,
        "aggregate_corrected_count": 0, "aggregate_uncorrected_count": 0}
 ROWS = {"correctable_count": 0, "uncorrectable_count": 0, "pending": False, "failure": False}
