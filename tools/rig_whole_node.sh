@@ -10,7 +10,10 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 LC_ALL=C.UTF-8 LANG=C.UTF-8 PIP_NO_INDEX=1 PIP_FIND_LINKS=$PWD/.whl
 nvidia-smi -L >"$out/env.txt" 2>&1
 started=$(date +%s)
-rm -rf .venv && bash scripts/setup >"$out/setup.log" 2>&1 || echo "scripts/setup failed" | tee -a "$out/summary.txt"
+rm -rf .venv
+if ! bash scripts/setup >"$out/setup.log" 2>&1; then
+  echo "scripts/setup failed" | tee -a "$out/summary.txt"
+fi
 echo "setup in $(( $(date +%s) - started )) s" | tee -a "$out/summary.txt"
 started=$(date +%s)
 timeout "${RUN_LIMIT_S:-240}" .venv/bin/ansible-playbook validate.yml -e @tools/rig_whole_node.json \
