@@ -21,4 +21,5 @@ timeout "${RUN_LIMIT_S:-240}" .venv/bin/ansible-playbook validate.yml -e @tools/
 echo "whole_node run rc=$? in $(( $(date +%s) - started )) s" | tee -a "$out/summary.txt"
 tail -n 25 "$out/whole_node.log"
 rm -f "$out/results/latest"
-find "$out/results" -name "*.html" -size +2M -delete 2>/dev/null
+# one archive: a call brings back only so many files from $OUT, and the run writes more than that
+tar -czf "$out/results.tgz" -C "$out" results && rm -rf "$out/results"
