@@ -28,7 +28,9 @@ from acceptance_time_model import (TERMS_OF, Options, PhaseInputs, Prediction, p
 
 NS = (1, 2, 4, 8)
 GOAL_8_GPUS_S = 480.0        # issue 35: 8-GPU acceptance <= 8 minutes
-GOAL_1_GPU_S = 246.0         # issue 35: the 1-GPU rig's acceptance no slower than today's 246 s
+# issue 35: the 1-GPU rig's acceptance no slower than today's 246 s. Those are issue 34's run from its run id's second
+# to the last probe's end; the totals here are walls timed from outside, as the rig's harness timed that run: 248 s.
+GOAL_1_GPU_S = 248.0
 OLD_PER_GPU_PROBES = ("membw", "fusion", "gemm", "hostbw")
 
 
@@ -74,7 +76,7 @@ def summary(new: Prediction, old: Prediction) -> List[str]:
     for n in new.ns:
         goal = ""
         if n == 1:
-            goal = goal_words(new.total(n), GOAL_1_GPU_S, "no slower than today's 246 s")
+            goal = goal_words(new.total(n), GOAL_1_GPU_S, "no slower than today's 246 s (248 s wall)")
         elif n == 8:
             goal = goal_words(new.total(n), GOAL_8_GPUS_S, "<= 8 min")
         lines.append("| %d | %.0f | %.0f | %.0f | %s |" % (n, old.total(n), new.total(n), old.total(n) - new.total(n), goal))

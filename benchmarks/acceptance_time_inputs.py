@@ -257,6 +257,11 @@ def gemm_burst_idle(device: Mapping[str, Any], dtypes: List[str]) -> float:
     return total
 
 
+def verified(devices: List[Mapping[str, Any]]) -> bool:
+    """Whether the gemm run checked its products (issue 35): then the check's time is inside the alone span."""
+    return any("verification" in result for device in devices for result in device.get("results") or [])
+
+
 def gemm_correctness(device: Mapping[str, Any]) -> float:
     """One more product per case and both outputs read once at the device's memory bandwidth (the roofline's)."""
     bandwidth = get(device, "roofline", "bandwidth_gbps", what="gemm.json device") * 1e9
@@ -359,11 +364,14 @@ def per_gpu_phases(run: Run, together: Optional[Run], probe: str) -> Dict[str, P
         probe + " alone": PhaseInputs({"per_gpu": Term(alone, measured(run, alone_what))}),
         probe + " together": PhaseInputs(together_terms(together, probe, headline, headline_what, start)),
     }
-    if probe == "gemm":
+    if probe == "gemm" and verified(devices):
+        phases["gemm correctness check"] = PhaseInputs({"per_gpu": Term(0.0, measured(
+            run, "inside gemm alone: its results carry their verification, made between gpu_state_before and gpu_state_after"))})
+    elif probe == "gemm":
         check = sum(gemm_correctness(device) for device in devices) / len(devices)
         phases["gemm correctness check"] = PhaseInputs({"per_gpu": Term(check, (
-            "estimated from %s: one more product per case + both outputs read at the membw rate (not in the run; the rig's "
-            "next acceptance run measures it)" % run.label))})
+            "estimated from %s: one more product per case + both outputs read at the membw rate (the run predates the check)"
+            % run.label))})
     return phases
 
 
@@ -383,6 +391,11 @@ def p2p_plan_seconds(plan: Mapping[str, Any]) -> Tuple[float, float]:
     return seconds, moved / 1e9
 
 
+# A pairs run records its probes' whole durations, not their starts: the 1-GPU run's start stands in for them.
+OWN_START_UNKNOWN = ("an upper bound where the pairs run's probes started slower than the 1-GPU run's, as a run without the "
+                     "bytecode cache does")
+
+
 def p2p(run: Run, pairs: Optional[Run]) -> PhaseInputs:
     envelope = run.envelope("p2p")
     if get(envelope, "data", what="p2p.json").get("pairs"):
@@ -394,8 +407,8 @@ def p2p(run: Run, pairs: Optional[Run]) -> PhaseInputs:
         count = len(recorded["data"]["pairs"])
         per_pair = (recorded["duration_s"] - fixed.value) / count
         return PhaseInputs({"fixed": fixed, "per_pair": Term(per_pair, (
-            "measured (%s): (p2p duration_s %.1f - the start above) / %d pairs; the plan's copies alone take %.2f s at the "
-            "published NVLink rate" % (pairs.label, recorded["duration_s"], count, plan_s)))})
+            "measured (%s): (p2p duration_s %.1f - the start above) / %d pairs (%s); the plan's copies alone take %.2f s "
+            "at the published NVLink rate" % (pairs.label, recorded["duration_s"], count, OWN_START_UNKNOWN, plan_s)))})
     why = "no pairs run given" if pairs is None else "%s has no p2p pairs" % pairs.label
     return PhaseInputs({"fixed": fixed, "per_pair": Term(plan_s, (
         "estimated (%s): the plan's %.1f GB per pair at %s; copies only, a lower bound" % (why, plan_gb, NVLINK_SOURCE)))})
@@ -433,7 +446,8 @@ def collective(run: Run, pairs: Optional[Run]) -> PhaseInputs:
         terms = {
             "fixed": fixed,
             "sweep_start": Term(start, "measured (%s): (collective duration_s %.1f - the start above - %.1f s of all-reduces) / %d "
-                                       "sweeps: ranks start, NCCL init, rendezvous" % (pairs.label, recorded["duration_s"], timed, len(all_curves))),
+                                       "sweeps: ranks start, NCCL init, rendezvous (%s)" % (
+                                           pairs.label, recorded["duration_s"], timed, len(all_curves), OWN_START_UNKNOWN)),
             "latency": Term(curves["default"]["sweep"][0]["time_us"] * 1e-6, "measured (%s): the smallest message's time" % pairs.label),
             "busbw_default": Term(curves["default"]["busbw_at_largest_gbps"], "measured (%s): busbw at the largest size, kept for every n"
                                   % pairs.label)}

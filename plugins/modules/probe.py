@@ -197,6 +197,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope
     interpret,
     utc_now_iso,
 )
+from ansible_collections.gpufleet.validation.plugins.module_utils.bytecode_cache import forget_bytecode_of, probe_environment
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_job import start_detached, wait_answer
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_text import carryable
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec import PROBE_ARGUMENT_SPEC
@@ -281,9 +282,12 @@ def run_probe_job(params, archive, workdir):
     with open(params_path, "w") as handle:
         json.dump(params["params"], handle)
     argv = [python, os.path.join(workdir, name + ".py"), "--params", params_path, "--out", out_path]
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
-    outcome = run_probe_process(argv, params["timeout"], os.path.join(workdir, "stdout.log"),
-                                os.path.join(workdir, "stderr.log"), cwd=workdir, env=env)
+    env, unused_why_no_cache = probe_environment(os.environ)
+    try:
+        outcome = run_probe_process(argv, params["timeout"], os.path.join(workdir, "stdout.log"),
+                                    os.path.join(workdir, "stderr.log"), cwd=workdir, env=env)
+    finally:
+        forget_bytecode_of(env, workdir)
     stdout_path = os.path.join(workdir, "stdout.log")
     output = read_bounded(out_path, RESULT_FILE_LIMIT_BYTES, RAW_OUTPUT_LIMIT_BYTES)
     envelope, raw = interpret(name, "", outcome, output, read_tail(os.path.join(workdir, "stderr.log")),

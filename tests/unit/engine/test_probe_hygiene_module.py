@@ -211,3 +211,15 @@ def test_the_first_probe_of_a_host_finds_its_python_in_the_same_module_run(tmp_p
     assert started["choice"]["python"] == torch_python and started["choice"]["found"] is True
     assert started["result"]["envelope"]["command"][0] == torch_python  # the probe ran under the Python found
     assert started["result"]["envelope"]["status"] == "ok"
+
+
+def test_a_probe_runs_with_the_bytecode_cache_and_its_work_directory_is_forgotten_there(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    answer, unused_rss = run_module(tmp_path, "prints_env_and_fails.py",
+                                    env_extra={"HOME": str(home), "XDG_CACHE_HOME": "", "PYTHONDONTWRITEBYTECODE": "1"})
+    cache = home / ".cache" / "gpufleet" / "bytecode"
+    assert "PYTHONPYCACHEPREFIX=%s" % cache in answer["raw_output"]
+    assert "PYTHONDONTWRITEBYTECODE" not in answer["raw_output"]
+    jobs_mirror = cache / str(tmp_path / "jobs").lstrip(os.sep)
+    assert not [name for unused_dir, unused_dirs, names in os.walk(str(jobs_mirror)) for name in names]

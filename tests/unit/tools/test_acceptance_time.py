@@ -11,6 +11,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 RUN = os.path.join(ROOT, "docs", "examples", "h200x1", "issue34", "20261203T201152Z-325421")
 PAIRS = os.path.join(ROOT, "docs", "examples", "h200x2", "20261130T054132Z-520925")
+# issue 35's runs after its cuts: acceptance with the bytecode cache filled, the two-worker run before it, and the wall
+# the rig timed from outside (docs/examples/h200x1/issue35/cuts/summary-warm.txt: 246830 ms)
+CUTS = os.path.join(ROOT, "docs", "examples", "h200x1", "issue35", "cuts")
+CUTS_RUN, TWO_WORKERS = os.path.join(CUTS, "20261204T122536Z-086335"), os.path.join(CUTS, "20261204T122259Z-007410")
+PAGE_ARGS = ["--run", CUTS_RUN, "--together", TWO_WORKERS, "--wall-s", "246.8"]
 
 import acceptance_time  # noqa: E402  pylint: disable=wrong-import-position,import-error
 import acceptance_time_inputs as inputs_module  # noqa: E402  pylint: disable=wrong-import-position,import-error
@@ -256,13 +261,26 @@ def test_the_benchmark_prints_the_table_from_the_committed_results(capsys):
     assert "| phase | scales with n | n=1 s | n=2 s | n=4 s | n=8 s | source |" in out
     assert "| gemm alone | first GPU (x n with alone_devices all) | 87.2 | 87.2 | 87.2 | 87.2 |" in out
     assert "| gemm alone | per GPU x n (one after another) | 87.2 | 174.4 | 348.9 | 697.8 |" in out
-    assert "| 1 | 248 | 283 | -35 | no slower than today's 246 s: MISSED by 37 s |" in out
+    assert "| 1 | 248 | 283 | -35 | no slower than today's 246 s (248 s wall): MISSED by 35 s |" in out
     assert "Missing inputs" not in out and "INCOMPLETE" not in out
     assert "Where the time goes at n = 8 (new model" in out
 
 
+def test_the_runs_after_the_cuts_measure_memtest_and_hold_the_gemm_check_inside_gemm(capsys):
+    found = inputs_module.phase_inputs(inputs_module.load_run(CUTS_RUN, wall_s=246.8))
+    assert _term(found, "memtest", "fixed") == 32.563
+    assert found["memtest"].terms["fixed"].source.startswith("measured")
+    assert _term(found, "gemm correctness check", "per_gpu") == 0.0
+    assert "inside gemm alone" in found["gemm correctness check"].terms["per_gpu"].source
+    assert acceptance_time.main(PAGE_ARGS + ["--pairs-run", PAIRS]) == 0
+    out = capsys.readouterr().out
+    assert "| 1 | 214 | 247 | -33 | no slower than today's 246 s (248 s wall): met, 1 s to spare |" in out
+    assert "| 8 | 1062 | 450 | 612 | <= 8 min: met, 30 s to spare |" in out
+    assert "- from the run id's second to the last probe's end: 244 s (the issue's 246 s)" in out
+
+
 def test_the_docs_show_what_the_benchmark_prints(capsys):
-    acceptance_time.main(["--run", RUN, "--pairs-run", PAIRS])
+    acceptance_time.main(PAGE_ARGS + ["--pairs-run", PAIRS])
     out = capsys.readouterr().out
     with open(os.path.join(ROOT, "docs", "time-model.md"), encoding="utf-8") as handle:
         page = handle.read()
@@ -284,7 +302,7 @@ def test_the_benchmark_takes_a_host_directory_and_other_gpu_counts(capsys):
 
 
 def test_the_docs_show_the_totals_without_a_pairs_run(capsys):
-    acceptance_time.main(["--run", RUN])
+    acceptance_time.main(PAGE_ARGS)
     out = capsys.readouterr().out
     with open(os.path.join(ROOT, "docs", "time-model.md"), encoding="utf-8") as handle:
         page = handle.read()
