@@ -29,8 +29,8 @@ DESCRIPTION = (
 )
 # Fixed parts of the two states: NVML every 10 ms (a sample takes well under 1 ms), three warm-up calls before a burst
 # window, "idle" = power at most 30 % of the limit held for 2 s before each burst window (NVML's power is an average that
-# lags the load, and the cap remembers the last burst; benchmarks/burst_idle_hold.py on the rig: no window capped at
-# 1-5 s, 2 s within the 5 s hold's spread, 1 s 3 % low in bf16), one retry of a window the cap reached anyway.
+# lags the load, and the cap remembers the last burst; benchmarks/burst_idle_hold.py on the rig: no window capped at 2 s
+# or 5 s, the medians within the spread, docs/gemm.md), one retry of a window the cap reached anyway.
 POWER_STATE_FIXED = {"sampling_interval_s": 0.01, "burst_warmup_calls": 3, "idle_power_fraction": 0.3,
                      "burst_idle_hold_s": 2.0, "burst_retries": 1}
 

@@ -24,6 +24,9 @@ description:
     daemon that left its process group, is killed when it ends and named in the envelope's C(notes).
   - A result file that is not UTF-8, holds a lone surrogate or a control character, or is larger than 8 MiB makes
     the envelope C(error) with a reason that says where; what the probe wrote is returned in RV(raw_output).
+  - Python writes the bytecode the probe compiles into a private cache of the user
+    (C(~/.cache/gpufleet/bytecode), through C(PYTHONPYCACHEPREFIX)), never beside a source; where that directory is
+    not private to the user, nothing is written (docs/security.md).
   - Values of environment variables whose names look secret (C(TOKEN), C(SECRET), C(PASSWORD), C(KEY), C(AUTH),
     ...) are redacted from the envelope and RV(raw_output) before they leave the host (docs/security.md).
   - Back on the controller the envelope and its data are validated against the probe's JSON Schema and written
