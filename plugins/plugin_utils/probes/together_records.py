@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..judge.check_helpers import make_check
 from ..judge.model import Check
 from ..result_fields import dig, error_words, is_unavailable
-from .together_view import release_words, worker_label
+from .together_view import device_sharers, release_words, worker_label
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
 CPU_NOT_JUDGED = ("the CPU path: its together phase runs the concurrency code for real, but a CPU shared with the "
@@ -45,7 +45,7 @@ def worker_gpu(entry: Dict[str, Any]) -> Dict[str, Any]:
 
 def sharing_words(entry: Dict[str, Any]) -> str:
     """'' for a worker alone on its device, ' / 2 workers on the device' for one of two."""
-    sharers = entry.get("workers_on_device") or 1
+    sharers = device_sharers(entry)
     return "" if sharers == 1 else " / %d workers on the device" % sharers
 
 

@@ -24,11 +24,17 @@ def release_words(together: Dict[str, Any]) -> str:
             "not every GPU at once" % format_quantity(together.get("start_spread_ms"), "ms"))
 
 
+def device_sharers(entry: Dict[str, Any]) -> int:
+    """The workers on this worker's device, its own included (1 where the record does not say): what the alone rate is
+    shared between, for every check and table of the together phase."""
+    sharers = entry.get("workers_on_device")
+    return max(1, sharers) if isinstance(sharers, int) and not isinstance(sharers, bool) else 1
+
+
 def expected_share(alone_value: Any, entry: Dict[str, Any]) -> Optional[float]:
     """The alone reference's share for this worker: alone / workers_on_device (None without a number)."""
     value = number_or_none(alone_value)
-    sharers = entry.get("workers_on_device") if isinstance(entry.get("workers_on_device"), int) else 1
-    return None if value is None else value / max(1, sharers)
+    return None if value is None else value / device_sharers(entry)
 
 
 def beside_cells(key: str, together: Any, alone: Any, entry: Dict[str, Any]) -> List[Cell]:

@@ -210,3 +210,15 @@ def test_fusion_a_different_size_is_not_compared_and_an_older_result_skips():
     assert check.status == "skip" and "timed at 1024 elements, the alone reference at 268435456: not the same size" in check.reason
     (check,) = together_bandwidth("rig", {"devices": []}, rule("fusion.together_bandwidth"), None)
     assert check.status == "skip" and "no together phase" in check.reason
+
+
+def test_fusion_two_workers_on_one_gpu_say_the_time_slicing_allowance_once():
+    data = fusion_data((1960.0, 2060.0), (1955.0, 2065.0))
+    for entry in data["together"]["workers"]:
+        entry["device_index"], entry["workers_on_device"] = 0, 2
+        entry["result"]["device"]["index"] = 0
+    checks = together_bandwidth("rig", data, rule("fusion.together_bandwidth"), None)
+    assert [check.status for check in checks] == ["pass", "pass"]
+    for check in checks:
+        assert check.reason.count("the lines apply to 91 % of that share") == 1, check.reason
+        assert check.reason.index("fused 2") < check.reason.index("the lines apply")

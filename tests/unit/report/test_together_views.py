@@ -1,7 +1,10 @@
 """The together tables of the gemm and fusion dossier sections (issue 35): the node's number (every GPU at once) beside
 the alone number and its share per worker; a phase that did not run says why; an older result shows no such table."""
+import pytest
+
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion.view import fusion_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.view import gemm_section
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.together_view import device_sharers, expected_share
 
 ONE_GPU = {"unavailable": "one GPU and workers_per_gpu 1: every GPU at once is this GPU alone, measured in the alone phase"}
 WINDOW = {"window_s": 10.0, "reasons": {"sw_power_cap": {"ns": 9 * 10 ** 9, "s": 9.0, "source": "nvmlDeviceGetFieldValues x", "share_pct": 90.0},
@@ -60,3 +63,10 @@ def test_fusion_shows_each_workers_bandwidth_beside_the_alone_one():
     assert texts[1] == ["GPU 1 worker 1", "268435456", "3900 GB/s", "4000 GB/s", "4000 GB/s", "97.5 %", "2100 GB/s",
                         "4200 GB/s", "4200 GB/s", "50 %", "1.3x", "2.46x"]
     assert not [entry for entry in fusion_view({"devices": []})["tables"] if "every GPU at once" in entry["title"].lower()]
+
+
+@pytest.mark.parametrize("recorded, sharers", [(2, 2), (1, 1), (None, 1), (0, 1), (-3, 1), (True, 1), ("2", 1)])
+def test_a_workers_sharers_come_from_one_place_and_a_bad_count_is_one(recorded, sharers):
+    entry = {"workers_on_device": recorded}
+    assert device_sharers(entry) == sharers
+    assert expected_share(100.0, entry) == 100.0 / sharers

@@ -28,7 +28,6 @@ def _version(entry: Dict[str, Any], result: Dict[str, Any], alone: Dict[str, Any
     words = "%s %s together against %s alone%s = %s: %s of it" % (
         version, format_quantity(together, "GB/s"), format_quantity(reference, "GB/s"), sharing_words(entry),
         format_quantity(expected, "GB/s"), format_quantity(percent, "%"))
-    words += time_slicing_words(params, entry.get("workers_on_device"))
     return percent_status(percent, params, entry.get("workers_on_device")), words, percent
 
 
@@ -51,6 +50,7 @@ def _worker_check(rule: Dict[str, Any], host: str, together: Dict[str, Any], ent
     compared = [item for item in judged if item[0] != "skip"]
     if not compared:
         return finish(rule, host, together, entry, "skip", words)
+    words += time_slicing_words(params, entry.get("workers_on_device"))  # both versions' allowance, said once
     worst = max(compared, key=lambda item: (STATUS_ORDER[item[0]], -item[2]))
     threshold = "each version >= %s %% of the alone bandwidth / workers on the device" % params["warn_below_pct"]
     return finish(rule, host, together, entry, worst[0], words, value=round(worst[2], 1), unit="%",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, NamedTuple, Optional
 
 from ...result_fields import number_or_none
+from ..together_view import device_sharers
 
 DIRECTIONS = ("h2d", "d2h")
 
@@ -17,7 +18,9 @@ class Share(NamedTuple):
 
 
 def sharers_of(worker: Dict[str, Any], result: Dict[str, Any]) -> int:
-    return max(1, int(result.get("uplink_sharers") or worker.get("workers_on_device") or 1))
+    """The workers behind the worker's PCIe uplink, else (no uplink read) the workers on its device."""
+    uplink = result.get("uplink_sharers")
+    return uplink if isinstance(uplink, int) and not isinstance(uplink, bool) and uplink > 0 else device_sharers(worker)
 
 
 def share_of(worker: Dict[str, Any], result: Dict[str, Any], reference: Any, direction: str) -> Optional[Share]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, NamedTuple, Optional
 
 from ...result_fields import is_unavailable, number_or_none
+from ..together_view import device_sharers
 
 
 class Share(NamedTuple):
@@ -31,6 +32,6 @@ def share_of(worker: Dict[str, Any], result: Dict[str, Any], reference: Any) -> 
     alone_gbps = number_or_none(alone.get("bandwidth_gbps")) if alone is not None else None
     if value is None or alone_gbps is None or alone_gbps <= 0:
         return None
-    sharing = max(1, int(worker.get("workers_on_device") or 1))
+    sharing = device_sharers(worker)
     owed = alone_gbps / sharing
     return Share(alone_gbps, sharing, owed, 100.0 * value / owed)
