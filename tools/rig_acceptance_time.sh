@@ -53,7 +53,7 @@ if [ -n "${GPU_TESTS:-}" ]; then
   for wheel in .whl/*.whl; do
     case "$(basename "$wheel")" in pip-*|setuptools-*) ;; *) wheels+=("$wheel") ;; esac
   done
-  python3 -m pip install -q --no-deps --no-compile --no-cache-dir --target /tmp/site "${wheels[@]}" >"$out/pip.txt" 2>&1
+  step pip 120 python3 -m pip install -q --no-deps --no-compile --no-cache-dir --target /tmp/site "${wheels[@]}"
   # shellcheck disable=SC2086  # GPU_TESTS is a list of paths
   PYTHONPATH=/tmp/site step pytest_gpu "${GPU_TESTS_LIMIT_S:-300}" python3 -m pytest -q -p no:cacheprovider -m gpu $GPU_TESTS
   tail -n 15 "$out/pytest_gpu.txt"
