@@ -81,9 +81,9 @@ def main() -> int:
     print("| dtype | idle hold s | windows at the power cap | median TFLOP/s | spread % | burst s |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
-        print("| %s | %.1f | %d of %d | %.1f | %.2f | %.1f |" % (row["dtype"], row["hold_s"], row["capped_windows"],
-                                                            row["windows"], row["tflops_median"], row["spread_pct"],
-                                                            row["burst_s"]))
+        cells = (row["dtype"], row["hold_s"], row["capped_windows"], row["windows"], row["tflops_median"],
+                 row["spread_pct"], row["burst_s"])
+        print("| %s | %.1f | %d of %d | %.1f | %.2f | %.1f |" % cells)
     if args.out:
         partial = args.out + ".partial"
         with open(partial, "w", encoding="utf-8") as handle:
