@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What acting on a run's verdicts in Slurm would change (issue 36): the nodes to drain, the nodes to resume, the ones
+left alone and why, and the circuit breaker that stops every change when too many nodes would be drained at once.
+
+Pure: it reads the hosts' verdicts, Slurm's node states (``sinfo --json``) and the nodes this collection drained
+(its records), and changes nothing. A node is resumed only when its drain reason carries this collection's prefix
+**and** a record says this collection drained it; a node drained by anyone else is never touched.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+REASON_PREFIX = "gpufleet "
+# Slurm keeps the reason as given; one line, short enough to read in `sinfo -R`.
+REASON_MAX_CHARS = 200
+DRAIN, RESUME, LEAVE = "drain", "resume", "leave"
+
+
+@dataclass(frozen=True)
+class HostVerdict:
+    """host: the inventory name; node: its Slurm node name; verdict: pass, warn, fail, error or unreachable;
+    root_cause: the verdict's first reason, one line."""
+
+    host: str
+    node: str
+    verdict: str
+    root_cause: str
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A Slurm node as sinfo --json shows it: drained means the DRAIN flag is set (draining or drained)."""
+
+    name: str
+    drained: bool
+    reason: str
+    partitions: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Action:
+    """action: drain, resume or leave; reason: the Slurm reason to set (drain) or why (resume, leave)."""
+
+    host: str
+    node: str
+    action: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Breaker:
+    """tripped: the run's drains exceed an allowance; words: each allowance against its count, in words."""
+
+    tripped: bool
+    words: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    actions: Tuple[Action, ...]
+    breaker: Breaker
+    notes: Tuple[str, ...] = field(default=())
+
+    def planned(self, kind: str) -> List[Action]:
+        return [action for action in self.actions if action.action == kind]
+
+    def changes(self) -> List[Action]:
+        """What to carry out: every drain and resume, or nothing where the breaker tripped."""
+        if self.breaker.tripped:
+            return []
+        return [action for action in self.actions if action.action in (DRAIN, RESUME)]
+
+
+def node_states(sinfo: Mapping[str, Any]) -> Dict[str, NodeState]:
+    """The nodes of ``sinfo --json``: Slurm 22.05 gives ``state`` as a word and ``state_flags`` as a list; 23.02 and
+    later give ``state`` as a list of words, flags included. A node listed once per partition is merged."""
+    nodes: Dict[str, NodeState] = {}
+    for entry in sinfo.get("nodes") or []:
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        words = _state_words(entry.get("state")) | _state_words(entry.get("state_flags"))
+        partitions = tuple(str(part) for part in entry.get("partitions") or [])
+        earlier = nodes.get(name)
+        if earlier is not None:
+            partitions = tuple(sorted(set(earlier.partitions) | set(partitions)))
+        nodes[name] = NodeState(name, bool(words & {"DRAIN", "DRAINED", "DRAINING"}), str(entry.get("reason") or ""),
+                                partitions)
+    return nodes
+
+
+def _state_words(value: Any) -> Set[str]:
+    if isinstance(value, str):
+        return {word.upper() for word in value.replace("+", " ").split()}
+    if isinstance(value, list):
+        return {str(word).upper() for word in value}
+    return set()
+
+
+def drain_reason(run_id: str, root_cause: str) -> str:
+    """'gpufleet <run id>: <root cause>' on one line: control characters become spaces, and a long cause is cut."""
+    cause = " ".join("".join(char if char.isprintable() else " " for char in root_cause).split()) or "no reason given"
+    reason = "%s%s: %s" % (REASON_PREFIX, run_id, cause)
+    return reason if len(reason) <= REASON_MAX_CHARS else reason[:REASON_MAX_CHARS - 3] + "..."
+
+
+def ours(state: NodeState) -> bool:
+    return state.reason.startswith(REASON_PREFIX)
+
+
+def decide(host: HostVerdict, state: Optional[NodeState], records: Set[str], run_id: str,
+           drain_on: Sequence[str]) -> Action:
+    """One host's action and why."""
+    if state is None:
+        return Action(host.host, host.node, LEAVE, "Slurm has no node %r (set gpufleet_slurm_node_name for this host)" % host.node)
+    if host.verdict in drain_on:
+        if state.drained and ours(state):
+            return Action(host.host, host.node, LEAVE, "already drained by this collection: %s" % state.reason)
+        if state.drained:
+            return Action(host.host, host.node, LEAVE, "drained by someone else (%s): never touched" % (state.reason or "no reason"))
+        return Action(host.host, host.node, DRAIN, drain_reason(run_id, host.root_cause))
+    if host.verdict == "pass" and state.drained:
+        if not ours(state):
+            return Action(host.host, host.node, LEAVE, "passes, but drained by someone else (%s): never touched"
+                          % (state.reason or "no reason"))
+        if host.node not in records:
+            return Action(host.host, host.node, LEAVE, "passes; its reason starts with %r but this collection holds no "
+                          "record of draining it: not resumed" % REASON_PREFIX)
+        return Action(host.host, host.node, RESUME, "passes; drained by this collection (%s)" % state.reason)
+    if host.verdict == "pass":
+        return Action(host.host, host.node, LEAVE, "passes and is in service")
+    return Action(host.host, host.node, LEAVE, "verdict %s: neither drained nor resumed (drained on: %s)"
+                  % (host.verdict, ", ".join(drain_on)))
+
+
+def allowance(size: int, max_pct: float, min_nodes: int) -> int:
+    """How many of ``size`` nodes one run may drain: max_pct of them rounded down, at least min_nodes."""
+    return max(min_nodes, int(math.floor(size * max_pct / 100.0 + 1e-9)))
+
+
+def breaker(drains: Iterable[Action], hosts: int, states: Mapping[str, NodeState], max_pct: float,
+            min_nodes: int) -> Breaker:
+    """Trips where the run's drains exceed the fleet's allowance (of the run's hosts) or a partition's (of its nodes
+    in Slurm)."""
+    drained = [action.node for action in drains]
+    words, tripped = [], False
+    allowed = allowance(hosts, max_pct, min_nodes)
+    over = len(drained) > allowed
+    tripped |= over
+    words.append("fleet: %d of %d host(s) to drain, %d allowed (%g %%, at least %d)%s"
+                 % (len(drained), hosts, allowed, max_pct, min_nodes, ": OVER" if over else ""))
+    members: Dict[str, List[str]] = {}
+    for state in states.values():
+        for partition in state.partitions:
+            members.setdefault(partition, []).append(state.name)
+    for partition in sorted(members):
+        count = sum(1 for node in drained if node in members[partition])
+        if not count:
+            continue
+        allowed = allowance(len(members[partition]), max_pct, min_nodes)
+        over = count > allowed
+        tripped |= over
+        words.append("partition %s: %d of %d node(s) to drain, %d allowed%s"
+                     % (partition, count, len(members[partition]), allowed, ": OVER" if over else ""))
+    return Breaker(tripped, tuple(words))
+
+
+def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], records: Set[str], run_id: str,
+         drain_on: Sequence[str] = ("fail",), max_pct: float = 10.0, min_nodes: int = 1) -> Plan:
+    """Every host's action, and the breaker over the run's drains. Two hosts naming one node are an error of the
+    inventory: that node is left alone."""
+    counts: Dict[str, int] = {}
+    for host in verdicts:
+        counts[host.node] = counts.get(host.node, 0) + 1
+    actions = []
+    for host in verdicts:
+        if counts[host.node] > 1:
+            actions.append(Action(host.host, host.node, LEAVE, "%d inventory hosts name the Slurm node %r: left alone"
+                                  % (counts[host.node], host.node)))
+            continue
+        actions.append(decide(host, states.get(host.node), records, run_id, drain_on))
+    drains = [action for action in actions if action.action == DRAIN]
+    return Plan(tuple(actions), breaker(drains, len(verdicts), states, max_pct, min_nodes))

@@ -1,0 +1,119 @@
+"""The Slurm plan (plugins/plugin_utils/act/slurm_plan.py, issue 36): which nodes a run drains, resumes or leaves
+alone, and the circuit breaker. The node states come from a real `sinfo --json` of Debian's Slurm 22.05.8 (three
+slurmd on one host: n1 drained by this collection, n2 idle, n3 drained by "admin: fan"), and from the list form of
+Slurm 23.02 and later."""
+import json
+import os
+
+import pytest
+
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_plan import (
+    DRAIN, LEAVE, RESUME, HostVerdict, NodeState, allowance, drain_reason, node_states, plan)
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+RUN = "20261204T120000Z-123456"
+
+
+def recorded_states():
+    with open(os.path.join(DATA, "sinfo-22.05.json"), encoding="utf-8") as handle:
+        return node_states(json.load(handle))
+
+
+def verdict(host, verdict_word, node=None, cause="gemm.correctness: 1 element differs"):
+    return HostVerdict(host, node or host, verdict_word, cause)
+
+
+def by_node(result):
+    return {action.node: action for action in result.actions}
+
+
+def test_sinfo_22_05_json_is_read_with_its_drain_flags_reasons_and_partitions():
+    states = recorded_states()
+    assert states["n1"] == NodeState("n1", True, "gpufleet 20261204T000000Z-000001: gemm.correctness: 1 element differs",
+                                     ("gpu",))
+    assert states["n2"] == NodeState("n2", False, "", ("gpu",))
+    assert states["n3"] == NodeState("n3", True, "admin: fan", ("cpu",))
+
+
+def test_the_list_form_of_newer_slurm_and_a_node_listed_per_partition():
+    states = node_states({"nodes": [{"name": "a", "state": ["IDLE", "DRAIN"], "reason": "x", "partitions": ["p1"]},
+                                    {"name": "a", "state": ["IDLE", "DRAIN"], "reason": "x", "partitions": ["p2"]},
+                                    {"name": "b", "state": "mixed+drain", "partitions": ["p1"]},
+                                    {"name": "c", "state": ["ALLOCATED"]}, {"state": "idle"}]})
+    assert states["a"] == NodeState("a", True, "x", ("p1", "p2"))
+    assert states["b"].drained and not states["c"].drained and sorted(states) == ["a", "b", "c"]
+
+
+def test_a_failing_host_is_drained_with_the_run_and_its_root_cause():
+    result = plan([verdict("n2", "fail")], recorded_states(), set(), RUN)
+    assert by_node(result)["n2"].action == DRAIN
+    assert by_node(result)["n2"].reason == "gpufleet %s: gemm.correctness: 1 element differs" % RUN
+    assert [action.node for action in result.changes()] == ["n2"]
+
+
+def test_a_passing_host_drained_by_this_collection_is_resumed_only_with_its_record():
+    states = recorded_states()
+    assert by_node(plan([verdict("n1", "pass")], states, {"n1"}, RUN))["n1"].action == RESUME
+    unrecorded = by_node(plan([verdict("n1", "pass")], states, set(), RUN))["n1"]
+    assert unrecorded.action == LEAVE and "holds no record of draining it" in unrecorded.reason
+
+
+def test_a_node_drained_by_anyone_else_is_never_touched():
+    states = recorded_states()
+    for verdict_word in ("pass", "fail"):
+        action = by_node(plan([verdict("n3", verdict_word)], states, {"n3"}, RUN))["n3"]
+        assert action.action == LEAVE and "drained by someone else (admin: fan): never touched" in action.reason
+
+
+def test_warn_error_and_unreachable_are_left_unless_asked_and_a_node_slurm_lacks_is_named():
+    states = recorded_states()
+    result = by_node(plan([verdict("n2", "warn"), verdict("x", "fail", node="gpu-17")], states, set(), RUN))
+    assert result["n2"].action == LEAVE and "verdict warn: neither drained nor resumed" in result["n2"].reason
+    assert result["gpu-17"].action == LEAVE and "Slurm has no node 'gpu-17'" in result["gpu-17"].reason
+    asked = plan([verdict("n2", "unreachable", cause="host unreachable")], states, set(), RUN,
+                 drain_on=("fail", "error", "unreachable"))
+    assert by_node(asked)["n2"].action == DRAIN
+
+
+def test_an_already_drained_failing_node_of_ours_is_left_as_it_is():
+    action = by_node(plan([verdict("n1", "fail")], recorded_states(), {"n1"}, RUN))["n1"]
+    assert action.action == LEAVE and action.reason.startswith("already drained by this collection")
+
+
+@pytest.mark.parametrize("size, pct, least, allowed", [(100, 10, 1, 10), (4, 10, 1, 1), (19, 10, 1, 1), (20, 10, 1, 2),
+                                                       (4, 10, 0, 0), (3, 50, 1, 1)])
+def test_the_allowance_is_the_share_rounded_down_and_at_least_the_minimum(size, pct, least, allowed):
+    assert allowance(size, pct, least) == allowed
+
+
+def test_the_breaker_drains_nothing_past_the_fleets_share_and_says_which_hosts_would_have_been():
+    states = {"g%02d" % index: NodeState("g%02d" % index, False, "", ("gpu",)) for index in range(20)}
+    hosts = [verdict(name, "fail" if index < 3 else "pass") for index, name in enumerate(sorted(states))]
+    result = plan(hosts, states, set(), RUN)
+    assert result.breaker.tripped and result.changes() == []
+    assert [action.node for action in result.planned(DRAIN)] == ["g00", "g01", "g02"]
+    assert result.breaker.words[0] == "fleet: 3 of 20 host(s) to drain, 2 allowed (10 %, at least 1): OVER"
+    one_less = [verdict("g00", "pass")] + hosts[1:]
+    assert [action.node for action in plan(one_less, states, set(), RUN).changes()] == ["g01", "g02"]
+
+
+def test_the_breaker_holds_each_partition_to_its_share_too():
+    states = {name: NodeState(name, False, "", ("small",) if name in ("s1", "s2") else ("big",))
+              for name in ["s1", "s2"] + ["b%02d" % index for index in range(38)]}
+    hosts = [verdict(name, "fail" if name in ("s1", "s2") else "pass") for name in sorted(states)]
+    result = plan(hosts, states, set(), RUN)
+    assert "fleet: 2 of 40 host(s) to drain, 4 allowed (10 %, at least 1)" == result.breaker.words[0]
+    assert "partition small: 2 of 2 node(s) to drain, 1 allowed: OVER" in result.breaker.words
+    assert result.breaker.tripped and result.changes() == []
+
+
+def test_two_hosts_naming_one_node_leave_it_alone():
+    result = plan([verdict("a", "fail", node="n2"), verdict("b", "pass", node="n2")], recorded_states(), set(), RUN)
+    assert [action.action for action in result.actions] == [LEAVE, LEAVE]
+    assert "2 inventory hosts name the Slurm node 'n2'" in result.actions[0].reason
+
+
+def test_the_reason_is_one_printable_line_of_bounded_length():
+    reason = drain_reason(RUN, "line one\nline\ttwo \x1b[31m" + "x" * 500)
+    assert "\n" not in reason and "\x1b" not in reason and len(reason) == 200 and reason.endswith("...")
+    assert drain_reason(RUN, "") == "gpufleet %s: no reason given" % RUN
