@@ -11,7 +11,7 @@ Pure: it reads the hosts' verdicts, Slurm's node states (``sinfo --json``) and t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 REASON_PREFIX = "gpufleet "
@@ -63,7 +63,6 @@ class Breaker:
 class Plan:
     actions: Tuple[Action, ...]
     breaker: Breaker
-    notes: Tuple[str, ...] = field(default=())
 
     def planned(self, kind: str) -> List[Action]:
         return [action for action in self.actions if action.action == kind]
