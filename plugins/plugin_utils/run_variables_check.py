@@ -12,7 +12,9 @@ import re
 from collections.abc import Mapping
 
 from ..module_utils.probe_spec import PROBE_TIMEOUT_LIMIT_S
+from ..module_utils.act_spec import DRAINABLE_VERDICTS, SCHEDULERS
 from ..module_utils.results_dir import DEFAULT_RESULTS_DIR
+from ..module_utils.slurm_node_states import is_node_name
 from .judge.rules import value_kind
 from .probes import param_spec
 from .probes.registry import all_profiles, declarations
@@ -21,8 +23,13 @@ from .rules_and_baselines import load_baselines, load_rules, validate_overrides
 
 HOST_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_python", "gpufleet_python_candidates",
                   "gpufleet_results_dir", "gpufleet_rule_overrides", "gpufleet_become_probes", "probe_timeouts",
-                  "probe_params")
-CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_baselines_dir", "report_rules_file", "report_baselines_dir")
+                  "probe_params", "gpufleet_slurm_node_name")
+# How the run acts on its verdicts (docs/acting.md), checked before anything runs: a typo must not surface after hours
+# of probing, nor act in a way the operator did not ask.
+ACT_VARIABLES = ("gpufleet_act", "gpufleet_slurm_host", "gpufleet_slurm_conf", "gpufleet_slurm_drain_on",
+                 "gpufleet_slurm_max_drain_percent", "gpufleet_slurm_min_drain_nodes", "gpufleet_slurm_intake_reason")
+CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_baselines_dir", "report_rules_file",
+                        "report_baselines_dir") + ACT_VARIABLES
 CONTROLLER_REPORT_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_results_dir")
 
 
@@ -114,6 +121,10 @@ def host_problems(values: Mapping, probes: list[str], rules: dict | None) -> lis
         problems.extend(timeout_problems(values["probe_timeouts"], probes))
     if "probe_params" in values:
         problems.extend(params_problems(values["probe_params"], probes))
+    if "gpufleet_slurm_node_name" in values and not is_node_name(values["gpufleet_slurm_node_name"]):
+        problems.append("gpufleet_slurm_node_name must be one Slurm node's name (letters, digits, '.', '_', '-'; no list "
+                        "or range), not %s %s" % (value_kind(values["gpufleet_slurm_node_name"]),
+                                                  shown(values["gpufleet_slurm_node_name"])))
     overrides = values.get("gpufleet_rule_overrides")
     if overrides is not None and not isinstance(overrides, Mapping):
         problems.append("gpufleet_rule_overrides must be a mapping of rule id to {severity, params, enabled}, not %s %s"
@@ -177,4 +188,42 @@ def controller_problems(values: Mapping) -> tuple[list[str], list[str], dict | N
             problems.append("gpufleet_run_id %s: %s" % (shown(values["gpufleet_run_id"]), exc))
     rules_problems, rules = _rules(values)
     baselines_problems, warnings = _baselines(values)
-    return problems + rules_problems + baselines_problems, warnings, rules
+    return problems + act_problems(values) + rules_problems + baselines_problems, warnings, rules
+
+
+def _number(value, kind):
+    """A number given as text (-e name=20) as that number; anything else as it is."""
+    if isinstance(value, str):
+        try:
+            return kind(value.strip())
+        except ValueError:
+            return value
+    return value
+
+
+def act_problems(values: Mapping) -> list[str]:
+    """Problems of the variables that say how the run acts on its verdicts."""
+    problems = []
+    if "gpufleet_act" in values and values["gpufleet_act"] not in SCHEDULERS:
+        problems.append("gpufleet_act must be one of %s, not %s" % (", ".join(SCHEDULERS), shown(values["gpufleet_act"])))
+    for name in ("gpufleet_slurm_host", "gpufleet_slurm_conf", "gpufleet_slurm_intake_reason"):
+        if name in values and not isinstance(values[name], str):
+            problems.append("%s must be a string, not %s %s" % (name, value_kind(values[name]), shown(values[name])))
+    if "gpufleet_slurm_intake_reason" in values and isinstance(values["gpufleet_slurm_intake_reason"], str) \
+            and values["gpufleet_slurm_intake_reason"].startswith("gpufleet "):
+        problems.append("gpufleet_slurm_intake_reason must not start with 'gpufleet ', the prefix of the reasons this "
+                        "collection sets itself")
+    drain_on = values.get("gpufleet_slurm_drain_on", ["fail"])
+    # -e gives text: a comma-separated list, as the module's list option reads it, and numbers as digits.
+    words = [word.strip() for word in drain_on.split(",")] if isinstance(drain_on, str) else drain_on
+    if not isinstance(words, list) or not words or any(word not in DRAINABLE_VERDICTS for word in words):
+        problems.append("gpufleet_slurm_drain_on must be a non-empty list of %s, not %s"
+                        % (", ".join(DRAINABLE_VERDICTS), shown(drain_on)))
+    percent = _number(values.get("gpufleet_slurm_max_drain_percent", 10), float)
+    if isinstance(percent, bool) or not isinstance(percent, (int, float)) or not 0 <= percent <= 100:
+        problems.append("gpufleet_slurm_max_drain_percent must be a number from 0 to 100 (the share of the hosts one "
+                        "run may drain), not %s %s" % (value_kind(percent), shown(percent)))
+    least = _number(values.get("gpufleet_slurm_min_drain_nodes", 1), int)
+    if isinstance(least, bool) or not isinstance(least, int) or least < 0:
+        problems.append("gpufleet_slurm_min_drain_nodes must be a whole number >= 0, not %s %s" % (value_kind(least), shown(least)))
+    return problems

@@ -1,11 +1,13 @@
-"""Fixtures of the integration tests: `netns_fleet`, a factory of test fleets (tests/fleet/netns_fleet.py).
+"""Fixtures of the integration tests: `netns_fleet`, a factory of test fleets (tests/fleet/netns_fleet.py), and
+`slurm_cluster`, a real Slurm controller with nodes on this machine (tests/fleet/slurm_cluster.py).
 
     def test_something(netns_fleet):
         fleet = netns_fleet(hosts=3, rack_size=2, unreachable=0)   # up, with fleet.inventory_path written
         ...                                                          # torn down after the test, completely
 
 When this machine cannot build a fleet (not root, no sshd, no `ip`, no network namespaces) the test is skipped with the
-reason, or fails with it when GPUFLEET_REQUIRE_NETNS=1 (scripts/test sets it, so CI never skips these silently).
+reason, or fails with it when GPUFLEET_REQUIRE_NETNS=1 (scripts/test sets it, so CI never skips these silently); the
+same for Slurm with GPUFLEET_REQUIRE_SLURM=1.
 """
 import os
 import sys
@@ -17,6 +19,7 @@ if FLEET_DIR not in sys.path:
     sys.path.insert(0, FLEET_DIR)
 
 import netns_fleet as fleet_lib  # noqa: E402  pylint: disable=wrong-import-position
+import slurm_cluster as slurm_lib  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def _cannot_build(reason):
@@ -53,3 +56,28 @@ def netns_fleet(tmp_path_factory):
         except fleet_lib.FleetError as exc:
             problems.append(str(exc))
     assert not problems, problems
+
+
+@pytest.fixture
+def slurm_cluster(tmp_path_factory):
+    """Factory: slurm_cluster({node: [partition, ...]}) -> an up slurm_lib.SlurmCluster, stopped after the test."""
+    clusters = []
+
+    def make(partitions_of):
+        reason = slurm_lib.unavailable_reason()
+        try:
+            if reason:
+                raise slurm_lib.SlurmUnavailable(reason)
+            cluster = slurm_lib.SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions_of)
+            clusters.append(cluster)
+            return cluster.up()
+        except slurm_lib.SlurmUnavailable as exc:
+            message = "cannot start a Slurm cluster: %s" % exc
+            if os.environ.get("GPUFLEET_REQUIRE_SLURM") == "1":
+                pytest.fail(message + " (GPUFLEET_REQUIRE_SLURM=1 requires it)", pytrace=False)
+            pytest.skip(message + " (set GPUFLEET_REQUIRE_SLURM=1 to fail instead)")
+        return None
+
+    yield make
+    for cluster in reversed(clusters):
+        cluster.down()

@@ -110,8 +110,7 @@ def test_an_interrupted_run_keeps_its_files_and_the_next_run_is_complete(netns_f
     assert code == 99, output  # ansible-playbook's code for an interrupted run
     assert "User interrupted execution" in output
     runs.assert_every_file_complete(first)
-    stored = [path for path in runs.every_file(first)
-              if path.endswith(".json") and os.path.basename(path) not in runs.STORE_FILES]
+    stored = [path for path in runs.every_file(first) if runs.is_probe_result(path, first)]
     assert stored, "the interrupted run stored nothing"
     for path in stored:
         host, probe = os.path.relpath(path, first)[:-len(".json")].split(os.sep)

@@ -21,7 +21,7 @@ HOSTS = ("gpu-a01", "gpu-a02")
 
 def _results_of(run_dir):
     return {path: digest for path, digest in runs.tree_digest(run_dir).items()
-            if path.endswith(".json") and os.path.basename(path) not in runs.STORE_FILES}
+            if runs.is_probe_result(os.path.join(run_dir, path), run_dir)}
 
 
 def test_a_resume_after_a_killed_writer_says_so_and_keeps_what_it_finished(tmp_path):

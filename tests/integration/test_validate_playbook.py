@@ -44,7 +44,9 @@ STORE_FILES = ("run.json", "writer.json", "inputs.json")
 
 
 def every_result_file(run_dir):
-    for folder, _subfolders, files in os.walk(run_dir):
+    for folder, subfolders, files in os.walk(run_dir):
+        if folder == str(run_dir):
+            subfolders[:] = [name for name in subfolders if name != "outcomes"]  # the report's, docs/acting.md
         for name in files:
             if name.endswith(".json") and name not in STORE_FILES:
                 yield os.path.join(folder, name)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import (  # noqa: F401 (node_states: read here too)
+    NodeState, is_node_name, node_states)
 
 REASON_PREFIX = "gpufleet "
 # Slurm keeps the reason as given; one line, short enough to read in `sinfo -R`.
@@ -29,16 +32,6 @@ class HostVerdict:
     node: str
     verdict: str
     root_cause: str
-
-
-@dataclass(frozen=True)
-class NodeState:
-    """A Slurm node as sinfo --json shows it: drained means the DRAIN flag is set (draining or drained)."""
-
-    name: str
-    drained: bool
-    reason: str
-    partitions: Tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -74,32 +67,6 @@ class Plan:
         return [action for action in self.actions if action.action in (DRAIN, RESUME)]
 
 
-def node_states(sinfo: Mapping[str, Any]) -> Dict[str, NodeState]:
-    """The nodes of ``sinfo --json``: Slurm 22.05 gives ``state`` as a word and ``state_flags`` as a list; 23.02 and
-    later give ``state`` as a list of words, flags included. A node listed once per partition is merged."""
-    nodes: Dict[str, NodeState] = {}
-    for entry in sinfo.get("nodes") or []:
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            continue
-        words = _state_words(entry.get("state")) | _state_words(entry.get("state_flags"))
-        partitions = tuple(str(part) for part in entry.get("partitions") or [])
-        earlier = nodes.get(name)
-        if earlier is not None:
-            partitions = tuple(sorted(set(earlier.partitions) | set(partitions)))
-        nodes[name] = NodeState(name, bool(words & {"DRAIN", "DRAINED", "DRAINING"}), str(entry.get("reason") or ""),
-                                partitions)
-    return nodes
-
-
-def _state_words(value: Any) -> Set[str]:
-    if isinstance(value, str):
-        return {word.upper() for word in value.replace("+", " ").split()}
-    if isinstance(value, list):
-        return {str(word).upper() for word in value}
-    return set()
-
-
 def drain_reason(run_id: str, root_cause: str) -> str:
     """'gpufleet <run id>: <root cause>' on one line: control characters become spaces, and a long cause is cut."""
     cause = " ".join("".join(char if char.isprintable() else " " for char in root_cause).split()) or "no reason given"
@@ -112,17 +79,27 @@ def ours(state: NodeState) -> bool:
 
 
 def decide(host: HostVerdict, state: Optional[NodeState], records: Set[str], run_id: str,
-           drain_on: Sequence[str]) -> Action:
-    """One host's action and why."""
+           drain_on: Sequence[str], intake_reason: str = "") -> Action:
+    """One host's action and why. records: the nodes whose drain this collection recorded (under the reason they
+    hold now). intake_reason: a drain reason the operator gives new nodes (slurm.conf State=DRAIN Reason=...) to hand
+    them to this collection: resumed when they pass, their reason replaced by the cause when they fail."""
+    if not is_node_name(host.node):
+        return Action(host.host, host.node, LEAVE, "%r is not one Slurm node's name (letters, digits, '.', '_', '-'): "
+                      "left alone" % host.node)
     if state is None:
         return Action(host.host, host.node, LEAVE, "Slurm has no node %r (set gpufleet_slurm_node_name for this host)" % host.node)
+    handed_over = bool(intake_reason) and state.drained and state.reason == intake_reason
     if host.verdict in drain_on:
+        if handed_over:
+            return Action(host.host, host.node, DRAIN, drain_reason(run_id, host.root_cause))
         if state.drained and ours(state):
             return Action(host.host, host.node, LEAVE, "already drained by this collection: %s" % state.reason)
         if state.drained:
             return Action(host.host, host.node, LEAVE, "drained by someone else (%s): never touched" % (state.reason or "no reason"))
         return Action(host.host, host.node, DRAIN, drain_reason(run_id, host.root_cause))
     if host.verdict == "pass" and state.drained:
+        if handed_over:
+            return Action(host.host, host.node, RESUME, "passes; handed over for acceptance (%s)" % state.reason)
         if not ours(state):
             return Action(host.host, host.node, LEAVE, "passes, but drained by someone else (%s): never touched"
                           % (state.reason or "no reason"))
@@ -144,8 +121,8 @@ def allowance(size: int, max_pct: float, min_nodes: int) -> int:
 def breaker(drains: Iterable[Action], hosts: int, states: Mapping[str, NodeState], max_pct: float,
             min_nodes: int) -> Breaker:
     """Trips where the run's drains exceed the fleet's allowance (of the run's hosts) or a partition's (of its nodes
-    in Slurm)."""
-    drained = [action.node for action in drains]
+    in Slurm). Only the drains of nodes in service count: a node handed over drained for acceptance is out already."""
+    drained = [action.node for action in drains if action.node not in states or not states[action.node].drained]
     words, tripped = [], False
     allowed = allowance(hosts, max_pct, min_nodes)
     over = len(drained) > allowed
@@ -169,7 +146,7 @@ def breaker(drains: Iterable[Action], hosts: int, states: Mapping[str, NodeState
 
 
 def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], records: Set[str], run_id: str,
-         drain_on: Sequence[str] = ("fail",), max_pct: float = 10.0, min_nodes: int = 1) -> Plan:
+         drain_on: Sequence[str] = ("fail",), max_pct: float = 10.0, min_nodes: int = 1, intake_reason: str = "") -> Plan:
     """Every host's action, and the breaker over the run's drains. Two hosts naming one node are an error of the
     inventory: that node is left alone."""
     counts: Dict[str, int] = {}
@@ -181,6 +158,6 @@ def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], recor
             actions.append(Action(host.host, host.node, LEAVE, "%d inventory hosts name the Slurm node %r: left alone"
                                   % (counts[host.node], host.node)))
             continue
-        actions.append(decide(host, states.get(host.node), records, run_id, drain_on))
+        actions.append(decide(host, states.get(host.node), records, run_id, drain_on, intake_reason))
     drains = [action for action in actions if action.action == DRAIN]
     return Plan(tuple(actions), breaker(drains, len(verdicts), states, max_pct, min_nodes))

@@ -22,7 +22,12 @@ INDEX_HTML_FILE, INDEX_MD_FILE = "index.html", "index.md"
 FLEET_JSON_FILE, JUNIT_FILE, PROMETHEUS_FILE = "fleet.json", "junit.xml", "gpufleet.prom"
 FLEET_INDEX_FILES = (INDEX_HTML_FILE, INDEX_MD_FILE)
 FLEET_EXPORT_FILES = (FLEET_JSON_FILE, JUNIT_FILE, PROMETHEUS_FILE)
-RUN_LEVEL_NAMES = (RUN_RECORD_FILE,) + FLEET_INDEX_FILES + FLEET_EXPORT_FILES
+# Each host's outcome (its verdict, root cause and what was done about it: the hook for a scheduler's own tasks,
+# plugins/plugin_utils/act/outcome.py) as <run>/outcomes/<host dir name>.json; and what acting in Slurm did in the run.
+OUTCOMES_DIR, SLURM_ACTIONS_FILE = "outcomes", "slurm-actions.json"
+RUN_LEVEL_NAMES = (RUN_RECORD_FILE,) + FLEET_INDEX_FILES + FLEET_EXPORT_FILES + (OUTCOMES_DIR, SLURM_ACTIONS_FILE)
+# The run's own directories, never read as a host's.
+RUN_LEVEL_DIRS = (OUTCOMES_DIR,)
 # A probe's files in its host's directory: its result, and what it said when that was rejected (the store kept it).
 RESULT_SUFFIX, RAW_SUFFIX = ".json", ".raw"
 # The report's files in each host's directory: its dossier, and beside it every value of its results (a host of 8 GPUs
@@ -82,6 +87,10 @@ def run_dir(results_dir: str, run_id: str) -> str:
 
 def host_dir(results_dir: str, run_id: str, inventory_hostname: str) -> str:
     return os.path.join(run_dir(results_dir, run_id), host_dir_name(inventory_hostname))
+
+
+def outcome_path(results_dir: str, run_id: str, inventory_hostname: str) -> str:
+    return os.path.join(run_dir(results_dir, run_id), OUTCOMES_DIR, host_dir_name(inventory_hostname) + ".json")
 
 
 def result_file_name(probe: str) -> str:

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 from ...module_utils.envelope_statuses import ENVELOPE_STATUSES, STATUS_RANK
 from ..result_fields import unavailable_fields
-from .paths import host_dir_name, is_hashed_dir_name, raw_file_name, result_file_name
+from .paths import RUN_LEVEL_DIRS, host_dir_name, is_hashed_dir_name, raw_file_name, result_file_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
 from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
 from .read import read_envelope_with_identity, read_json_below, result_probes, write_failures
@@ -247,7 +247,8 @@ def _entries_on_disk(run_path: str) -> Dict[str, Optional[str]]:
         return {}
     fd = os.open(run_path, DIRECTORY_FLAGS)
     try:
-        kinds = {name: entry_kind(fd, name) for name in os.listdir(fd) if not name.startswith(".")}
+        kinds = {name: entry_kind(fd, name) for name in os.listdir(fd)
+                 if not name.startswith(".") and name not in RUN_LEVEL_DIRS}
         return {name: link_target_at(fd, name) if kind == "link" else None
                 for name, kind in sorted(kinds.items()) if kind in ("dir", "link")}
     finally:

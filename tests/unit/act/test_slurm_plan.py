@@ -117,3 +117,32 @@ def test_the_reason_is_one_printable_line_of_bounded_length():
     reason = drain_reason(RUN, "line one\nline\ttwo \x1b[31m" + "x" * 500)
     assert "\n" not in reason and "\x1b" not in reason and len(reason) == 200 and reason.endswith("...")
     assert drain_reason(RUN, "") == "gpufleet %s: no reason given" % RUN
+
+
+def test_a_name_that_is_no_single_node_is_left_alone_whatever_slurm_holds():
+    states = dict(recorded_states(), **{"n[1-3]": NodeState("n[1-3]", False, "", ("gpu",))})
+    for node in ("n[1-3]", "n1,n2", "n1 n2", "", "-n1"):
+        action = by_node(plan([HostVerdict("evil", node, "fail", "x")], states, set(), RUN))[node]
+        assert action.action == LEAVE and "is not one Slurm node's name" in action.reason
+
+
+def test_nodes_handed_over_with_the_intake_reason_are_resumed_on_pass_and_given_the_cause_on_fail():
+    states = {"new1": NodeState("new1", True, "new: awaiting acceptance", ("gpu",)),
+              "new2": NodeState("new2", True, "new: awaiting acceptance", ("gpu",)),
+              "old": NodeState("old", True, "new: awaiting acceptance ", ("gpu",))}
+    hosts = [verdict("new1", "pass"), verdict("new2", "fail"), verdict("old", "pass")]
+    result = by_node(plan(hosts, states, set(), RUN, intake_reason="new: awaiting acceptance"))
+    assert result["new1"].action == RESUME and "handed over for acceptance" in result["new1"].reason
+    assert result["new2"].action == DRAIN and result["new2"].reason.startswith("gpufleet %s: " % RUN)
+    assert result["old"].action == LEAVE, "only the exact reason hands a node over"
+    without = by_node(plan(hosts, states, set(), RUN))
+    assert [without[name].action for name in ("new1", "new2")] == [LEAVE, LEAVE]
+
+
+def test_a_node_already_out_of_service_does_not_count_against_the_breaker():
+    states = {"new%d" % index: NodeState("new%d" % index, True, "intake", ("gpu",)) for index in range(8)}
+    states["busy"] = NodeState("busy", False, "", ("gpu",))
+    hosts = [verdict(name, "fail") for name in sorted(states)]
+    result = plan(hosts, states, set(), RUN, intake_reason="intake")
+    assert not result.breaker.tripped, result.breaker.words
+    assert len(result.changes()) == 9 and result.breaker.words[0].startswith("fleet: 1 of 9 host(s) to drain")

@@ -1,0 +1,65 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Slurm's nodes as ``sinfo --json`` shows them, and which names name one node. Pure: read by the module that runs
+sinfo and scontrol on the Slurm host, and by the plan on the controller (plugins/plugin_utils/act/slurm_plan.py)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Set, Tuple
+
+# One node's name: Slurm reads a comma as a list and brackets as a range ("gpu[01-64]"), so a name holding either
+# would change many nodes; a space or '=' would be read as another of scontrol's words.
+NODE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+DRAIN_WORDS = frozenset(("DRAIN", "DRAINED", "DRAINING"))
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A Slurm node: drained means the DRAIN flag is set (draining or drained)."""
+
+    name: str
+    drained: bool
+    reason: str
+    partitions: Tuple[str, ...]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "drained": self.drained, "reason": self.reason, "partitions": list(self.partitions)}
+
+
+def is_node_name(name: Any) -> bool:
+    return isinstance(name, str) and bool(NODE_NAME_PATTERN.match(name))
+
+
+def node_states(sinfo: Mapping[str, Any]) -> Dict[str, NodeState]:
+    """The nodes of ``sinfo --json``: Slurm 22.05 gives ``state`` as a word and ``state_flags`` as a list; 23.02 and
+    later give ``state`` as a list of words, flags included. A node listed once per partition is merged."""
+    nodes: Dict[str, NodeState] = {}
+    for entry in sinfo.get("nodes") or []:
+        if not isinstance(entry, Mapping):
+            continue
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        words = _state_words(entry.get("state")) | _state_words(entry.get("state_flags"))
+        partitions = tuple(str(part) for part in entry.get("partitions") or [])
+        earlier = nodes.get(name)
+        if earlier is not None:
+            partitions = tuple(sorted(set(earlier.partitions) | set(partitions)))
+        nodes[name] = NodeState(name, bool(words & DRAIN_WORDS), str(entry.get("reason") or ""), partitions)
+    return nodes
+
+
+def node_state_from_dict(document: Mapping[str, Any]) -> NodeState:
+    """A NodeState from its to_dict() (the module's answer, read back on the controller)."""
+    return NodeState(str(document.get("name") or ""), bool(document.get("drained")), str(document.get("reason") or ""),
+                     tuple(str(part) for part in document.get("partitions") or []))
+
+
+def _state_words(value: Any) -> Set[str]:
+    if isinstance(value, str):
+        return {word.upper() for word in value.replace("+", " ").split()}
+    if isinstance(value, list):
+        return {str(word).upper() for word in value}
+    return set()

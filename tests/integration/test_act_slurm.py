@@ -1,0 +1,180 @@
+"""Acting on verdicts in a real Slurm (issue 36, docs/acting.md): Debian's slurmctld, slurmd and munged started by the
+test (tests/fleet/slurm_cluster.py), the real playbooks, and the node states read back with sinfo --json. No mock.
+
+The stored runs are made with the report's own outcome function (plugins/plugin_utils/act/outcome.py), so that each
+test chooses its verdicts; one test goes through validate.yml itself, whose report writes them."""
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import host_outcome
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_json_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import SLURM_ACTIONS_FILE, outcome_path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+NODES = {"n1": ["gpu"], "n2": ["gpu"], "n3": ["cpu"]}
+HOSTS = {"gpu-a": "n1", "gpu-b": "n2", "cpu-c": "n3"}
+CAUSE = "health.ecc_volatile_uncorrected: 3 uncorrectable ECC errors on GPU 5"
+
+
+def inventory(tmp_path, hosts=HOSTS):
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump({"all": {"hosts": {host: {"gpufleet_slurm_node_name": node}
+                                                      for host, node in hosts.items()}}}))
+    return str(path)
+
+
+def stored_run(results, run_id, verdicts):
+    """A run whose report gave these verdicts: {host: verdict}."""
+    for host, verdict in verdicts.items():
+        reasons = [] if verdict == "pass" else [CAUSE if verdict == "fail" else "host.reachable: no answer"]
+        write_json_atomically(outcome_path(str(results), run_id, host),
+                              host_outcome(run_id, host, verdict, reasons, verdict != "pass", host + "/dossier.html"),
+                              root=str(results))
+
+
+def act(cluster, tmp_path, run_id, *extra, hosts=HOSTS):
+    argv = [ANSIBLE_PLAYBOOK, "playbooks/act.yml", "-i", inventory(tmp_path, hosts), "-e", "gpufleet_run_id=" + run_id,
+            "-e", "gpufleet_results_dir=%s" % (tmp_path / "results"), "-e", "gpufleet_act=slurm",
+            "-e", "gpufleet_slurm_conf=" + cluster.conf] + list(extra)
+    completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    return completed.returncode, completed.stdout + completed.stderr
+
+
+def outcome(tmp_path, run_id, host):
+    with open(outcome_path(str(tmp_path / "results"), run_id, host), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def record(tmp_path, run_id):
+    with open(os.path.join(str(tmp_path / "results"), run_id, SLURM_ACTIONS_FILE), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def test_a_fail_is_drained_a_foreign_drain_is_never_touched_and_a_pass_resumes_only_our_own(slurm_cluster, tmp_path):
+    cluster = slurm_cluster(NODES)
+    cluster.scontrol("update", "NodeName=n3", "State=DRAIN", "Reason=admin: fan")
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "pass", "cpu-c": "fail"})
+    code, output = act(cluster, tmp_path, "R1")
+    assert code == 0, output
+    assert cluster.node("n1") == {"drained": True, "reason": "gpufleet R1: " + CAUSE, "words": ["DRAIN", "IDLE"]}
+    assert cluster.node("n2")["drained"] is False
+    assert cluster.node("n3")["reason"] == "admin: fan"
+    assert "drained by someone else (admin: fan): never touched" in output
+    assert [entry["node"] for entry in record(tmp_path, "R1")["drained"]] == ["n1"]
+    assert outcome(tmp_path, "R1", "gpu-a")["action"] == {
+        "scheduler": "slurm", "node": "n1", "planned": "drain", "done": True,
+        "why": "gpufleet R1: %s (Slurm shows it drained: gpufleet R1: %s)" % (CAUSE, CAUSE)}
+    assert outcome(tmp_path, "R1", "cpu-c")["action"]["planned"] == "leave"
+
+    # n2 drained by hand with a reason that looks like ours, but no run recorded draining it: not ours to resume.
+    cluster.scontrol("update", "NodeName=n2", "State=DRAIN", "Reason=gpufleet R1: copied by hand")
+    stored_run(tmp_path / "results", "R2", {"gpu-a": "pass", "gpu-b": "pass", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R2")
+    assert code == 0, output
+    assert cluster.node("n1")["drained"] is False
+    assert cluster.node("n2")["reason"] == "gpufleet R1: copied by hand"
+    assert cluster.node("n3")["reason"] == "admin: fan"
+    assert "holds no record of draining it: not resumed" in output
+    assert [entry["node"] for entry in record(tmp_path, "R2")["resumed"]] == ["n1"]
+
+
+def test_past_the_circuit_breaker_nothing_changes_and_the_step_fails_naming_each_node(slurm_cluster, tmp_path):
+    cluster = slurm_cluster(NODES)
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "fail", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R1")
+    assert code != 0, output
+    assert "circuit breaker tripped: nothing was drained or resumed" in output
+    assert "fleet: 2 of 3 host(s) to drain, 1 allowed (10 %, at least 1): OVER" in output
+    assert "partition gpu: 2 of 2 node(s) to drain, 1 allowed: OVER" in output
+    assert "n1 (host gpu-a): gpufleet R1: " + CAUSE in output and "n2 (host gpu-b): gpufleet R1: " + CAUSE in output
+    assert [cluster.node(node)["drained"] for node in NODES] == [False, False, False]
+    assert record(tmp_path, "R1")["drained"] == [] and record(tmp_path, "R1")["acts"][0]["tripped"] is True
+    assert outcome(tmp_path, "R1", "gpu-a")["action"]["done"] is False
+    assert outcome(tmp_path, "R1", "gpu-a")["action"]["why"].startswith("not drained: the circuit breaker tripped")
+    # The same verdicts with a wider share, for this one run: drained.
+    code, output = act(cluster, tmp_path, "R1", "-e", "gpufleet_slurm_max_drain_percent=100")
+    assert code == 0, output
+    assert [cluster.node(node)["drained"] for node in NODES] == [True, True, False]
+
+
+def test_check_mode_prints_the_plan_and_changes_and_writes_nothing(slurm_cluster, tmp_path):
+    cluster = slurm_cluster(NODES)
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "pass", "cpu-c": "pass"})
+    before = outcome(tmp_path, "R1", "gpu-a")
+    code, output = act(cluster, tmp_path, "R1", "--check")
+    assert code == 0, output
+    assert "check mode: nothing changed; the plan:" in output and "drain n1 (host gpu-a): gpufleet R1: " + CAUSE in output
+    assert cluster.node("n1")["drained"] is False
+    assert not os.path.exists(os.path.join(str(tmp_path / "results"), "R1", SLURM_ACTIONS_FILE))
+    assert outcome(tmp_path, "R1", "gpu-a") == before
+
+
+def test_unreachable_and_error_drain_only_when_asked_and_a_hostile_node_name_touches_nothing(slurm_cluster, tmp_path):
+    cluster = slurm_cluster(NODES)
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "unreachable", "gpu-b": "pass", "cpu-c": "pass", "evil": "fail"})
+    hosts = dict(HOSTS, evil="n[1-3]")
+    code, output = act(cluster, tmp_path, "R1", "-e", "gpufleet_slurm_max_drain_percent=100", hosts=hosts)
+    assert code == 0, output
+    assert "verdict unreachable: neither drained nor resumed (drained on: fail)" in output
+    assert "'n[1-3]' is not one Slurm node's name" in output
+    assert [cluster.node(node)["drained"] for node in NODES] == [False, False, False]
+    code, output = act(cluster, tmp_path, "R1", "-e", '{"gpufleet_slurm_drain_on": ["fail", "unreachable"]}',
+                       hosts=hosts)
+    assert code == 0, output
+    assert cluster.node("n1") == {"drained": True, "reason": "gpufleet R1: host.reachable: no answer",
+                                  "words": ["DRAIN", "IDLE"]}
+    assert [cluster.node(node)["drained"] for node in ("n2", "n3")] == [False, False]
+
+
+def test_new_nodes_handed_over_drained_are_resumed_only_when_acceptance_passes(slurm_cluster, tmp_path):
+    cluster = slurm_cluster(NODES)
+    for node in ("n1", "n2"):
+        cluster.scontrol("update", "NodeName=" + node, "State=DRAIN", "Reason=new: awaiting acceptance")
+    intake = ("-e", json.dumps({"gpufleet_slurm_intake_reason": "new: awaiting acceptance"}))
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "pass", "gpu-b": "fail", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R1", *intake)
+    assert code == 0, output
+    assert cluster.node("n1")["drained"] is False
+    assert cluster.node("n2")["reason"] == "gpufleet R1: " + CAUSE
+    stored_run(tmp_path / "results", "R2", {"gpu-a": "pass", "gpu-b": "pass", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R2", *intake)
+    assert code == 0, output
+    assert cluster.node("n2")["drained"] is False
+
+
+def test_validate_drains_a_failing_host_and_gives_the_user_s_own_play_its_outcome(slurm_cluster, tmp_path):
+    """The whole run: the local machine's report fails it (an override says it has 4 GPUs; this machine has none),
+    the act drains its node, and a play of the user's after validate.yml reads gpufleet_outcome."""
+    cluster = slurm_cluster(NODES)
+    playbook = tmp_path / "site.yml"
+    playbook.write_text(yaml.safe_dump([
+        {"name": "validate", "ansible.builtin.import_playbook": "gpufleet.validation.validate"},
+        {"name": "the user's own step", "hosts": "all", "gather_facts": False, "tasks": [
+            {"name": "keep the outcome", "ansible.builtin.copy": {
+                "content": "{{ gpufleet_outcome | to_json }}", "dest": str(tmp_path / "outcome-{{ inventory_hostname }}.json")},
+             "delegate_to": "localhost"}]}], sort_keys=False))
+    path = tmp_path / "inventory.ini"
+    path.write_text("localhost ansible_connection=local ansible_python_interpreter=%s gpufleet_slurm_node_name=n2\n"
+                    % sys.executable)
+    argv = [ANSIBLE_PLAYBOOK, str(playbook), "-i", str(path), "-e", "gpufleet_results_dir=%s" % (tmp_path / "results"),
+            "-e", "gpufleet_profile=health", "-e", json.dumps({
+                "gpufleet_rule_overrides": {"health.gpu_count": {"params": {"expected": 4}}},
+                "probe_params": {"health": {"cuda_init": False}}}),
+            "-e", "gpufleet_act=slurm", "-e", "gpufleet_slurm_conf=" + cluster.conf]
+    # The user's playbook lives elsewhere: the collection is found as if installed.
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, "collections"))
+    completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False, env=env)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, output
+    node = cluster.node("n2")
+    assert node["drained"] and node["reason"].startswith("gpufleet ") and "4 GPUs" in node["reason"]
+    with open(tmp_path / "outcome-localhost.json", encoding="utf-8") as handle:
+        kept = json.load(handle)
+    assert kept["verdict"] == "fail" and kept["action"]["planned"] == "drain" and kept["action"]["done"] is True
+    assert node["reason"] == kept["action"]["why"].split(" (Slurm shows it")[0]
+    assert kept["run_id"] in node["reason"] and kept["root_cause"].startswith("health.")
