@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Slurm's nodes as ``sinfo --json`` shows them, and which names name one node. Pure: read by the module that runs
+"""Slurm's nodes as ``scontrol show nodes --json`` (23.02 and later) and ``sinfo --json`` (21.08 to 22.05) list them, and which names name one node. Pure: read by the module that runs
 sinfo and scontrol on the Slurm host, and by the plan on the controller (plugins/plugin_utils/act/slurm_plan.py)."""
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def is_node_name(name: Any) -> bool:
 
 
 def node_states(sinfo: Mapping[str, Any]) -> Dict[str, NodeState]:
-    """The nodes of ``sinfo --json``: Slurm 22.05 gives ``state`` as a word and ``state_flags`` as a list; 23.02 and
+    """The nodes of either document, {"nodes": [...]}: Slurm 22.05 gives ``state`` as a word and ``state_flags`` as a list; 23.02 and
     later give ``state`` as a list of words, flags included. A node listed once per partition is merged."""
     nodes: Dict[str, NodeState] = {}
     for entry in sinfo.get("nodes") or []:

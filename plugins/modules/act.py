@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: act
 short_description: Act on a run's verdicts in Slurm (drain, resume, behind a circuit breaker), and give each host's outcome
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - Reads each host's outcome (C(<results_dir>/<run_id>/outcomes/<host>.json), written by
     M(gpufleet.validation.report)) and returns it under RV(hosts), for the user's own tasks.

@@ -9,10 +9,11 @@ DOCUMENTATION = r"""
 ---
 module: slurm_nodes
 short_description: Read Slurm's nodes, and drain or resume named ones, each only if it is still as the plan saw it
-version_added: "0.2.0"
+version_added: "0.1.0"
 description:
   - Runs on a host where C(sinfo) and C(scontrol) reach the Slurm controller (the controller itself, or a login node).
-  - Reads every node with C(sinfo --json) (Slurm 21.08 or later). With O(changes), drains or resumes each named node
+  - Reads every node with C(scontrol show nodes --json) (Slurm 23.02 and later), else C(sinfo --json) (21.08 to
+    23.02). With O(changes), drains or resumes each named node
     with C(scontrol update), but only if the node is still as the plan saw it when read here just before (a drain only
     a node that is not drained, or one drained with O(changes[].expect_reason); a resume only a node drained with
     O(changes[].expect_reason)); then reads the nodes again and reports each change done only if Slurm shows it.
@@ -105,19 +106,30 @@ def command(module, name):
     return module.get_bin_path(name, required=True) if os.sep not in name else name
 
 
-def read_nodes(module, sinfo, environment):
+def read_nodes(module, scontrol, sinfo, environment):
+    """Every node: ``scontrol show nodes --json`` (Slurm 23.02 and later), else ``sinfo --json`` (21.08 to 23.02;
+    later versions summarise per partition there instead of listing nodes)."""
+    rc, out, unused_err = module.run_command([scontrol, "show", "nodes", "--json"], environ_update=environment)
+    document = _json_object(out) if rc == 0 else None
+    if document is not None and isinstance(document.get("nodes"), list):
+        return node_states(document)
     rc, out, err = module.run_command([sinfo, "--json"], environ_update=environment)
     if rc != 0:
-        module.fail_json(msg="sinfo --json failed (rc %d): %s" % (rc, (err or out).strip()[:OUTPUT_LIMIT_CHARS]),
-                         nodes=[], applied=[])
-    try:
-        document = json.loads(out)
-    except ValueError as exc:
-        module.fail_json(msg="sinfo --json did not print JSON (Slurm 21.08 or later has it): %s; it printed %r"
-                         % (exc, out[:200]), nodes=[], applied=[])
-    if not isinstance(document, dict):
-        module.fail_json(msg="sinfo --json printed JSON that is not an object", nodes=[], applied=[])
+        module.fail_json(msg="neither scontrol show nodes --json nor sinfo --json could read the nodes (rc %d): %s"
+                         % (rc, (err or out).strip()[:OUTPUT_LIMIT_CHARS]), nodes=[], applied=[])
+    document = _json_object(out)
+    if document is None or not isinstance(document.get("nodes"), list):
+        module.fail_json(msg="sinfo --json printed no list of nodes (Slurm 21.08 or later has it); it printed %r"
+                         % out[:200], nodes=[], applied=[])
     return node_states(document)
+
+
+def _json_object(text):
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) else None
 
 
 def refusal(change, state):
@@ -170,13 +182,13 @@ def main():
         supports_check_mode=True,
     )
     environment = {"SLURM_CONF": module.params["slurm_conf"]} if module.params["slurm_conf"] else {}
-    before = read_nodes(module, command(module, module.params["sinfo_path"]), environment)
+    scontrol, sinfo = command(module, module.params["scontrol_path"]), command(module, module.params["sinfo_path"])
+    before = read_nodes(module, scontrol, sinfo, environment)
     changes = module.params["changes"]
     nodes = [state.to_dict() for state in before.values()]
     if module.check_mode or not changes:
         module.exit_json(changed=False, nodes=nodes, applied=[
             dict(change, done=False, why="check mode: not made", rc=None, stderr=None) for change in changes])
-    scontrol = command(module, module.params["scontrol_path"])
     applied = []
     for change in changes:
         why = refusal(change, before.get(change["node"]))
@@ -186,7 +198,7 @@ def main():
         rc, out, err = module.run_command(scontrol_argv(scontrol, change), environ_update=environment)
         applied.append(dict(change, done=False, why="" if rc == 0 else "scontrol failed", rc=rc,
                             stderr=(err or out).strip()[:OUTPUT_LIMIT_CHARS]))
-    after = read_nodes(module, command(module, module.params["sinfo_path"]), environment)
+    after = read_nodes(module, scontrol, sinfo, environment)
     for entry in applied:
         if entry["rc"] == 0:
             entry["done"], shows = confirmed(entry, after.get(entry["node"]))

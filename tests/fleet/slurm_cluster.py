@@ -19,10 +19,17 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import set_parent_death_signal
+# The collection as its own checkout names it (collections/ansible_collections/gpufleet/validation), for a run outside
+# pytest, whose configuration already puts it on the path.
+_COLLECTIONS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "collections")
+if _COLLECTIONS not in sys.path:
+    sys.path.append(_COLLECTIONS)
+
+from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import set_parent_death_signal  # noqa: E402  pylint: disable=wrong-import-position
 
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 CLIENTS = ("sinfo", "scontrol")

@@ -4,7 +4,7 @@
 """What acting on a run's verdicts in Slurm would change (issue 36): the nodes to drain, the nodes to resume, the ones
 left alone and why, and the circuit breaker that stops every change when too many nodes would be drained at once.
 
-Pure: it reads the hosts' verdicts, Slurm's node states (``sinfo --json``) and the nodes this collection drained
+Pure: it reads the hosts' verdicts, Slurm's node states (``scontrol show nodes --json`` or ``sinfo --json``) and the nodes this collection drained
 (its records), and changes nothing. A node is resumed only when its drain reason carries this collection's prefix
 **and** a record says this collection drained it; a node drained by anyone else is never touched.
 """

@@ -146,3 +146,14 @@ def test_a_node_already_out_of_service_does_not_count_against_the_breaker():
     result = plan(hosts, states, set(), RUN, intake_reason="intake")
     assert not result.breaker.tripped, result.breaker.words
     assert len(result.changes()) == 9 and result.breaker.words[0].startswith("fleet: 1 of 9 host(s) to drain")
+
+
+def test_scontrol_show_nodes_json_of_newer_slurm_is_read_as_its_documentation_shows_it():
+    """The node of Slurm 24.11's documentation (scontrol show nodes --json, one entry trimmed to what is read): state
+    a list of words, partitions a list, reason and reason_set_by_user text. Not from a live controller (only 22.05.8
+    ran here)."""
+    document = {"nodes": [{"name": "host1", "address": "localhost", "state": ["IDLE", "DRAIN"], "partitions": ["debug"],
+                           "reason": "gpufleet R: x", "reason_set_by_user": "root",
+                           "reason_changed_at": {"set": True, "infinite": False, "number": 0}}],
+                "last_update": {"set": True, "infinite": False, "number": 1722010273}, "errors": [], "warnings": []}
+    assert node_states(document) == {"host1": NodeState("host1", True, "gpufleet R: x", ("debug",))}
