@@ -80,11 +80,11 @@ class ActionModule(ActionBase):
         changes = [{"node": action.node, "action": action.action,
                     "reason": action.reason if action.action == slurm_plan.DRAIN else None,
                     "expect_reason": expected.get(action.node)} for action in plan.changes()]
-        applied = []
+        applied, broken = [], ""
         if changes:
             done = self._slurm(args, changes, task_vars)
             if done.get("failed"):
-                warnings.append("the changes could not be made: %s" % done.get("msg", "no message"))
+                broken = "the changes could not be made: %s" % done.get("msg", "no message")
             applied = list(done.get("applied") or [])
         hosts_by_node = {action.node: action.host for action in plan.actions}
         for entry in applied:
@@ -114,9 +114,10 @@ class ActionModule(ActionBase):
                 "the baseline or rule and re-judge (playbooks/report.yml)"
                 % ("; ".join(plan.breaker.words), "; ".join("%s (host %s): %s" % (action.node, action.host, action.reason)
                                                             for action in plan.planned(slurm_plan.DRAIN)))))
-        elif undone or any(warning.startswith("the changes could not") for warning in warnings):
+        elif broken or undone:
             result.update(failed=True, msg=terminal_text("not every change was made: %s" % "; ".join(
-                "%s %s: %s" % (entry.get("action"), entry.get("node"), entry.get("why")) for entry in undone)))
+                [broken] * bool(broken)
+                + ["%s %s: %s" % (entry.get("action"), entry.get("node"), entry.get("why")) for entry in undone])))
 
     def _slurm(self, args, changes, task_vars):
         module_args = {"changes": changes, "sinfo_path": args["sinfo_path"], "scontrol_path": args["scontrol_path"]}

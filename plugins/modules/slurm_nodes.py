@@ -108,19 +108,23 @@ def command(module, name):
 
 def read_nodes(module, scontrol, sinfo, environment):
     """Every node: ``scontrol show nodes --json`` (Slurm 23.02 and later), else ``sinfo --json`` (21.08 to 23.02;
-    later versions summarise per partition there instead of listing nodes)."""
+    later versions summarise per partition there instead of listing nodes). Slurm answers a controller it cannot reach
+    with rc 0, no node and its ``errors``: that is a failure, never an empty cluster."""
     rc, out, unused_err = module.run_command([scontrol, "show", "nodes", "--json"], environ_update=environment)
     document = _json_object(out) if rc == 0 else None
-    if document is not None and isinstance(document.get("nodes"), list):
-        return node_states(document)
-    rc, out, err = module.run_command([sinfo, "--json"], environ_update=environment)
-    if rc != 0:
-        module.fail_json(msg="neither scontrol show nodes --json nor sinfo --json could read the nodes (rc %d): %s"
-                         % (rc, (err or out).strip()[:OUTPUT_LIMIT_CHARS]), nodes=[], applied=[])
-    document = _json_object(out)
     if document is None or not isinstance(document.get("nodes"), list):
-        module.fail_json(msg="sinfo --json printed no list of nodes (Slurm 21.08 or later has it); it printed %r"
-                         % out[:200], nodes=[], applied=[])
+        rc, out, err = module.run_command([sinfo, "--json"], environ_update=environment)
+        if rc != 0:
+            module.fail_json(msg="neither scontrol show nodes --json nor sinfo --json could read the nodes (rc %d): %s"
+                             % (rc, (err or out).strip()[:OUTPUT_LIMIT_CHARS]), nodes=[], applied=[])
+        document = _json_object(out)
+        if document is None or not isinstance(document.get("nodes"), list):
+            module.fail_json(msg="sinfo --json printed no list of nodes (Slurm 21.08 or later has it); it printed %r"
+                             % out[:200], nodes=[], applied=[])
+    errors = document.get("errors")
+    if errors:
+        module.fail_json(msg="Slurm answered with errors, so its nodes are unknown (is slurmctld up and reachable?): %s"
+                         % json.dumps(errors)[:OUTPUT_LIMIT_CHARS], nodes=[], applied=[])
     return node_states(document)
 
 

@@ -178,3 +178,15 @@ def test_validate_drains_a_failing_host_and_gives_the_user_s_own_play_its_outcom
     assert kept["verdict"] == "fail" and kept["action"]["planned"] == "drain" and kept["action"]["done"] is True
     assert node["reason"] == kept["action"]["why"].split(" (Slurm shows it")[0]
     assert kept["run_id"] in node["reason"] and kept["root_cause"].startswith("health.")
+
+
+def test_a_controller_that_does_not_answer_is_said_and_nothing_is_recorded(slurm_cluster, tmp_path):
+    cluster = slurm_cluster(NODES)
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "pass", "cpu-c": "pass"})
+    cluster.down()
+    code, output = act(cluster, tmp_path, "R1")
+    assert code != 0, output
+    # sinfo --json answers rc 0, no node and {"errors": [{"error": "Unspecified error"}]}: never an empty cluster.
+    assert "could not read Slurm's nodes: Slurm answered with errors, so its nodes are unknown" in output
+    assert not os.path.exists(os.path.join(str(tmp_path / "results"), "R1", SLURM_ACTIONS_FILE))
+    assert outcome(tmp_path, "R1", "gpu-a")["action"]["planned"] == "none"
