@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_reco
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_json_atomically
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
-    OUTCOMES_DIR, SLURM_ACTIONS_FILE, check_run_id, host_dir_name, outcome_path, run_dir)
+    OUTCOMES_DIR, SLURM_ACTIONS_FILE, is_outcome_file_name, outcome_file_name, outcome_path, run_dir)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.read import read_json_below
 
 MODULE = "gpufleet.validation.slurm_nodes"
@@ -48,7 +48,7 @@ class ActionModule(ActionBase):
                           msg="%srun %s has no outcomes in %s: nothing to act on (the report writes them)"
                           % (verb, args["run_id"], path))
             return result
-        outcomes, problems = read_outcomes(args["results_dir"], args["run_id"], path, args["hosts"])
+        outcomes, problems = read_outcomes(path, args["hosts"])
         warnings = ["%s: %s" % (host, why) for host, why in sorted(problems.items())]
         if args["scheduler"] == "slurm":
             self._act_in_slurm(result, args, outcomes, warnings, task_vars)
@@ -132,14 +132,14 @@ def plan_lines(plan):
     return [terminal_text(line) for line in lines + ["circuit breaker: %s" % word for word in plan.breaker.words]]
 
 
-def read_outcomes(results_dir, run_id, path, hosts):
+def read_outcomes(path, hosts):
     """({host: outcome}, {host: why it has none}) for the hosts named, or every outcome of the run."""
     directory = os.path.join(path, OUTCOMES_DIR)
     outcomes, problems = {}, {}
     if hosts:
-        wanted = [(host, os.path.basename(outcome_path(results_dir, run_id, host))) for host in hosts]
+        wanted = [(host, outcome_file_name(host)) for host in hosts]
     else:
-        wanted = [(None, name) for name in sorted(os.listdir(directory)) if name.endswith(".json")]
+        wanted = [(None, name) for name in sorted(os.listdir(directory)) if is_outcome_file_name(name)]
     for host, name in wanted:
         try:
             document = read_json_below(directory, name, OUTCOME_LIMIT_BYTES)
@@ -149,7 +149,7 @@ def read_outcomes(results_dir, run_id, path, hosts):
         why = outcome_problem(document)
         if why is None and host is not None and document["host"] != host:
             why = "its outcome file names host %r" % document["host"]
-        if why is None and host is None and host_dir_name(document["host"]) + ".json" != name:
+        if why is None and host is None and outcome_file_name(document["host"]) != name:
             why = "its outcome file %s names host %r" % (name, document["host"])
         if why is not None:
             problems[host or name] = "outcome not acted on: %s" % why
@@ -161,6 +161,6 @@ def read_outcomes(results_dir, run_id, path, hosts):
 def read_record(results_dir, run_id):
     """The run's record of acting in Slurm, or None (no such run here, none recorded, or unreadable)."""
     try:
-        return read_json_below(run_dir(results_dir, check_run_id(run_id)), SLURM_ACTIONS_FILE, RECORD_LIMIT_BYTES)
+        return read_json_below(run_dir(results_dir, run_id), SLURM_ACTIONS_FILE, RECORD_LIMIT_BYTES)
     except (OSError, ValueError):
         return None

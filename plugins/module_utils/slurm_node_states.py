@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Slurm's nodes as ``scontrol show nodes --json`` (23.02 and later) and ``sinfo --json`` (21.08 to 22.05) list them, and which names name one node. Pure: read by the module that runs
-sinfo and scontrol on the Slurm host, and by the plan on the controller (plugins/plugin_utils/act/slurm_plan.py)."""
+"""Slurm's nodes as ``scontrol show nodes --json`` (23.02 and later) and ``sinfo --json`` (21.08 to 22.05) list
+them, and which names name one node. Pure: read by the module that runs sinfo and scontrol on the Slurm host, and by
+the plan on the controller (plugins/plugin_utils/act/slurm_plan.py)."""
 from __future__ import annotations
 
 import re

@@ -126,8 +126,8 @@ class SlurmCluster:
         while time.monotonic() < deadline:
             dead = [process.args[0] for process in self.processes if process.poll() is not None]
             if dead:
-                raise SlurmUnavailable("%s exited while waiting for %s; logs in %s" % (", ".join(dead), what,
-                                                                                      os.path.join(self.dir, "log")))
+                logs = os.path.join(self.dir, "log")
+                raise SlurmUnavailable("%s exited while waiting for %s; logs in %s" % (", ".join(dead), what, logs))
             if ready():
                 return
             time.sleep(0.2)

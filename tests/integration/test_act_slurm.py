@@ -21,7 +21,7 @@ HOSTS = {"gpu-a": "n1", "gpu-b": "n2", "cpu-c": "n3"}
 CAUSE = "health.ecc_volatile_uncorrected: 3 uncorrectable ECC errors on GPU 5"
 
 
-def inventory(tmp_path, hosts=HOSTS):
+def inventory(tmp_path, hosts):
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump({"all": {"hosts": {host: {"gpufleet_slurm_node_name": node}
                                                       for host, node in hosts.items()}}}))
@@ -37,8 +37,8 @@ def stored_run(results, run_id, verdicts):
                               root=str(results))
 
 
-def act(cluster, tmp_path, run_id, *extra, hosts=HOSTS):
-    argv = [ANSIBLE_PLAYBOOK, "playbooks/act.yml", "-i", inventory(tmp_path, hosts), "-e", "gpufleet_run_id=" + run_id,
+def act(cluster, tmp_path, run_id, *extra, hosts=None):
+    argv = [ANSIBLE_PLAYBOOK, "playbooks/act.yml", "-i", inventory(tmp_path, hosts or HOSTS), "-e", "gpufleet_run_id=" + run_id,
             "-e", "gpufleet_results_dir=%s" % (tmp_path / "results"), "-e", "gpufleet_act=slurm",
             "-e", "gpufleet_slurm_conf=" + cluster.conf] + list(extra)
     completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)

@@ -14,8 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import (  # noqa: F401 (node_states: read here too)
-    NodeState, is_node_name, node_states)
+from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import NodeState, is_node_name
 
 REASON_PREFIX = "gpufleet "
 # Slurm keeps the reason as given; one line, short enough to read in `sinfo -R`.

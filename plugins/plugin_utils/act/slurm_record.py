@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set
 
-from .slurm_plan import REASON_PREFIX, Action, NodeState, Plan
+from ...module_utils.slurm_node_states import NodeState
+from .slurm_plan import REASON_PREFIX, Action, Plan
 
 RECORD_SCHEMA_VERSION = "1"
 

@@ -89,8 +89,17 @@ def host_dir(results_dir: str, run_id: str, inventory_hostname: str) -> str:
     return os.path.join(run_dir(results_dir, run_id), host_dir_name(inventory_hostname))
 
 
+def outcome_file_name(inventory_hostname: str) -> str:
+    """<host dir name>.json: the name of a host's outcome in the run's outcomes directory."""
+    return host_dir_name(inventory_hostname) + RESULT_SUFFIX
+
+
+def is_outcome_file_name(name: str) -> bool:
+    return name.endswith(RESULT_SUFFIX) and not name.startswith(".")
+
+
 def outcome_path(results_dir: str, run_id: str, inventory_hostname: str) -> str:
-    return os.path.join(run_dir(results_dir, run_id), OUTCOMES_DIR, host_dir_name(inventory_hostname) + ".json")
+    return os.path.join(run_dir(results_dir, run_id), OUTCOMES_DIR, outcome_file_name(inventory_hostname))
 
 
 def result_file_name(probe: str) -> str:

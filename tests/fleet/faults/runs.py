@@ -32,6 +32,8 @@ def is_probe_result(path, run_dir) -> bool:
     """Whether path is a probe's result file in a host's directory of the run."""
     parts = os.path.relpath(str(path), str(run_dir)).split(os.sep)
     return len(parts) == 2 and parts[0] != OUTCOMES_DIR and parts[1].endswith(".json") and parts[1] not in STORE_FILES
+
+
 # A profile of its own, health then membw (what the fault tests stop, kill and count), rather than quick, whose probes
 # change as probes join it (fabric did): health without its CUDA initialisation in a fresh process (torch has no CUDA
 # here), membw on a 16 MiB buffer, so that a fault test spends its time on the fault.

@@ -7,8 +7,9 @@ import os
 
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import NodeState, node_states
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_plan import (
-    DRAIN, LEAVE, RESUME, HostVerdict, NodeState, allowance, drain_reason, node_states, plan)
+    DRAIN, LEAVE, RESUME, HostVerdict, allowance, drain_reason, plan)
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 RUN = "20261204T120000Z-123456"

@@ -1,7 +1,7 @@
 """The record of acting in Slurm (plugins/plugin_utils/act/slurm_record.py): a node is this collection's to resume
 only if the run its reason names recorded draining it with that very reason."""
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_plan import (
-    Action, Breaker, NodeState, Plan, drain_reason)
+from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import NodeState
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_plan import Action, Breaker, Plan, drain_reason
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import (
     drained_by_run, recorded_nodes, updated_record)
 
