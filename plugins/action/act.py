@@ -13,8 +13,8 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.act_spec import ACT_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import node_state_from_dict
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.act import slurm_plan
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import action_part, outcome_problem, with_action
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.act import slurm_plan, slurm_words
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import outcome_problem, with_action
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import recorded_nodes, updated_record
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_json_atomically
@@ -51,7 +51,7 @@ class ActionModule(ActionBase):
         outcomes, problems = read_outcomes(path, args["hosts"])
         warnings = ["%s: %s" % (host, why) for host, why in sorted(problems.items())]
         if args["scheduler"] == "slurm":
-            self._act_in_slurm(result, args, outcomes, warnings, task_vars)
+            self._act_in_slurm(result, args, outcomes, task_vars)
         else:
             result.update(changed=False, lines=["%d host outcome(s) in %s; no scheduler was asked to act"
                                                 % (len(outcomes), os.path.join(path, OUTCOMES_DIR))])
@@ -60,7 +60,7 @@ class ActionModule(ActionBase):
             result["warnings"] = [terminal_text(warning) for warning in warnings]
         return result
 
-    def _act_in_slurm(self, result, args, outcomes, warnings, task_vars):
+    def _act_in_slurm(self, result, args, outcomes, task_vars):
         read = self._slurm(args, [], task_vars)
         if read.get("failed"):
             result.update(failed=True, msg="could not read Slurm's nodes: %s" % read.get("msg", "no message"),
@@ -72,64 +72,35 @@ class ActionModule(ActionBase):
         records = recorded_nodes(states, lambda run_id: read_record(args["results_dir"], run_id))
         plan = slurm_plan.plan(verdicts, states, records, args["run_id"], tuple(args["drain_on"]),
                                args["max_drain_percent"], args["min_drain_nodes"], args["intake_reason"])
-        lines = plan_lines(plan)
+        lines = slurm_words.plan_lines(plan)
         if self._task.check_mode:
-            result.update(changed=False, lines=["check mode: nothing changed; the plan:"] + lines)
+            result.update(changed=False, lines=[terminal_text(line) for line in ["check mode: nothing changed; the plan:"] + lines])
             return
-        expected = {state.name: state.reason for state in states.values() if state.drained}
-        changes = [{"node": action.node, "action": action.action,
-                    "reason": action.reason if action.action == slurm_plan.DRAIN else None,
-                    "expect_reason": expected.get(action.node)} for action in plan.changes()]
         applied, broken = [], ""
-        if changes:
-            done = self._slurm(args, changes, task_vars)
-            if done.get("failed"):
-                broken = "the changes could not be made: %s" % done.get("msg", "no message")
-            applied = list(done.get("applied") or [])
-        hosts_by_node = {action.node: action.host for action in plan.actions}
-        for entry in applied:
-            entry["host"] = hosts_by_node.get(entry.get("node"))
+        wanted = slurm_words.changes(plan, states)
+        if wanted:
+            answer = self._slurm(args, wanted, task_vars)
+            broken = "the changes could not be made: %s" % answer.get("msg", "no message") if answer.get("failed") else ""
+            applied = slurm_words.with_hosts(plan, answer.get("applied") or [])
+        root = os.path.abspath(args["results_dir"])
+        record_path = os.path.join(run_dir(args["results_dir"], args["run_id"]), SLURM_ACTIONS_FILE)
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        record = updated_record(read_record(args["results_dir"], args["run_id"]), args["run_id"], plan, applied, when)
-        write_json_atomically(os.path.join(run_dir(args["results_dir"], args["run_id"]), SLURM_ACTIONS_FILE), record,
-                              root=os.path.abspath(args["results_dir"]))
-        by_node = {entry.get("node"): entry for entry in applied}
-        for action in plan.actions:
-            entry = by_node.get(action.node)
-            why = action.reason if entry is None else "%s (%s)" % (action.reason, entry.get("why"))
-            if plan.breaker.tripped and action.action == slurm_plan.DRAIN:
-                why = "not drained: the circuit breaker tripped (%s)" % "; ".join(plan.breaker.words)
-            outcomes[action.host] = with_action(outcomes[action.host], action_part(
-                "slurm", action.node, action.action, bool(entry and entry.get("done")), why))
-            write_json_atomically(outcome_path(args["results_dir"], args["run_id"], action.host), outcomes[action.host],
-                                  root=os.path.abspath(args["results_dir"]))
-        lines += ["%s %s: %s" % (entry.get("action"), entry.get("node"), entry.get("why")) for entry in applied]
-        result.update(changed=any(entry.get("done") for entry in applied), lines=[terminal_text(line) for line in lines],
-                      record=os.path.join(run_dir(args["results_dir"], args["run_id"]), SLURM_ACTIONS_FILE))
-        undone = [entry for entry in applied if not entry.get("done")]
-        if plan.breaker.tripped:
-            result.update(failed=True, msg=terminal_text(
-                "circuit breaker tripped: nothing was drained or resumed. %s. Would have drained: %s. If the "
-                "verdicts are right, drain by hand or raise gpufleet_slurm_max_drain_percent for one run; if not, fix "
-                "the baseline or rule and re-judge (playbooks/report.yml)"
-                % ("; ".join(plan.breaker.words), "; ".join("%s (host %s): %s" % (action.node, action.host, action.reason)
-                                                            for action in plan.planned(slurm_plan.DRAIN)))))
-        elif broken or undone:
-            result.update(failed=True, msg=terminal_text("not every change was made: %s" % "; ".join(
-                [broken] * bool(broken)
-                + ["%s %s: %s" % (entry.get("action"), entry.get("node"), entry.get("why")) for entry in undone])))
+        write_json_atomically(record_path, updated_record(read_record(args["results_dir"], args["run_id"]), args["run_id"],
+                                                          plan, applied, when), root=root)
+        for host, action in slurm_words.host_actions(plan, applied).items():
+            outcomes[host] = with_action(outcomes[host], action)
+            write_json_atomically(outcome_path(args["results_dir"], args["run_id"], host), outcomes[host], root=root)
+        result.update(changed=any(entry.get("done") for entry in applied), record=record_path,
+                      lines=[terminal_text(line) for line in lines + slurm_words.applied_lines(applied)])
+        why = slurm_words.failure(plan, applied, broken)
+        if why is not None:
+            result.update(failed=True, msg=terminal_text(why))
 
     def _slurm(self, args, changes, task_vars):
         module_args = {"changes": changes, "sinfo_path": args["sinfo_path"], "scontrol_path": args["scontrol_path"]}
         if args["slurm_conf"]:
             module_args["slurm_conf"] = args["slurm_conf"]
         return self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
-
-
-def plan_lines(plan):
-    """The plan for the terminal: one line per host, then the breaker."""
-    lines = ["%s %s (host %s): %s" % (action.action, action.node, action.host, action.reason) for action in plan.actions]
-    return [terminal_text(line) for line in lines + ["circuit breaker: %s" % word for word in plan.breaker.words]]
 
 
 def read_outcomes(path, hosts):
