@@ -17,7 +17,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.act import slu
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import outcome_problem, with_action
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import recorded_nodes, updated_record
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_json_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import export_json_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     OUTCOMES_DIR, SLURM_ACTIONS_FILE, is_outcome_file_name, outcome_file_name, outcome_path, run_dir)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.read import read_json_below
@@ -85,11 +86,12 @@ class ActionModule(ActionBase):
         root = os.path.abspath(args["results_dir"])
         record_path = os.path.join(run_dir(args["results_dir"], args["run_id"]), SLURM_ACTIONS_FILE)
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        write_json_atomically(record_path, updated_record(read_record(args["results_dir"], args["run_id"]), args["run_id"],
-                                                          plan, applied, when), root=root)
+        record = updated_record(read_record(args["results_dir"], args["run_id"]), args["run_id"], plan, applied, when)
+        write_text_atomically(record_path, export_json_text(record), root=root)
         for host, action in slurm_words.host_actions(plan, applied).items():
             outcomes[host] = with_action(outcomes[host], action)
-            write_json_atomically(outcome_path(args["results_dir"], args["run_id"], host), outcomes[host], root=root)
+            write_text_atomically(outcome_path(args["results_dir"], args["run_id"], host), export_json_text(outcomes[host]),
+                                  root=root)
         result.update(changed=any(entry.get("done") for entry in applied), record=record_path,
                       lines=[terminal_text(line) for line in lines + slurm_words.applied_lines(applied)])
         why = slurm_words.failure(plan, applied, broken)

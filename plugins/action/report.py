@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import host_outcome
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below, write_json_atomically
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
@@ -23,7 +22,6 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths im
     FLEET_EXPORT_FILES,
     FLEET_INDEX_FILES,
     INDEX_HTML_FILE,
-    outcome_path,
     run_dir,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, judge_run, verdict_lines
@@ -83,7 +81,6 @@ class ActionModule(ActionBase):
                                    "line": line, "gate": blocks_gate(verdict),
                                    "dossier_html": os.path.join(host_path, DOSSIER_HTML_FILE),
                                    "dossier_md": os.path.join(host_path, DOSSIER_MD_FILE)}
-        warnings.extend(write_outcomes(args["results_dir"], args["run_id"], judgement, dir_names))
         warnings.extend("%s in run %s: %s" % (entry["dir"], args["run_id"], entry["why"]) for entry in run.stray)
         files = {name: os.path.join(path, name) for name in FLEET_INDEX_FILES + FLEET_EXPORT_FILES}
         lines.append("fleet index: %s" % files[INDEX_HTML_FILE])
@@ -95,20 +92,6 @@ class ActionModule(ActionBase):
                       unreachable_hosts=unreachable,
                       previous_run_id=judgement.previous_run_id, index_html=files[INDEX_HTML_FILE], files=files)
         return result
-
-
-def write_outcomes(results_dir, run_id, judgement, dir_names):
-    """Each host's outcome (plugins/plugin_utils/act/outcome.py), nothing acted on yet; a warning per host not written."""
-    problems = []
-    for verdict in judgement.hosts.values():
-        document = host_outcome(run_id, verdict.host, verdict.verdict, verdict.reasons, blocks_gate(verdict),
-                                "%s/%s" % (dir_names.get(verdict.host, ""), DOSSIER_HTML_FILE))
-        try:
-            write_json_atomically(outcome_path(results_dir, run_id, verdict.host), document,
-                                  root=os.path.abspath(results_dir))
-        except (OSError, ValueError) as exc:
-            problems.append("the outcome of %s was not written: %s" % (verdict.host, exc))
-    return problems
 
 
 def judged_overrides(run, given):

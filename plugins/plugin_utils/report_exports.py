@@ -103,6 +103,17 @@ def fleet_json(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
     return document
 
 
+def export_json_text(document: Any) -> str:
+    """A small JSON export a person or a script may open (a host's outcome, the record of acting in Slurm): indented,
+    keys sorted, and no raw control or invisible character, as in fleet.json; reads back as the same document."""
+    try:
+        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON's own \uXXXX escape keeps it exactly
+        text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True, allow_nan=False)
+    return _JSON_RAW_CONTROL.sub(lambda match: json.dumps(match.group())[1:-1], text) + "\n"
+
+
 def _compact_json(value: Any) -> str:
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return _JSON_RAW_CONTROL.sub(lambda match: json.dumps(match.group())[1:-1], text)

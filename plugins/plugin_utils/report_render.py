@@ -13,13 +13,14 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, error_verdict
+from .act.outcome import host_outcome
+from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, blocks_gate, error_verdict
 from .control_chars import escape_control
-from .report_exports import fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
+from .report_exports import export_json_text, fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
 from .report_rerun import rerun_command
 from .store.atomic import Text
 from .store.paths import (DOSSIER_FILES, DOSSIER_HTML_FILE, DOSSIER_MD_FILE, FLEET_EXPORT_FILES, FLEET_INDEX_FILES, HOST_REPORT_FILES,
-                          MEASUREMENTS_FILES, MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE)
+                          MEASUREMENTS_FILES, MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE, OUTCOMES_DIR, outcome_file_name)
 from .probes.declaration import ProbeSection
 from .probes.registry import probe_catalogue, profile_probes, sections
 from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
@@ -726,6 +727,20 @@ def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optio
     return stand_in
 
 
+def _write_outcome(run: RunModel, host: HostModel, judgement: FleetJudgement, write: Callable[[str, str], None]) -> Optional[str]:
+    """Write the host's outcome (act/outcome.py: its verdict and root cause, nothing acted on yet); why not, or None."""
+    verdict = judgement.hosts.get(host.name)
+    if verdict is None:
+        return None
+    document = host_outcome(judgement.run_id, host.name, verdict.verdict, verdict.reasons, blocks_gate(verdict),
+                            "%s/%s" % (host.dir_name, DOSSIER_HTML_FILE))
+    try:
+        write(os.path.join(run.run_dir, OUTCOMES_DIR, outcome_file_name(host.name)), export_json_text(document))
+        return None
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        return "the outcome of %s: %s: %s" % (host.name, type(exc).__name__, exc)
+
+
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
                write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
                previous_run_id: Optional[str] = None, loaded: Optional[RunModel] = None,
@@ -740,14 +755,15 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
 
     Paths: <run_dir>/<host.dir_name>/dossier.html and .md, and measurements.html and .md (every value of its results),
     for every host of the returned run; <run_dir>/index.html and .md; with a judgement also <run_dir>/fleet.json,
-    junit.xml and gpufleet.prom. A judged host that has no results on disk is rendered too (as a host without results);
+    junit.xml and gpufleet.prom, and each judged host's outcome, <run_dir>/outcomes/<host.dir_name>.json (written
+    beside its dossier, over the cores). A judged host that has no results on disk is rendered too (as a host without results);
     previous_run_id, when given, overrides judgement.previous_run_id.
 
     A host whose dossier or index row raises while rendered or written is shown in error with the exception (its
     entry in run.hosts and in judgement.hosts is replaced, so the caller sees it too) and every other host and the
     fleet outputs are still written. A host whose directory is a link gets no dossier. Raises ValueError, before
     writing anything, if a path would resolve outside run_dir, and after writing the rest if a fleet output could not
-    be written.
+    be written (a host's outcome too).
     """
     expected = list(expected_hosts)
     groups = dict(host_groups or {})
@@ -774,18 +790,25 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     # host is reported.
     metrics = metric_columns(judgement) if judgement is not None else []
 
-    def one_host(position: int) -> Tuple[Optional[Dict[str, Any]], Optional[Tuple[HostModel, Optional[HostVerdict]]]]:
+    def one_host(position: int) -> Tuple[Optional[Dict[str, Any]], Optional[Tuple[HostModel, Optional[HostVerdict]]],
+                                         Optional[str]]:
         """(the host's index columns, worked out here, where its results are read anyway; its stand-in and verdict if
-        its rendering failed)."""
+        its rendering failed; why its outcome was not written)."""
         host, host_path = dossiers[position]
         stand_in = _write_host(host, host_path, run, judgement, metrics, write)
+        unwritten = _write_outcome(run, host, judgement, write) if judgement is not None else None
         if stand_in is None:
-            return host.index_columns, None
-        return stand_in.index_columns, (stand_in, judgement.hosts.get(host.name) if judgement is not None else None)
+            return host.index_columns, None, unwritten
+        return stand_in.index_columns, (stand_in, judgement.hosts.get(host.name) if judgement is not None else None), unwritten
 
     outcomes = run_over_the_cores(len(dossiers), one_host, workers)
+    unwritten = [outcomes[position][2] for position in range(len(dossiers)) if outcomes[position][2]]
+    if judgement is not None:  # a host whose directory is a link has no dossier, but its verdict has an outcome
+        rendered = {host.name for host, unused_path in dossiers}
+        unwritten += [why for why in (_write_outcome(run, host, judgement, write) for host in run.hosts
+                                      if host.name not in rendered) if why]
     for position in range(len(dossiers)):
-        columns, failed = outcomes[position]
+        columns, failed, unused_unwritten = outcomes[position]
         dossiers[position][0].index_columns = columns  # set in the worker that rendered it, where forked
         if failed is None:
             continue
@@ -800,4 +823,6 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     # than the seconds are worth.
     processes = worker_count(len(dossiers), workers) if len(dossiers) <= FLEET_OUTPUTS_FORKED_UP_TO_HOSTS else 1
     render_fleet_outputs(run, write, judgement, previous_run_id, processes=processes, gated=gated)
+    if unwritten:
+        raise ValueError("could not write %s" % "; ".join(unwritten))
     return run

@@ -190,3 +190,18 @@ def test_a_controller_that_does_not_answer_is_said_and_nothing_is_recorded(slurm
     assert "could not read Slurm's nodes: Slurm answered with errors, so its nodes are unknown" in output
     assert not os.path.exists(os.path.join(str(tmp_path / "results"), "R1", SLURM_ACTIONS_FILE))
     assert outcome(tmp_path, "R1", "gpu-a")["action"]["planned"] == "none"
+
+
+def test_after_an_upgrade_a_failing_node_in_a_maintenance_reservation_is_drained_and_stays_out(slurm_cluster, tmp_path):
+    """docs/acting.md's third recipe: the nodes held in a MAINT reservation while post_upgrade runs; the one that fails
+    is drained inside it, and deleting the reservation returns only the one that passed."""
+    cluster = slurm_cluster(NODES)
+    cluster.scontrol("create", "reservation", "ReservationName=post_upgrade", "Nodes=n1,n2", "StartTime=now",
+                     "Duration=60", "Users=root", "Flags=MAINT,IGNORE_JOBS")
+    assert "MAINT" in cluster.node("n1")["words"]
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "pass", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R1")
+    assert code == 0, output
+    cluster.scontrol("delete", "ReservationName=post_upgrade")
+    assert cluster.node("n1")["drained"] and cluster.node("n1")["reason"] == "gpufleet R1: " + CAUSE
+    assert cluster.node("n2") == {"drained": False, "reason": "", "words": ["IDLE"]}

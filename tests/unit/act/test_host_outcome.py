@@ -28,3 +28,30 @@ def test_an_outcome_edited_or_from_another_version_is_named():
     assert outcome_problem({key: value for key, value in document.items() if key != "verdict"}) == "missing verdict"
     assert "schema_version '2'" in outcome_problem(dict(document, schema_version="2"))
     assert outcome_problem(dict(document, verdict=None)) == "verdict and root_cause must be text"
+
+
+def test_the_report_writes_each_judged_host_s_outcome_beside_its_dossier(tmp_path):
+    """render_run writes <run>/outcomes/<host dir>.json for every judged host, with the verdict the judge gave (a host
+    without results is unreachable, never a pass); a hostile name gets its escaped file name."""
+    import json
+    import os
+
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import FleetJudgement, HostVerdict
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import OUTCOMES_DIR, host_dir_name
+
+    run_path = tmp_path / "results" / "R1"
+    run_path.mkdir(parents=True)
+    hosts = ["gpu-1", "../evil\n"]
+    judgement = FleetJudgement(run_id="R1", hosts={
+        "gpu-1": HostVerdict("gpu-1", "fail", ["health.ecc: 3 errors", "membw: slow"], []),
+        "../evil\n": HostVerdict("../evil\n", "unreachable", ["host.reachable: no result"], [])})
+    render_run(str(run_path), hosts, {}, text_writer_below(str(tmp_path / "results")), judgement=judgement, workers=1)
+    names = sorted(os.listdir(run_path / OUTCOMES_DIR))
+    assert names == sorted(host_dir_name(host) + ".json" for host in hosts)
+    first = json.loads((run_path / OUTCOMES_DIR / "gpu-1.json").read_text())
+    assert first["root_cause"] == "health.ecc: 3 errors" and first["gate"] is True and first["run_id"] == "R1"
+    assert first["dossier"] == "gpu-1/dossier.html" and (run_path / first["dossier"]).is_file()
+    evil = json.loads((run_path / OUTCOMES_DIR / (host_dir_name("../evil\n") + ".json")).read_text())
+    assert evil["host"] == "../evil\n" and evil["verdict"] == "unreachable"

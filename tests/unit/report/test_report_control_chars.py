@@ -63,7 +63,8 @@ def test_no_written_file_holds_a_raw_control_character_and_the_exports_still_par
                                                command=["python3", "probe\x1b.py"]))
     written = Written()
     render_run(str(fleet.run_dir), [HOST], {HOST: ["rack\x1b1"]}, written.__setitem__, judgement=_judgement())
-    assert len(written) == 5 + 4 * 6  # the fleet outputs; each host's dossier and measurements page, HTML and Markdown
+    # the fleet outputs; each host's dossier and measurements page, HTML and Markdown, and each judged host's outcome
+    assert len(written) == 5 + 4 * 6 + len(_judgement().hosts)
     for path, text in written.items():
         assert not RAW_CONTROL.search(text), (path, RAW_CONTROL.findall(text))
     run_dir = os.path.realpath(str(fleet.run_dir))

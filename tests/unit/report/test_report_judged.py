@@ -33,6 +33,7 @@ def test_a_judged_run_writes_the_exports_beside_the_pages_and_nothing_outside(ju
     for host in judged.judgement.hosts:
         expected |= {host_dir_name(host) + "/" + name for name in ("dossier.html", "dossier.md", "measurements.html",
                                                                    "measurements.md")}
+        expected.add("outcomes/%s.json" % host_dir_name(host))  # the host's outcome (docs/acting.md)
     assert set(written) == expected
     assert all(not path.startswith("..") and not os.path.isabs(path) for path in written)
 
