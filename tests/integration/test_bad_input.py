@@ -290,12 +290,15 @@ def test_host_names_with_path_separators_shell_or_html_stay_inside_the_run_and_a
     for path in _files_under(tmp_path):
         inside = os.path.commonpath([os.path.realpath(path), os.path.realpath(run_dir)]) == os.path.realpath(run_dir)
         assert inside or path in (str(tmp_path / "inventory.yml"), os.path.join(results, "latest")), path
-    assert not [path for path in _files_under(tmp_path) if "pwned" in os.path.basename(path)]
+    # A command that ran would have made <tmp>/pwned-*; the outcomes' file names carry the escaped names, as the host
+    # directories do.
+    assert not [path for path in _files_under(tmp_path) if os.path.basename(path).startswith("pwned")]
     assert not os.path.exists(os.path.join(ROOT, "evil")) and not os.path.exists(tmp_path / "out" / "evil")
 
     # One directory per host, each holding that host's results, and nothing else.
-    host_dirs = [entry for entry in os.listdir(run_dir) if os.path.isdir(os.path.join(run_dir, entry))]
+    host_dirs = [entry for entry in os.listdir(run_dir) if os.path.isdir(os.path.join(run_dir, entry)) and entry != "outcomes"]
     assert len(host_dirs) == len(names), host_dirs
+    assert sorted(os.listdir(os.path.join(run_dir, "outcomes"))) == sorted(entry + ".json" for entry in host_dirs)
     seen = []
     for entry in host_dirs:
         stored = ["dossier.html", "dossier.md", "health.json", "inputs.json", "measurements.html", "measurements.md", "writer.json"]
