@@ -103,7 +103,15 @@ OUTPUT_LIMIT_CHARS = 2000
 
 
 def command(module, name):
-    return module.get_bin_path(name, required=True) if os.sep not in name else name
+    """The command's path: a bare name looked up on the PATH, where its absence is said as what to do about it."""
+    if os.sep in name:
+        return name
+    path = module.get_bin_path(name)
+    if path is None:
+        module.fail_json(msg="Slurm's %s is not installed on this host (nor on its PATH): run acting where Slurm's client "
+                         "commands reach the controller (gpufleet_slurm_host, e.g. the Slurm controller or a login node)"
+                         % name, nodes=[], applied=[])
+    return path
 
 
 def read_nodes(module, scontrol, sinfo, environment):

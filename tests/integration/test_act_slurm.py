@@ -206,3 +206,17 @@ def test_after_an_upgrade_a_failing_node_in_a_maintenance_reservation_is_drained
     cluster.scontrol("delete", "ReservationName=post_upgrade")
     assert cluster.node("n1")["drained"] and cluster.node("n1")["reason"] == "gpufleet R1: " + CAUSE
     assert cluster.node("n2") == {"drained": False, "reason": "", "words": ["IDLE"]}
+
+
+def test_a_host_without_slurm_s_commands_is_told_where_to_act_from(tmp_path):
+    """The GPU rig has no Slurm: acting there said only 'Failed to find required executable "scontrol"'."""
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail"})
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable))  # ansible-playbook, python; no scontrol, no sinfo
+    argv = [ANSIBLE_PLAYBOOK, "playbooks/act.yml", "-i", inventory(tmp_path, {"gpu-a": "n1"}), "-e", "gpufleet_run_id=R1",
+            "-e", "gpufleet_results_dir=%s" % (tmp_path / "results"), "-e", "gpufleet_act=slurm",
+            "-e", "ansible_python_interpreter=" + sys.executable]
+    completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False, env=env)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode != 0, output
+    assert "Slurm's scontrol is not installed on this host (nor on its PATH): run acting where Slurm's client" in output
+    assert "gpufleet_slurm_host" in output
