@@ -15,13 +15,16 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.act_spec impor
 from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import node_state_from_dict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act import slurm_plan, slurm_words
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import outcome_problem, with_action
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import recorded_nodes, updated_record
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import (
+    record_problem, recorded_nodes, updated_record, with_planned_drains)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import export_json_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import act_problems
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
-    OUTCOMES_DIR, SLURM_ACTIONS_FILE, is_outcome_file_name, outcome_file_name, outcome_path, run_dir)
+    OUTCOMES_DIR, SLURM_ACTIONS_FILE, SLURM_ACTIONS_LOCK, is_outcome_file_name, outcome_file_name, outcome_path, run_dir)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.read import read_json_below
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_lock import run_lock
 
 MODULE = "gpufleet.validation.slurm_nodes"
 RECORD_LIMIT_BYTES = 64 * 2 ** 20
@@ -62,32 +65,51 @@ class ActionModule(ActionBase):
         return result
 
     def _act_in_slurm(self, result, args, outcomes, task_vars):
+        problems = act_problems({"gpufleet_slurm_drain_on": args["drain_on"],
+                                 "gpufleet_slurm_max_drain_percent": args["max_drain_percent"],
+                                 "gpufleet_slurm_min_drain_nodes": args["min_drain_nodes"],
+                                 "gpufleet_slurm_intake_reason": args["intake_reason"]})
+        if problems:
+            result.update(failed=True, msg=terminal_text("; ".join(problems)), lines=[])
+            return
+        path = run_dir(args["results_dir"], args["run_id"])
+        try:
+            with run_lock(path, SLURM_ACTIONS_LOCK):
+                self._act_locked(result, args, outcomes, task_vars, path)
+        except (OSError, ValueError) as exc:
+            result.update(failed=True, msg=terminal_text("acting in Slurm on run %s stopped: %s" % (args["run_id"], exc)))
+
+    def _act_locked(self, result, args, outcomes, task_vars, path):
+        record_path = os.path.join(path, SLURM_ACTIONS_FILE)
+        earlier = this_runs_record(path)  # before Slurm is touched: a record that cannot be kept stops the act
         read = self._slurm(args, [], task_vars)
         if read.get("failed"):
-            result.update(failed=True, msg="could not read Slurm's nodes: %s" % read.get("msg", "no message"),
+            result.update(failed=True, msg=terminal_text("could not read Slurm's nodes: %s" % read.get("msg", "no message")),
                           lines=[])
             return
         states = {entry["name"]: node_state_from_dict(entry) for entry in read.get("nodes") or []}
         verdicts = [slurm_plan.HostVerdict(host, str(args["node_names"].get(host) or host), outcome["verdict"],
                                            outcome["root_cause"]) for host, outcome in sorted(outcomes.items())]
-        records = recorded_nodes(states, lambda run_id: read_record(args["results_dir"], run_id))
+        started = min((outcome["run_started"] for outcome in outcomes.values() if outcome["run_started"]), default="")
+        records = recorded_nodes(states, lambda run_id: other_runs_record(args["results_dir"], run_id))
         plan = slurm_plan.plan(verdicts, states, records, args["run_id"], tuple(args["drain_on"]),
-                               args["max_drain_percent"], args["min_drain_nodes"], args["intake_reason"])
+                               args["max_drain_percent"], args["min_drain_nodes"], args["intake_reason"], started)
         lines = slurm_words.plan_lines(plan)
         if self._task.check_mode:
             result.update(changed=False, lines=[terminal_text(line) for line in ["check mode: nothing changed; the plan:"] + lines])
             return
+        root = os.path.abspath(args["results_dir"])
         applied, broken = [], ""
         wanted = slurm_words.changes(plan, states)
         if wanted:
+            # Recorded before scontrol runs: a node must never hold this collection's reason without a record.
+            earlier = with_planned_drains(earlier, args["run_id"], plan.planned(slurm_plan.DRAIN), now())
+            write_text_atomically(record_path, export_json_text(earlier), root=root)
             answer = self._slurm(args, wanted, task_vars)
-            broken = "the changes could not be made: %s" % answer.get("msg", "no message") if answer.get("failed") else ""
+            broken = "the changes could not all be made: %s" % answer.get("msg", "no message") if answer.get("failed") else ""
             applied = slurm_words.with_hosts(plan, answer.get("applied") or [])
-        root = os.path.abspath(args["results_dir"])
-        record_path = os.path.join(run_dir(args["results_dir"], args["run_id"]), SLURM_ACTIONS_FILE)
-        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        record = updated_record(read_record(args["results_dir"], args["run_id"]), args["run_id"], plan, applied, when)
-        write_text_atomically(record_path, export_json_text(record), root=root)
+        write_text_atomically(record_path, export_json_text(updated_record(earlier, args["run_id"], plan, applied, now())),
+                              root=root)
         for host, action in slurm_words.host_actions(plan, applied).items():
             outcomes[host] = with_action(outcomes[host], action)
             write_text_atomically(outcome_path(args["results_dir"], args["run_id"], host), export_json_text(outcomes[host]),
@@ -131,8 +153,30 @@ def read_outcomes(path, hosts):
     return outcomes, problems
 
 
-def read_record(results_dir, run_id):
-    """The run's record of acting in Slurm, or None (no such run here, none recorded, or unreadable)."""
+def now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def this_runs_record(path):
+    """The run's own record, None where it has none yet; ValueError where it exists but cannot be kept up to date
+    (writing over it would forget which nodes this run drained)."""
+    try:
+        document = read_json_below(path, SLURM_ACTIONS_FILE, RECORD_LIMIT_BYTES)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ValueError("its record %s cannot be read (%s); nothing was changed: move it aside only after resuming "
+                         "the nodes it lists by hand" % (os.path.join(path, SLURM_ACTIONS_FILE), exc)) from None
+    problem = record_problem(document)
+    if problem is not None:
+        raise ValueError("its record %s is not one this collection wrote (%s); nothing was changed"
+                         % (os.path.join(path, SLURM_ACTIONS_FILE), problem))
+    return document
+
+
+def other_runs_record(results_dir, run_id):
+    """Another run's record, or None (no such run here, none recorded, or unreadable: its nodes are then not this
+    collection's to resume)."""
     try:
         return read_json_below(run_dir(results_dir, run_id), SLURM_ACTIONS_FILE, RECORD_LIMIT_BYTES)
     except (OSError, ValueError):

@@ -13,24 +13,33 @@ from typing import Any, Dict, Mapping, Set, Tuple
 # One node's name: Slurm reads a comma as a list and brackets as a range ("gpu[01-64]"), so a name holding either
 # would change many nodes; a space or '=' would be read as another of scontrol's words.
 NODE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# scontrol reads NodeName=ALL, in any case, as every node (tried on 22.05.8): never one node's name.
+EVERY_NODE_KEYWORD = "all"
 DRAIN_WORDS = frozenset(("DRAIN", "DRAINED", "DRAINING"))
+# A node out of service without the DRAIN flag: an operator or Slurm took it out (DOWN "admin: RMA", FAIL,
+# NOT_RESPONDING), it is powered down or rebooting, or not yet in the cluster.
+OUT_OF_SERVICE_WORDS = frozenset(("DOWN", "FAIL", "FAILING", "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN",
+                                  "POWER_DOWN", "POWERING_UP", "REBOOT_REQUESTED", "REBOOT_ISSUED", "FUTURE",
+                                  "UNKNOWN"))
 
 
 @dataclass(frozen=True)
 class NodeState:
-    """A Slurm node: drained means the DRAIN flag is set (draining or drained)."""
+    """A Slurm node: drained means the DRAIN flag is set (draining or drained); down, any of OUT_OF_SERVICE_WORDS."""
 
     name: str
     drained: bool
     reason: str
     partitions: Tuple[str, ...]
+    down: bool = False
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"name": self.name, "drained": self.drained, "reason": self.reason, "partitions": list(self.partitions)}
+        return {"name": self.name, "drained": self.drained, "reason": self.reason, "partitions": list(self.partitions),
+                "down": self.down}
 
 
 def is_node_name(name: Any) -> bool:
-    return isinstance(name, str) and bool(NODE_NAME_PATTERN.match(name))
+    return isinstance(name, str) and bool(NODE_NAME_PATTERN.match(name)) and name.lower() != EVERY_NODE_KEYWORD
 
 
 def node_states(sinfo: Mapping[str, Any]) -> Dict[str, NodeState]:
@@ -48,14 +57,15 @@ def node_states(sinfo: Mapping[str, Any]) -> Dict[str, NodeState]:
         earlier = nodes.get(name)
         if earlier is not None:
             partitions = tuple(sorted(set(earlier.partitions) | set(partitions)))
-        nodes[name] = NodeState(name, bool(words & DRAIN_WORDS), str(entry.get("reason") or ""), partitions)
+        nodes[name] = NodeState(name, bool(words & DRAIN_WORDS), str(entry.get("reason") or ""), partitions,
+                                bool(words & OUT_OF_SERVICE_WORDS))
     return nodes
 
 
 def node_state_from_dict(document: Mapping[str, Any]) -> NodeState:
     """A NodeState from its to_dict() (the module's answer, read back on the controller)."""
     return NodeState(str(document.get("name") or ""), bool(document.get("drained")), str(document.get("reason") or ""),
-                     tuple(str(part) for part in document.get("partitions") or []))
+                     tuple(str(part) for part in document.get("partitions") or []), bool(document.get("down")))
 
 
 def _state_words(value: Any) -> Set[str]:

@@ -13,10 +13,12 @@ version_added: "0.1.0"
 description:
   - Runs on a host where C(sinfo) and C(scontrol) reach the Slurm controller (the controller itself, or a login node).
   - Reads every node with C(scontrol show nodes --json) (Slurm 23.02 and later), else C(sinfo --json) (21.08 to
-    23.02). With O(changes), drains or resumes each named node
+    22.05). With O(changes), drains or resumes each named node
     with C(scontrol update), but only if the node is still as the plan saw it when read here just before (a drain only
     a node that is not drained, or one drained with O(changes[].expect_reason); a resume only a node drained with
     O(changes[].expect_reason)); then reads the nodes again and reports each change done only if Slurm shows it.
+  - A drain is refused for a node that is drained, down or given a reason by anyone since the plan read it. The nodes
+    are read once, just before the changes, and once after them.
   - Called by the action plugin of M(gpufleet.validation.act), which decides the changes (docs/acting.md); every
     command is an argument vector, never a shell line.
 author:
@@ -115,25 +117,25 @@ def command(module, name):
 
 
 def read_nodes(module, scontrol, sinfo, environment):
-    """Every node: ``scontrol show nodes --json`` (Slurm 23.02 and later), else ``sinfo --json`` (21.08 to 23.02;
-    later versions summarise per partition there instead of listing nodes). Slurm answers a controller it cannot reach
-    with rc 0, no node and its ``errors``: that is a failure, never an empty cluster."""
+    """(every node, None), or (None, why not): ``scontrol show nodes --json`` (Slurm 23.02 and later), else
+    ``sinfo --json`` (21.08 to 22.05; later versions summarise per partition there instead of listing nodes). Slurm
+    answers a controller it cannot reach with rc 0, no node and its ``errors``: that is a failure, never an empty
+    cluster."""
     rc, out, unused_err = module.run_command([scontrol, "show", "nodes", "--json"], environ_update=environment)
     document = _json_object(out) if rc == 0 else None
     if document is None or not isinstance(document.get("nodes"), list):
         rc, out, err = module.run_command([sinfo, "--json"], environ_update=environment)
         if rc != 0:
-            module.fail_json(msg="neither scontrol show nodes --json nor sinfo --json could read the nodes (rc %d): %s"
-                             % (rc, (err or out).strip()[:OUTPUT_LIMIT_CHARS]), nodes=[], applied=[])
+            return None, ("neither scontrol show nodes --json nor sinfo --json could read the nodes (rc %d): %s"
+                          % (rc, (err or out).strip()[:OUTPUT_LIMIT_CHARS]))
         document = _json_object(out)
         if document is None or not isinstance(document.get("nodes"), list):
-            module.fail_json(msg="sinfo --json printed no list of nodes (Slurm 21.08 or later has it); it printed %r"
-                             % out[:200], nodes=[], applied=[])
+            return None, "sinfo --json printed no list of nodes (Slurm 21.08 or later has it); it printed %r" % out[:200]
     errors = document.get("errors")
     if errors:
-        module.fail_json(msg="Slurm answered with errors, so its nodes are unknown (is slurmctld up and reachable?): %s"
-                         % json.dumps(errors)[:OUTPUT_LIMIT_CHARS], nodes=[], applied=[])
-    return node_states(document)
+        return None, ("Slurm answered with errors, so its nodes are unknown (is slurmctld up and reachable?): %s"
+                      % json.dumps(errors)[:OUTPUT_LIMIT_CHARS])
+    return node_states(document), None
 
 
 def _json_object(text):
@@ -154,7 +156,9 @@ def refusal(change, state):
     if change["action"] == "drain" and not change.get("reason"):
         return "a drain needs a reason"
     if change["action"] == "drain" and expected is None:
-        return "drained since it was read (%s): left alone" % (state.reason or "no reason") if state.drained else None
+        if state.drained or state.down or state.reason:
+            return "taken out of service or given a reason since it was read (%s): left alone" % (state.reason or "no reason")
+        return None
     if not state.drained:
         return "not drained any more: left alone"
     if state.reason != expected:
@@ -195,7 +199,9 @@ def main():
     )
     environment = {"SLURM_CONF": module.params["slurm_conf"]} if module.params["slurm_conf"] else {}
     scontrol, sinfo = command(module, module.params["scontrol_path"]), command(module, module.params["sinfo_path"])
-    before = read_nodes(module, scontrol, sinfo, environment)
+    before, unread = read_nodes(module, scontrol, sinfo, environment)
+    if before is None:
+        module.fail_json(msg=unread, nodes=[], applied=[])
     changes = module.params["changes"]
     nodes = [state.to_dict() for state in before.values()]
     if module.check_mode or not changes:
@@ -210,11 +216,16 @@ def main():
         rc, out, err = module.run_command(scontrol_argv(scontrol, change), environ_update=environment)
         applied.append(dict(change, done=False, why="" if rc == 0 else "scontrol failed", rc=rc,
                             stderr=(err or out).strip()[:OUTPUT_LIMIT_CHARS]))
-    after = read_nodes(module, scontrol, sinfo, environment)
+    after, unread = read_nodes(module, scontrol, sinfo, environment)
     for entry in applied:
-        if entry["rc"] == 0:
+        if entry["rc"] == 0 and after is None:
+            entry["why"] = "scontrol said yes, but the nodes could not be read back: %s" % unread
+        elif entry["rc"] == 0:
             entry["done"], shows = confirmed(entry, after.get(entry["node"]))
             entry["why"] = "Slurm shows it %s" % shows if entry["done"] else "scontrol said yes, but Slurm shows it %s" % shows
+    if after is None:
+        module.fail_json(msg="the changes were asked of scontrol, but the nodes could not be read back: %s" % unread,
+                         changed=any(entry["rc"] == 0 for entry in applied), nodes=nodes, applied=applied)
     module.exit_json(changed=any(entry["done"] for entry in applied), nodes=nodes, applied=applied)
 
 

@@ -6,6 +6,7 @@ import functools
 import os
 import re
 import shlex
+import time
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
@@ -727,12 +728,13 @@ def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optio
     return stand_in
 
 
-def _write_outcome(run: RunModel, host: HostModel, judgement: FleetJudgement, write: Callable[[str, str], None]) -> Optional[str]:
+def _write_outcome(run: RunModel, host: HostModel, judgement: FleetJudgement, started: str,
+                   write: Callable[[str, str], None]) -> Optional[str]:
     """Write the host's outcome (act/outcome.py: its verdict and root cause, nothing acted on yet); why not, or None."""
     verdict = judgement.hosts.get(host.name)
     if verdict is None:
         return None
-    document = host_outcome(judgement.run_id, host.name, verdict.verdict, verdict.reasons, blocks_gate(verdict),
+    document = host_outcome(judgement.run_id, started, host.name, verdict.verdict, verdict.reasons, blocks_gate(verdict),
                             "%s/%s" % (host.dir_name, DOSSIER_HTML_FILE))
     try:
         write(os.path.join(run.run_dir, OUTCOMES_DIR, outcome_file_name(host.name)), export_json_text(document))
@@ -789,6 +791,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     # every dossier in memory, and one host whose results break the rendering is shown in error while every other
     # host is reported.
     metrics = metric_columns(judgement) if judgement is not None else []
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run_timestamp(run)))
 
     def one_host(position: int) -> Tuple[Optional[Dict[str, Any]], Optional[Tuple[HostModel, Optional[HostVerdict]]],
                                          Optional[str]]:
@@ -796,7 +799,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
         its rendering failed; why its outcome was not written)."""
         host, host_path = dossiers[position]
         stand_in = _write_host(host, host_path, run, judgement, metrics, write)
-        unwritten = _write_outcome(run, host, judgement, write) if judgement is not None else None
+        unwritten = _write_outcome(run, host, judgement, started, write) if judgement is not None else None
         if stand_in is None:
             return host.index_columns, None, unwritten
         return stand_in.index_columns, (stand_in, judgement.hosts.get(host.name) if judgement is not None else None), unwritten
@@ -805,7 +808,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     unwritten = [outcomes[position][2] for position in range(len(dossiers)) if outcomes[position][2]]
     if judgement is not None:  # a host whose directory is a link has no dossier, but its verdict has an outcome
         rendered = {host.name for host, unused_path in dossiers}
-        unwritten += [why for why in (_write_outcome(run, host, judgement, write) for host in run.hosts
+        unwritten += [why for why in (_write_outcome(run, host, judgement, started, write) for host in run.hosts
                                       if host.name not in rendered) if why]
     for position in range(len(dossiers)):
         columns, failed, unused_unwritten = outcomes[position]

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import yaml
 
@@ -28,12 +29,14 @@ def inventory(tmp_path, hosts):
     return str(path)
 
 
-def stored_run(results, run_id, verdicts):
-    """A run whose report gave these verdicts: {host: verdict}."""
+def stored_run(results, run_id, verdicts, started=None):
+    """A run whose report gave these verdicts, {host: verdict}, started now unless told."""
+    started = started or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for host, verdict in verdicts.items():
         reasons = [] if verdict == "pass" else [CAUSE if verdict == "fail" else "host.reachable: no answer"]
         write_json_atomically(outcome_path(str(results), run_id, host),
-                              host_outcome(run_id, host, verdict, reasons, verdict != "pass", host + "/dossier.html"),
+                              host_outcome(run_id, started, host, verdict, reasons, verdict != "pass",
+                                           host + "/dossier.html"),
                               root=str(results))
 
 
@@ -65,7 +68,7 @@ def test_a_fail_is_drained_a_foreign_drain_is_never_touched_and_a_pass_resumes_o
     assert cluster.node("n2")["drained"] is False
     assert cluster.node("n3")["reason"] == "admin: fan"
     assert "drained by someone else (admin: fan): never touched" in output
-    assert [entry["node"] for entry in record(tmp_path, "R1")["drained"]] == ["n1"]
+    assert [(entry["node"], entry["confirmed"]) for entry in record(tmp_path, "R1")["drained"]] == [("n1", True)]
     assert outcome(tmp_path, "R1", "gpu-a")["action"] == {
         "scheduler": "slurm", "node": "n1", "planned": "drain", "done": True,
         "why": "gpufleet R1: %s (Slurm shows it drained: gpufleet R1: %s)" % (CAUSE, CAUSE)}
@@ -94,6 +97,7 @@ def test_past_the_circuit_breaker_nothing_changes_and_the_step_fails_naming_each
     assert "n1 (host gpu-a): gpufleet R1: " + CAUSE in output and "n2 (host gpu-b): gpufleet R1: " + CAUSE in output
     assert [cluster.node(node)["drained"] for node in NODES] == [False, False, False]
     assert record(tmp_path, "R1")["drained"] == [] and record(tmp_path, "R1")["acts"][0]["tripped"] is True
+    assert [entry["node"] for entry in record(tmp_path, "R1")["acts"][0]["would_have_drained"]] == ["n1", "n2"]
     assert outcome(tmp_path, "R1", "gpu-a")["action"]["done"] is False
     assert outcome(tmp_path, "R1", "gpu-a")["action"]["why"].startswith("not drained: the circuit breaker tripped")
     # The same verdicts with a wider share, for this one run: drained.
@@ -192,9 +196,11 @@ def test_a_controller_that_does_not_answer_is_said_and_nothing_is_recorded(slurm
     assert outcome(tmp_path, "R1", "gpu-a")["action"]["planned"] == "none"
 
 
-def test_after_an_upgrade_a_failing_node_in_a_maintenance_reservation_is_drained_and_stays_out(slurm_cluster, tmp_path):
+def test_after_an_upgrade_a_failing_node_in_a_maintenance_reservation_is_drained_and_stays_out_after_it(slurm_cluster,
+                                                                                                         tmp_path):
     """docs/acting.md's third recipe: the nodes held in a MAINT reservation while post_upgrade runs; the one that fails
-    is drained inside it, and deleting the reservation returns only the one that passed."""
+    is drained inside it (the reservation does not stop the drain), stays drained when the reservation is deleted, and
+    the one that passed is left as it was."""
     cluster = slurm_cluster(NODES)
     cluster.scontrol("create", "reservation", "ReservationName=post_upgrade", "Nodes=n1,n2", "StartTime=now",
                      "Duration=60", "Users=root", "Flags=MAINT,IGNORE_JOBS")
@@ -220,3 +226,73 @@ def test_a_host_without_slurm_s_commands_is_told_where_to_act_from(tmp_path):
     assert completed.returncode != 0, output
     assert "Slurm's scontrol is not installed on this host (nor on its PATH): run acting where Slurm's client" in output
     assert "gpufleet_slurm_host" in output
+
+
+def test_a_node_an_operator_set_down_is_never_drained_over_nor_resumed(slurm_cluster, tmp_path):
+    """22.05.8 shows DOWN "admin: RMA" without the DRAIN flag: it was drained over, its reason replaced, and a later
+    pass resumed it."""
+    cluster = slurm_cluster(NODES)
+    cluster.scontrol("update", "NodeName=n1", "State=DOWN", "Reason=admin: RMA")
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "pass", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R1")
+    assert code == 0, output
+    assert "out of service by someone else (admin: RMA): never touched" in output
+    assert cluster.node("n1")["reason"] == "admin: RMA" and "DOWN" in cluster.node("n1")["words"]
+    stored_run(tmp_path / "results", "R2", {"gpu-a": "pass", "gpu-b": "pass", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R2")
+    assert code == 0, output
+    assert cluster.node("n1")["reason"] == "admin: RMA" and "DOWN" in cluster.node("n1")["words"]
+
+
+def test_a_cause_with_quotes_is_drained_with_the_reason_recorded_and_resumed(slurm_cluster, tmp_path):
+    """scontrol strips a leading or trailing '"' of a reason: the node held a reason its record did not, the drain was
+    never confirmed, and no run could resume it."""
+    cluster = slurm_cluster(NODES)
+    results = tmp_path / "results"
+    write_json_atomically(outcome_path(str(results), "R1", "gpu-a"), host_outcome(
+        "R1", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gpu-a", "fail",
+        ['toolchain.torch_cuda: torch says "12.8"'], True, "gpu-a/dossier.html"), root=str(results))
+    code, output = act(cluster, tmp_path, "R1", hosts={"gpu-a": "n1"})
+    assert code == 0, output
+    assert cluster.node("n1")["reason"] == "gpufleet R1: toolchain.torch_cuda: torch says '12.8'"
+    assert record(tmp_path, "R1")["drained"][0]["confirmed"] is True
+    stored_run(results, "R2", {"gpu-a": "pass"})
+    code, output = act(cluster, tmp_path, "R2", hosts={"gpu-a": "n1"})
+    assert code == 0, output
+    assert cluster.node("n1")["drained"] is False
+
+
+def test_a_pass_in_an_older_run_does_not_resume_what_a_newer_run_drained(slurm_cluster, tmp_path):
+    cluster = slurm_cluster(NODES)
+    stored_run(tmp_path / "results", "R0", {"gpu-a": "pass"}, started="2026-01-01T00:00:00Z")
+    stored_run(tmp_path / "results", "R2", {"gpu-a": "fail"})
+    code, output = act(cluster, tmp_path, "R2", hosts={"gpu-a": "n1"})
+    assert code == 0 and cluster.node("n1")["drained"], output
+    code, output = act(cluster, tmp_path, "R0", hosts={"gpu-a": "n1"})
+    assert code == 0, output
+    assert "passes in run R0, which started 2026-01-01T00:00:00Z, but run R2 drained it at" in output
+    assert cluster.node("n1")["reason"] == "gpufleet R2: " + CAUSE
+
+
+def test_a_record_that_cannot_be_read_stops_the_act_before_slurm_is_touched(slurm_cluster, tmp_path):
+    """Any read error made the record start empty and be written over: every drain it listed was forgotten."""
+    cluster = slurm_cluster(NODES)
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "pass", "cpu-c": "pass"})
+    broken = os.path.join(str(tmp_path / "results"), "R1", SLURM_ACTIONS_FILE)
+    with open(broken, "w", encoding="utf-8") as handle:
+        handle.write('{"drained": [{"node": "n9"')
+    code, output = act(cluster, tmp_path, "R1")
+    assert code != 0, output
+    assert "slurm-actions.json cannot be read" in output and "nothing was changed" in output
+    assert cluster.node("n1")["drained"] is False
+    with open(broken, encoding="utf-8") as handle:
+        assert handle.read() == '{"drained": [{"node": "n9"'
+
+
+def test_act_yml_refuses_an_intake_reason_that_is_this_collection_s_own_prefix(slurm_cluster, tmp_path):
+    """playbooks/act.yml runs no check_inputs: the action checks the acting variables itself."""
+    cluster = slurm_cluster(NODES)
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "pass"})
+    code, output = act(cluster, tmp_path, "R1", "-e", json.dumps({"gpufleet_slurm_intake_reason": "gpufleet intake"}),
+                       hosts={"gpu-a": "n1"})
+    assert code != 0 and "must not start with 'gpufleet '" in output, output

@@ -290,9 +290,11 @@ def test_host_names_with_path_separators_shell_or_html_stay_inside_the_run_and_a
     for path in _files_under(tmp_path):
         inside = os.path.commonpath([os.path.realpath(path), os.path.realpath(run_dir)]) == os.path.realpath(run_dir)
         assert inside or path in (str(tmp_path / "inventory.yml"), os.path.join(results, "latest")), path
-    # A command that ran would have made <tmp>/pwned-*; the outcomes' file names carry the escaped names, as the host
-    # directories do.
-    assert not [path for path in _files_under(tmp_path) if os.path.basename(path).startswith("pwned")]
+    # The outcomes' file names carry the escaped host names, as the host directories do; any other file named so would
+    # be a command that ran.
+    outcomes = os.path.join(run_dir, "outcomes")
+    assert not [path for path in _files_under(tmp_path)
+                if "pwned" in os.path.basename(path) and os.path.dirname(path) != outcomes]
     assert not os.path.exists(os.path.join(ROOT, "evil")) and not os.path.exists(tmp_path / "out" / "evil")
 
     # One directory per host, each holding that host's results, and nothing else.

@@ -12,14 +12,17 @@ from typing import Any, Dict, List, Mapping, Optional
 OUTCOME_SCHEMA_VERSION = "1"
 NO_SCHEDULER = "none"
 NOT_ACTED = "none"
-OUTCOME_FIELDS = ("schema_version", "run_id", "host", "verdict", "root_cause", "reasons", "gate", "dossier", "action")
+OUTCOME_FIELDS = ("schema_version", "run_id", "run_started", "host", "verdict", "root_cause", "reasons", "gate", "dossier",
+                  "action")
 ACTION_FIELDS = ("scheduler", "node", "planned", "done", "why")
 
 
-def host_outcome(run_id: str, host: str, verdict: str, reasons: List[str], gate: bool, dossier: str) -> Dict[str, Any]:
-    """The outcome as the report knows it: nothing acted on yet. root_cause is the verdict's first (worst) reason,
-    "" for a host that passes."""
-    return {"schema_version": OUTCOME_SCHEMA_VERSION, "run_id": run_id, "host": host, "verdict": verdict,
+def host_outcome(run_id: str, run_started: str, host: str, verdict: str, reasons: List[str], gate: bool,
+                 dossier: str) -> Dict[str, Any]:
+    """The outcome as the report knows it: nothing acted on yet. run_started: when the run started (ISO 8601 UTC);
+    root_cause is the verdict's first (worst) reason, "" for a host that passes."""
+    return {"schema_version": OUTCOME_SCHEMA_VERSION, "run_id": run_id, "run_started": run_started, "host": host,
+            "verdict": verdict,
             "root_cause": reasons[0] if reasons else "", "reasons": list(reasons), "gate": bool(gate),
             "dossier": dossier,
             "action": action_part(NO_SCHEDULER, None, NOT_ACTED, False,
@@ -47,6 +50,6 @@ def outcome_problem(document: Any) -> Optional[str]:
         return "missing %s" % ", ".join(missing)
     if document.get("schema_version") != OUTCOME_SCHEMA_VERSION:
         return "schema_version %r, this collection reads %r" % (document.get("schema_version"), OUTCOME_SCHEMA_VERSION)
-    if not isinstance(document.get("verdict"), str) or not isinstance(document.get("root_cause"), str):
-        return "verdict and root_cause must be text"
+    if not all(isinstance(document.get(name), str) for name in ("host", "verdict", "root_cause", "run_started")):
+        return "host, verdict, root_cause and run_started must be text"
     return None

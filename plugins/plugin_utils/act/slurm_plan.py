@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import NodeState, is_node_name
 
@@ -67,49 +67,70 @@ class Plan:
 
 
 def drain_reason(run_id: str, root_cause: str) -> str:
-    """'gpufleet <run id>: <root cause>' on one line: control characters become spaces, and a long cause is cut."""
+    """'gpufleet <run id>: <root cause>' on one line: control characters become spaces, '"' becomes "'" (scontrol
+    strips a leading or trailing '"' from a reason, so the node would not hold the reason recorded), and a long cause
+    is cut."""
     cause = " ".join("".join(char if char.isprintable() else " " for char in root_cause).split()) or "no reason given"
-    reason = "%s%s: %s" % (REASON_PREFIX, run_id, cause)
+    reason = ("%s%s: %s" % (REASON_PREFIX, run_id, cause)).replace('"', "'")
     return reason if len(reason) <= REASON_MAX_CHARS else reason[:REASON_MAX_CHARS - 3] + "..."
 
 
+def drained_by_run(reason: str) -> Optional[str]:
+    """The run id a reason of this collection names ("gpufleet <run id>: cause"), or None."""
+    if not reason.startswith(REASON_PREFIX):
+        return None
+    run_id, colon, unused_cause = reason[len(REASON_PREFIX):].partition(":")
+    return run_id if colon and run_id else None
+
+
 def ours(state: NodeState) -> bool:
-    return state.reason.startswith(REASON_PREFIX)
+    return drained_by_run(state.reason) is not None
 
 
-def decide(host: HostVerdict, state: Optional[NodeState], records: Set[str], run_id: str,
-           drain_on: Sequence[str], intake_reason: str = "") -> Action:
-    """One host's action and why. records: the nodes whose drain this collection recorded (under the reason they
-    hold now). intake_reason: a drain reason the operator gives new nodes (slurm.conf State=DRAIN Reason=...) to hand
-    them to this collection: resumed when they pass, their reason replaced by the cause when they fail."""
+def held_by_someone_else(state: NodeState, handed_over: bool) -> bool:
+    """Out of service, or given a reason, by anyone but this collection: an operator's drain or DOWN, Slurm's own
+    NOT_RESPONDING or FAIL. Such a node is never drained over, resumed or given another reason."""
+    return not handed_over and not ours(state) and (state.drained or state.down or bool(state.reason))
+
+
+def decide(host: HostVerdict, state: Optional[NodeState], records: Mapping[str, str], run_id: str,
+           drain_on: Sequence[str], intake_reason: str = "", run_started: str = "") -> Action:
+    """One host's action and why. records: {node: when its drain was recorded} for the nodes whose drain this
+    collection recorded under the reason they hold now. intake_reason: a drain reason the operator gives new nodes
+    (slurm.conf State=DRAIN Reason=...) to hand them to this collection: resumed when they pass, their reason replaced
+    by the cause when they fail. run_started: when the run being acted on started (ISO 8601 UTC), "" unknown: a pass
+    resumes a node another run drained only if this run started after that drain."""
     if not is_node_name(host.node):
-        return Action(host.host, host.node, LEAVE, "%r is not one Slurm node's name (letters, digits, '.', '_', '-'): "
-                      "left alone" % host.node)
+        return Action(host.host, host.node, LEAVE, "%r is not one Slurm node's name (letters, digits, '.', '_', '-'; "
+                      "not ALL): left alone" % host.node)
     if state is None:
         return Action(host.host, host.node, LEAVE, "Slurm has no node %r (set gpufleet_slurm_node_name for this host)" % host.node)
     handed_over = bool(intake_reason) and state.drained and state.reason == intake_reason
+    if held_by_someone_else(state, handed_over):
+        return Action(host.host, host.node, LEAVE, "%s by someone else (%s): never touched"
+                      % ("drained" if state.drained else "out of service" if state.down else "given a reason",
+                         state.reason or "no reason"))
     if host.verdict in drain_on:
-        if handed_over:
+        if handed_over or not (state.drained or state.down):
             return Action(host.host, host.node, DRAIN, drain_reason(run_id, host.root_cause))
-        if state.drained and ours(state):
-            return Action(host.host, host.node, LEAVE, "already drained by this collection: %s" % state.reason)
-        if state.drained:
-            return Action(host.host, host.node, LEAVE, "drained by someone else (%s): never touched" % (state.reason or "no reason"))
-        return Action(host.host, host.node, DRAIN, drain_reason(run_id, host.root_cause))
-    if host.verdict == "pass" and state.drained:
-        if handed_over:
-            return Action(host.host, host.node, RESUME, "passes; handed over for acceptance (%s)" % state.reason)
-        if not ours(state):
-            return Action(host.host, host.node, LEAVE, "passes, but drained by someone else (%s): never touched"
-                          % (state.reason or "no reason"))
-        if host.node not in records:
-            return Action(host.host, host.node, LEAVE, "passes; its reason starts with %r but this collection holds no "
-                          "record of draining it: not resumed" % REASON_PREFIX)
-        return Action(host.host, host.node, RESUME, "passes; drained by this collection (%s)" % state.reason)
-    if host.verdict == "pass":
-        return Action(host.host, host.node, LEAVE, "passes and is in service")
-    return Action(host.host, host.node, LEAVE, "verdict %s: neither drained nor resumed (drained on: %s)"
-                  % (host.verdict, ", ".join(drain_on)))
+        return Action(host.host, host.node, LEAVE, "already drained by this collection: %s" % state.reason)
+    if host.verdict != "pass":
+        return Action(host.host, host.node, LEAVE, "verdict %s: neither drained nor resumed (drained on: %s)"
+                      % (host.verdict, ", ".join(drain_on)))
+    if handed_over:
+        return Action(host.host, host.node, RESUME, "passes; handed over for acceptance (%s)" % state.reason)
+    if not state.drained:
+        return Action(host.host, host.node, LEAVE, "passes; down (%s): left to Slurm" % state.reason
+                      if state.down else "passes and is in service")
+    if host.node not in records:
+        return Action(host.host, host.node, LEAVE, "passes; its reason starts with %r but this collection holds no "
+                      "record of draining it: not resumed" % REASON_PREFIX)
+    drainer = drained_by_run(state.reason)
+    if drainer != run_id and not (run_started and run_started >= records[host.node]):
+        return Action(host.host, host.node, LEAVE, "passes in run %s, which started %s, but run %s drained it at %s: "
+                      "not resumed (a later run's pass resumes it)"
+                      % (run_id, run_started or "at an unknown time", drainer, records[host.node]))
+    return Action(host.host, host.node, RESUME, "passes; drained by this collection (%s)" % state.reason)
 
 
 def allowance(size: int, max_pct: float, min_nodes: int) -> int:
@@ -117,17 +138,21 @@ def allowance(size: int, max_pct: float, min_nodes: int) -> int:
     return max(min_nodes, int(math.floor(size * max_pct / 100.0 + 1e-9)))
 
 
-def breaker(drains: Iterable[Action], hosts: int, states: Mapping[str, NodeState], max_pct: float,
-            min_nodes: int) -> Breaker:
-    """Trips where the run's drains exceed the fleet's allowance (of the run's hosts) or a partition's (of its nodes
-    in Slurm). Only the drains of nodes in service count: a node handed over drained for acceptance is out already."""
-    drained = [action.node for action in drains if action.node not in states or not states[action.node].drained]
+def breaker(drains: Iterable[Action], hosts: Sequence[str], states: Mapping[str, NodeState], run_id: str,
+            max_pct: float, min_nodes: int) -> Breaker:
+    """Trips where the run's drains exceed the fleet's allowance (of the run's nodes that Slurm has) or a partition's
+    (of its nodes in Slurm). The run's drains: the nodes to drain now that are in service (a node handed over drained
+    for acceptance is out already), and those an earlier act on the same run drained and that still hold its reason, so
+    acting on a run rack by rack drains no more than acting on it at once."""
+    drained = {action.node for action in drains if action.node not in states or not states[action.node].drained}
+    scope = set(hosts) & set(states)
+    drained |= {node for node in scope if states[node].drained and drained_by_run(states[node].reason) == run_id}
     words, tripped = [], False
-    allowed = allowance(hosts, max_pct, min_nodes)
+    allowed = allowance(len(scope), max_pct, min_nodes)
     over = len(drained) > allowed
     tripped |= over
     words.append("fleet: %d of %d host(s) to drain, %d allowed (%g %%, at least %d)%s"
-                 % (len(drained), hosts, allowed, max_pct, min_nodes, ": OVER" if over else ""))
+                 % (len(drained), len(scope), allowed, max_pct, min_nodes, ": OVER" if over else ""))
     members: Dict[str, List[str]] = {}
     for state in states.values():
         for partition in state.partitions:
@@ -144,8 +169,9 @@ def breaker(drains: Iterable[Action], hosts: int, states: Mapping[str, NodeState
     return Breaker(tripped, tuple(words))
 
 
-def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], records: Set[str], run_id: str,
-         drain_on: Sequence[str] = ("fail",), max_pct: float = 10.0, min_nodes: int = 1, intake_reason: str = "") -> Plan:
+def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], records: Mapping[str, str], run_id: str,
+         drain_on: Sequence[str] = ("fail",), max_pct: float = 10.0, min_nodes: int = 1, intake_reason: str = "",
+         run_started: str = "") -> Plan:
     """Every host's action, and the breaker over the run's drains. Two hosts naming one node are an error of the
     inventory: that node is left alone."""
     counts: Dict[str, int] = {}
@@ -157,6 +183,7 @@ def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], recor
             actions.append(Action(host.host, host.node, LEAVE, "%d inventory hosts name the Slurm node %r: left alone"
                                   % (counts[host.node], host.node)))
             continue
-        actions.append(decide(host, states.get(host.node), records, run_id, drain_on, intake_reason))
+        actions.append(decide(host, states.get(host.node), records, run_id, drain_on, intake_reason, run_started))
     drains = [action for action in actions if action.action == DRAIN]
-    return Plan(tuple(actions), breaker(drains, len(verdicts), states, max_pct, min_nodes))
+    nodes = [host.node for host in verdicts if counts[host.node] == 1 and is_node_name(host.node)]
+    return Plan(tuple(actions), breaker(drains, nodes, states, run_id, max_pct, min_nodes))

@@ -4,62 +4,90 @@
 """What acting in Slurm did in a run, kept as <run>/slurm-actions.json: the record that lets a later run resume a
 node this collection drained, and nothing else. A drained node's reason names the run that drained it
 ("gpufleet <run id>: ..."); the node is this collection's to resume only if that run's record lists it with that
-very reason. Pure: reading and writing the file is the caller's."""
+very reason. A drain is recorded before scontrol is asked to make it (unconfirmed), so a node can never hold this
+collection's reason without a record; Slurm's confirmation is added after. Pure: reading, locking and writing the
+file are the caller's."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Set
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 from ...module_utils.slurm_node_states import NodeState
-from .slurm_plan import REASON_PREFIX, Action, Plan
+from .slurm_plan import DRAIN, RESUME, Action, Plan, drained_by_run
 
 RECORD_SCHEMA_VERSION = "1"
 
 
-def drained_by_run(reason: str) -> Optional[str]:
-    """The run id a reason of this collection names ("gpufleet <run id>: cause"), or None."""
-    if not reason.startswith(REASON_PREFIX):
-        return None
-    run_id, colon, unused_cause = reason[len(REASON_PREFIX):].partition(":")
-    return run_id if colon and run_id else None
-
-
-def recorded_nodes(states: Mapping[str, NodeState], read_record: Callable[[str], Optional[Mapping[str, Any]]]) -> Set[str]:
-    """The drained nodes whose reason names a run whose record lists the node drained with that reason.
-    read_record(run_id) gives the run's record, or None (no record, another results directory, a run id that is no
-    run id: the node is then not ours to resume)."""
-    found: Set[str] = set()
+def recorded_nodes(states: Mapping[str, NodeState],
+                   read_record: Callable[[str], Optional[Mapping[str, Any]]]) -> Dict[str, str]:
+    """{node: when its drain was recorded} for the drained nodes whose reason names a run whose record lists the node
+    with that reason. read_record(run_id) gives the run's record, or None (no record, another results directory, a run
+    id that is no run id: the node is then not this collection's to resume); each run's record is read once."""
+    records: Dict[str, Optional[Mapping[str, Any]]] = {}
+    found: Dict[str, str] = {}
     for state in states.values():
         run_id = drained_by_run(state.reason) if state.drained else None
         if run_id is None:
             continue
-        record = read_record(run_id)
+        if run_id not in records:
+            records[run_id] = read_record(run_id)
+        record = records[run_id]
         entries = record.get("drained") if isinstance(record, Mapping) else None
-        if any(isinstance(entry, Mapping) and entry.get("node") == state.name and entry.get("reason") == state.reason
-               for entry in entries or []):
-            found.add(state.name)
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, Mapping) and entry.get("node") == state.name and entry.get("reason") == state.reason:
+                found[state.name] = str(entry.get("at") or "")
     return found
+
+
+def _base(earlier: Optional[Mapping[str, Any]], run_id: str) -> Dict[str, Any]:
+    record: Dict[str, Any] = {"schema_version": RECORD_SCHEMA_VERSION, "run_id": run_id, "drained": [], "resumed": [],
+                              "acts": []}
+    if isinstance(earlier, Mapping):
+        for key in ("drained", "resumed", "acts"):
+            if isinstance(earlier.get(key), list):
+                record[key] = [dict(entry) for entry in earlier[key] if isinstance(entry, Mapping)]
+    return record
+
+
+def with_planned_drains(earlier: Optional[Mapping[str, Any]], run_id: str, drains: Sequence[Action],
+                        when: str) -> Dict[str, Any]:
+    """The record before scontrol runs: each drain to make listed, not yet confirmed."""
+    record = _base(earlier, run_id)
+    listed = {(entry.get("node"), entry.get("reason")) for entry in record["drained"]}
+    record["drained"] += [{"node": action.node, "host": action.host, "reason": action.reason, "at": when,
+                           "confirmed": False} for action in drains if (action.node, action.reason) not in listed]
+    return record
+
+
+def updated_record(earlier: Optional[Mapping[str, Any]], run_id: str, plan: Plan,
+                   applied: Sequence[Mapping[str, Any]], when: str) -> Dict[str, Any]:
+    """The record after acting once more: each drain Slurm confirmed marked so, each confirmed resume added, and this
+    act's breaker and changes (the nodes it would have drained, where the breaker tripped)."""
+    record = _base(earlier, run_id)
+    confirmed = {(entry.get("node"), entry.get("reason")) for entry in applied
+                 if entry.get("done") and entry.get("action") == DRAIN}
+    for entry in record["drained"]:
+        if (entry.get("node"), entry.get("reason")) in confirmed:
+            entry["confirmed"] = True
+    record["resumed"] += [{"node": entry.get("node"), "host": entry.get("host"), "reason": entry.get("expect_reason"),
+                           "at": when} for entry in applied if entry.get("done") and entry.get("action") == RESUME]
+    act: Dict[str, Any] = {"at": when, "tripped": plan.breaker.tripped, "breaker": list(plan.breaker.words),
+                           "applied": [dict(entry) for entry in applied]}
+    if plan.breaker.tripped:
+        act["would_have_drained"] = [action_dict(action) for action in plan.planned(DRAIN)]
+    record["acts"].append(act)
+    return record
 
 
 def action_dict(action: Action) -> Dict[str, str]:
     return {"host": action.host, "node": action.node, "action": action.action, "reason": action.reason}
 
 
-def updated_record(earlier: Optional[Mapping[str, Any]], run_id: str, plan: Plan, applied: List[Mapping[str, Any]],
-                   when: str) -> Dict[str, Any]:
-    """The run's record after acting once more: every drain and resume Slurm confirmed (applied entries with done),
-    added to what an earlier act on the same run recorded, and this act's plan and breaker."""
-    record: Dict[str, Any] = {"schema_version": RECORD_SCHEMA_VERSION, "run_id": run_id, "drained": [], "resumed": [],
-                              "acts": []}
-    if isinstance(earlier, Mapping) and earlier.get("schema_version") == RECORD_SCHEMA_VERSION:
-        for key in ("drained", "resumed", "acts"):
-            if isinstance(earlier.get(key), list):
-                record[key] = list(earlier[key])
-    for entry in applied:
-        if not entry.get("done"):
-            continue
-        kind = "drained" if entry.get("action") == "drain" else "resumed"
-        record[kind].append({"node": entry.get("node"), "host": entry.get("host"), "reason": entry.get("reason"),
-                             "at": when})
-    record["acts"].append({"at": when, "tripped": plan.breaker.tripped, "breaker": list(plan.breaker.words),
-                           "actions": [action_dict(action) for action in plan.actions], "applied": list(applied)})
-    return record
+def record_problem(document: Any) -> Optional[str]:
+    """Why a record that exists cannot be kept up to date (it would be overwritten and its drains forgotten), or None."""
+    if not isinstance(document, Mapping):
+        return "not a JSON object"
+    if document.get("schema_version") != RECORD_SCHEMA_VERSION:
+        return "schema_version %r, this collection writes %r" % (document.get("schema_version"), RECORD_SCHEMA_VERSION)
+    if not all(isinstance(document.get(key), list) for key in ("drained", "resumed", "acts")):
+        return "drained, resumed and acts must be lists"
+    return None

@@ -25,6 +25,8 @@ FLEET_EXPORT_FILES = (FLEET_JSON_FILE, JUNIT_FILE, PROMETHEUS_FILE)
 # Each host's outcome (its verdict, root cause and what was done about it: the hook for a scheduler's own tasks,
 # plugins/plugin_utils/act/outcome.py) as <run>/outcomes/<host dir name>.json; and what acting in Slurm did in the run.
 OUTCOMES_DIR, SLURM_ACTIONS_FILE = "outcomes", "slurm-actions.json"
+# Held while acting in Slurm reads and writes the record (store/run_lock.py); a leading '.' no host directory can have.
+SLURM_ACTIONS_LOCK = ".slurm-actions.lock"
 RUN_LEVEL_NAMES = (RUN_RECORD_FILE,) + FLEET_INDEX_FILES + FLEET_EXPORT_FILES + (OUTCOMES_DIR, SLURM_ACTIONS_FILE)
 # The run's own directories, never read as a host's.
 RUN_LEVEL_DIRS = (OUTCOMES_DIR,)

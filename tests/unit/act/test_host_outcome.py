@@ -4,17 +4,17 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome im
 
 
 def test_the_report_s_outcome_names_the_root_cause_and_no_action():
-    document = host_outcome("R", "gpu-1", "fail", ["a: worst", "b: next"], True, "gpu-1/dossier.html")
+    document = host_outcome("R", "2026-12-04T02:00:00Z", "gpu-1", "fail", ["a: worst", "b: next"], True, "gpu-1/dossier.html")
     assert tuple(sorted(document)) == tuple(sorted(OUTCOME_FIELDS))
     assert document["root_cause"] == "a: worst" and document["reasons"] == ["a: worst", "b: next"]
     assert document["action"] == {"scheduler": "none", "node": None, "planned": "none", "done": False,
                                   "why": "no scheduler was asked to act (gpufleet_act is not set)"}
-    assert host_outcome("R", "gpu-2", "pass", [], False, "x")["root_cause"] == ""
+    assert host_outcome("R", "", "gpu-2", "pass", [], False, "x")["root_cause"] == ""
     assert outcome_problem(document) is None
 
 
 def test_the_action_replaces_the_report_s_and_nothing_else():
-    document = host_outcome("R", "gpu-1", "fail", ["a"], True, "d")
+    document = host_outcome("R", "", "gpu-1", "fail", ["a"], True, "d")
     acted = with_action(document, action_part("slurm", "n1", "drain", True, "gpufleet R: a"))
     assert acted["action"]["planned"] == "drain" and acted["action"]["done"] is True
     assert {key: value for key, value in acted.items() if key != "action"} == \
@@ -23,11 +23,12 @@ def test_the_action_replaces_the_report_s_and_nothing_else():
 
 
 def test_an_outcome_edited_or_from_another_version_is_named():
-    document = host_outcome("R", "h", "fail", ["a"], True, "d")
+    document = host_outcome("R", "", "h", "fail", ["a"], True, "d")
     assert outcome_problem([]) == "not a JSON object"
     assert outcome_problem({key: value for key, value in document.items() if key != "verdict"}) == "missing verdict"
     assert "schema_version '2'" in outcome_problem(dict(document, schema_version="2"))
-    assert outcome_problem(dict(document, verdict=None)) == "verdict and root_cause must be text"
+    assert outcome_problem(dict(document, verdict=None)) == "host, verdict, root_cause and run_started must be text"
+    assert outcome_problem(dict(document, host=["a"])) == "host, verdict, root_cause and run_started must be text"
 
 
 def test_the_report_writes_each_judged_host_s_outcome_beside_its_dossier(tmp_path):
@@ -52,6 +53,7 @@ def test_the_report_writes_each_judged_host_s_outcome_beside_its_dossier(tmp_pat
     assert names == sorted(host_dir_name(host) + ".json" for host in hosts)
     first = json.loads((run_path / OUTCOMES_DIR / "gpu-1.json").read_text())
     assert first["root_cause"] == "health.ecc: 3 errors" and first["gate"] is True and first["run_id"] == "R1"
+    assert first["run_started"].endswith("Z") and len(first["run_started"]) == 20
     assert first["dossier"] == "gpu-1/dossier.html" and (run_path / first["dossier"]).is_file()
     evil = json.loads((run_path / OUTCOMES_DIR / (host_dir_name("../evil\n") + ".json")).read_text())
     assert evil["host"] == "../evil\n" and evil["verdict"] == "unreachable"

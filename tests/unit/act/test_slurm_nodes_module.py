@@ -18,7 +18,8 @@ def state(drained=False, reason=""):
 
 @pytest.mark.parametrize("wanted, now, why", [
     (change("drain"), state(), None),
-    (change("drain"), state(True, "admin: fan"), "drained since it was read (admin: fan): left alone"),
+    (change("drain"), state(True, "admin: fan"), "taken out of service or given a reason since it was read (admin: fan)"),
+    (change("drain"), NodeState("n1", False, "admin: RMA", ("gpu",), True), "taken out of service or given a reason"),
     (change("drain", expect_reason="intake"), state(True, "intake"), None),
     (change("drain", expect_reason="intake"), state(True, "admin: fan"), "drained now with another reason (admin: fan)"),
     (change("drain", expect_reason="intake"), state(), "not drained any more: left alone"),

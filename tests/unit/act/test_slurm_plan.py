@@ -46,7 +46,7 @@ def test_the_list_form_of_newer_slurm_and_a_node_listed_per_partition():
 
 
 def test_a_failing_host_is_drained_with_the_run_and_its_root_cause():
-    result = plan([verdict("n2", "fail")], recorded_states(), set(), RUN)
+    result = plan([verdict("n2", "fail")], recorded_states(), {}, RUN)
     assert by_node(result)["n2"].action == DRAIN
     assert by_node(result)["n2"].reason == "gpufleet %s: gemm.correctness: 1 element differs" % RUN
     assert [action.node for action in result.changes()] == ["n2"]
@@ -54,30 +54,31 @@ def test_a_failing_host_is_drained_with_the_run_and_its_root_cause():
 
 def test_a_passing_host_drained_by_this_collection_is_resumed_only_with_its_record():
     states = recorded_states()
-    assert by_node(plan([verdict("n1", "pass")], states, {"n1"}, RUN))["n1"].action == RESUME
-    unrecorded = by_node(plan([verdict("n1", "pass")], states, set(), RUN))["n1"]
+    recorded = {"n1": "2026-12-04T00:05:00Z"}
+    assert by_node(plan([verdict("n1", "pass")], states, recorded, RUN, run_started="2026-12-04T12:00:00Z"))["n1"].action == RESUME
+    unrecorded = by_node(plan([verdict("n1", "pass")], states, {}, RUN, run_started="2026-12-04T12:00:00Z"))["n1"]
     assert unrecorded.action == LEAVE and "holds no record of draining it" in unrecorded.reason
 
 
 def test_a_node_drained_by_anyone_else_is_never_touched():
     states = recorded_states()
     for verdict_word in ("pass", "fail"):
-        action = by_node(plan([verdict("n3", verdict_word)], states, {"n3"}, RUN))["n3"]
+        action = by_node(plan([verdict("n3", verdict_word)], states, {"n3": "2026-12-04T00:05:00Z"}, RUN))["n3"]
         assert action.action == LEAVE and "drained by someone else (admin: fan): never touched" in action.reason
 
 
 def test_warn_error_and_unreachable_are_left_unless_asked_and_a_node_slurm_lacks_is_named():
     states = recorded_states()
-    result = by_node(plan([verdict("n2", "warn"), verdict("x", "fail", node="gpu-17")], states, set(), RUN))
+    result = by_node(plan([verdict("n2", "warn"), verdict("x", "fail", node="gpu-17")], states, {}, RUN))
     assert result["n2"].action == LEAVE and "verdict warn: neither drained nor resumed" in result["n2"].reason
     assert result["gpu-17"].action == LEAVE and "Slurm has no node 'gpu-17'" in result["gpu-17"].reason
-    asked = plan([verdict("n2", "unreachable", cause="host unreachable")], states, set(), RUN,
+    asked = plan([verdict("n2", "unreachable", cause="host unreachable")], states, {}, RUN,
                  drain_on=("fail", "error", "unreachable"))
     assert by_node(asked)["n2"].action == DRAIN
 
 
 def test_an_already_drained_failing_node_of_ours_is_left_as_it_is():
-    action = by_node(plan([verdict("n1", "fail")], recorded_states(), {"n1"}, RUN))["n1"]
+    action = by_node(plan([verdict("n1", "fail")], recorded_states(), {"n1": "2026-12-04T00:05:00Z"}, RUN))["n1"]
     assert action.action == LEAVE and action.reason.startswith("already drained by this collection")
 
 
@@ -90,26 +91,26 @@ def test_the_allowance_is_the_share_rounded_down_and_at_least_the_minimum(size, 
 def test_the_breaker_drains_nothing_past_the_fleets_share_and_says_which_hosts_would_have_been():
     states = {"g%02d" % index: NodeState("g%02d" % index, False, "", ("gpu",)) for index in range(20)}
     hosts = [verdict(name, "fail" if index < 3 else "pass") for index, name in enumerate(sorted(states))]
-    result = plan(hosts, states, set(), RUN)
+    result = plan(hosts, states, {}, RUN)
     assert result.breaker.tripped and result.changes() == []
     assert [action.node for action in result.planned(DRAIN)] == ["g00", "g01", "g02"]
     assert result.breaker.words[0] == "fleet: 3 of 20 host(s) to drain, 2 allowed (10 %, at least 1): OVER"
     one_less = [verdict("g00", "pass")] + hosts[1:]
-    assert [action.node for action in plan(one_less, states, set(), RUN).changes()] == ["g01", "g02"]
+    assert [action.node for action in plan(one_less, states, {}, RUN).changes()] == ["g01", "g02"]
 
 
 def test_the_breaker_holds_each_partition_to_its_share_too():
     states = {name: NodeState(name, False, "", ("small",) if name in ("s1", "s2") else ("big",))
               for name in ["s1", "s2"] + ["b%02d" % index for index in range(38)]}
     hosts = [verdict(name, "fail" if name in ("s1", "s2") else "pass") for name in sorted(states)]
-    result = plan(hosts, states, set(), RUN)
+    result = plan(hosts, states, {}, RUN)
     assert "fleet: 2 of 40 host(s) to drain, 4 allowed (10 %, at least 1)" == result.breaker.words[0]
     assert "partition small: 2 of 2 node(s) to drain, 1 allowed: OVER" in result.breaker.words
     assert result.breaker.tripped and result.changes() == []
 
 
 def test_two_hosts_naming_one_node_leave_it_alone():
-    result = plan([verdict("a", "fail", node="n2"), verdict("b", "pass", node="n2")], recorded_states(), set(), RUN)
+    result = plan([verdict("a", "fail", node="n2"), verdict("b", "pass", node="n2")], recorded_states(), {}, RUN)
     assert [action.action for action in result.actions] == [LEAVE, LEAVE]
     assert "2 inventory hosts name the Slurm node 'n2'" in result.actions[0].reason
 
@@ -123,7 +124,7 @@ def test_the_reason_is_one_printable_line_of_bounded_length():
 def test_a_name_that_is_no_single_node_is_left_alone_whatever_slurm_holds():
     states = dict(recorded_states(), **{"n[1-3]": NodeState("n[1-3]", False, "", ("gpu",))})
     for node in ("n[1-3]", "n1,n2", "n1 n2", "", "-n1"):
-        action = by_node(plan([HostVerdict("evil", node, "fail", "x")], states, set(), RUN))[node]
+        action = by_node(plan([HostVerdict("evil", node, "fail", "x")], states, {}, RUN))[node]
         assert action.action == LEAVE and "is not one Slurm node's name" in action.reason
 
 
@@ -132,11 +133,11 @@ def test_nodes_handed_over_with_the_intake_reason_are_resumed_on_pass_and_given_
               "new2": NodeState("new2", True, "new: awaiting acceptance", ("gpu",)),
               "old": NodeState("old", True, "new: awaiting acceptance ", ("gpu",))}
     hosts = [verdict("new1", "pass"), verdict("new2", "fail"), verdict("old", "pass")]
-    result = by_node(plan(hosts, states, set(), RUN, intake_reason="new: awaiting acceptance"))
+    result = by_node(plan(hosts, states, {}, RUN, intake_reason="new: awaiting acceptance"))
     assert result["new1"].action == RESUME and "handed over for acceptance" in result["new1"].reason
     assert result["new2"].action == DRAIN and result["new2"].reason.startswith("gpufleet %s: " % RUN)
     assert result["old"].action == LEAVE, "only the exact reason hands a node over"
-    without = by_node(plan(hosts, states, set(), RUN))
+    without = by_node(plan(hosts, states, {}, RUN))
     assert [without[name].action for name in ("new1", "new2")] == [LEAVE, LEAVE]
 
 
@@ -144,7 +145,7 @@ def test_a_node_already_out_of_service_does_not_count_against_the_breaker():
     states = {"new%d" % index: NodeState("new%d" % index, True, "intake", ("gpu",)) for index in range(8)}
     states["busy"] = NodeState("busy", False, "", ("gpu",))
     hosts = [verdict(name, "fail") for name in sorted(states)]
-    result = plan(hosts, states, set(), RUN, intake_reason="intake")
+    result = plan(hosts, states, {}, RUN, intake_reason="intake")
     assert not result.breaker.tripped, result.breaker.words
     assert len(result.changes()) == 9 and result.breaker.words[0].startswith("fleet: 1 of 9 host(s) to drain")
 
@@ -158,3 +159,66 @@ def test_scontrol_show_nodes_json_of_newer_slurm_is_read_as_its_documentation_sh
                            "reason_changed_at": {"set": True, "infinite": False, "number": 0}}],
                 "last_update": {"set": True, "infinite": False, "number": 1722010273}, "errors": [], "warnings": []}
     assert node_states(document) == {"host1": NodeState("host1", True, "gpufleet R: x", ("debug",))}
+
+
+def test_a_node_an_operator_or_slurm_took_out_without_drain_is_never_touched():
+    """A node set DOWN "admin: RMA" (22.05.8 shows it DOWN+NOT_RESPONDING, no DRAIN flag) was drained over and its
+    reason replaced, so a later pass resumed a node an operator had taken out."""
+    states = {"n1": NodeState("n1", False, "admin: RMA", ("gpu",), True),
+              "n2": NodeState("n2", False, "Not responding", ("gpu",), True),
+              "n3": NodeState("n3", False, "", ("gpu",), True),
+              "n4": NodeState("n4", False, "a note", ("gpu",), False)}
+    for verdict_word in ("fail", "pass"):
+        result = by_node(plan([verdict(name, verdict_word) for name in states], states, {}, RUN,
+                              max_pct=100))
+        assert result["n1"].reason == "out of service by someone else (admin: RMA): never touched"
+        assert result["n2"].action == LEAVE and result["n4"].reason == "given a reason by someone else (a note): never touched"
+        assert result["n3"].action == LEAVE, result["n3"]
+    assert not plan([verdict("n1", "fail")], states, {}, RUN).changes()
+
+
+def test_every_node_keyword_is_no_node_name():
+    """scontrol update NodeName=ALL (any case) drains every node (22.05.8)."""
+    states = {"ALL": NodeState("ALL", False, "", ("gpu",)), "all": NodeState("all", False, "", ("gpu",))}
+    for node in ("ALL", "all", "All"):
+        action = by_node(plan([HostVerdict("h", node, "fail", "x")], states, {}, RUN))[node]
+        assert action.action == LEAVE and "not ALL" in action.reason
+
+
+def test_a_pass_from_a_run_older_than_the_drain_does_not_resume_it():
+    """Re-acting on an old run where the host passed resumed the node a newer run had drained."""
+    newer = drain_reason("R2", "gemm.correctness: 1 element differs")
+    states = {"n1": NodeState("n1", True, newer, ("gpu",))}
+    recorded = {"n1": "2026-12-04T03:00:00Z"}
+    older = by_node(plan([verdict("n1", "pass")], states, recorded, "R0", run_started="2026-12-04T01:00:00Z"))["n1"]
+    assert older.action == LEAVE and "but run R2 drained it at 2026-12-04T03:00:00Z: not resumed" in older.reason
+    unknown = by_node(plan([verdict("n1", "pass")], states, recorded, "R0"))["n1"]
+    assert unknown.action == LEAVE and "started at an unknown time" in unknown.reason
+    later = by_node(plan([verdict("n1", "pass")], states, recorded, "R3", run_started="2026-12-04T04:00:00Z"))["n1"]
+    assert later.action == RESUME
+    same = by_node(plan([verdict("n1", "pass")], states, recorded, "R2", run_started="2026-12-04T02:00:00Z"))["n1"]
+    assert same.action == RESUME, "the run that drained it, re-judged (the undo of docs/acting.md)"
+
+
+def test_acting_on_one_run_rack_by_rack_drains_no_more_than_at_once():
+    """The breaker held one act, not the run: acting host by host on one run drained past the share."""
+    earlier = drain_reason(RUN, "x")
+    states = {"g%02d" % index: NodeState("g%02d" % index, index < 2, earlier if index < 2 else "", ("gpu",))
+              for index in range(20)}
+    hosts = [verdict("g%02d" % index, "fail") for index in range(2, 3)] + \
+        [verdict("g%02d" % index, "pass") for index in range(3, 20)] + [verdict("g00", "fail"), verdict("g01", "fail")]
+    result = plan(hosts, states, {}, RUN)
+    assert result.breaker.tripped and result.breaker.words[0].startswith("fleet: 3 of 20 host(s) to drain, 2 allowed")
+
+
+def test_the_fleet_share_counts_only_hosts_whose_node_slurm_has():
+    states = {"n%d" % index: NodeState("n%d" % index, False, "", ("gpu",)) for index in range(10)}
+    hosts = [verdict("n%d" % index, "fail" if index == 0 else "pass") for index in range(10)]
+    hosts += [verdict("x%d" % index, "pass") for index in range(90)]
+    assert plan(hosts, states, {}, RUN).breaker.words[0] == "fleet: 1 of 10 host(s) to drain, 1 allowed (10 %, at least 1)"
+
+
+def test_a_quote_that_scontrol_would_strip_never_reaches_the_reason():
+    """scontrol strips a leading or trailing '"' from Reason= (22.05.8): the node held a reason the record did not."""
+    reason = drain_reason(RUN, 'toolchain: torch says "12.8"')
+    assert reason.endswith("torch says '12.8'") and '"' not in reason

@@ -13,7 +13,8 @@ STATES.update({"m%d" % index: NodeState("m%d" % index, False, "", ("gpu",)) for 
 
 def one_drain_one_resume():
     return plan([HostVerdict("a", "n1", "fail", "cause a"), HostVerdict("b", "n2", "pass", ""),
-                 HostVerdict("c", "n3", "pass", "")], STATES, {"n2"}, RUN)
+                 HostVerdict("c", "n3", "pass", "")], STATES, {"n2": "2026-12-04T00:00:00Z"}, RUN,
+                run_started="2026-12-04T01:00:00Z")
 
 
 def test_each_change_carries_the_reason_the_node_holds_now():
@@ -40,7 +41,7 @@ def test_each_host_gets_its_action_done_only_where_slurm_showed_it():
 def test_a_tripped_breaker_says_each_node_it_would_have_drained_and_no_action_is_done():
     verdicts = [HostVerdict("h%d" % index, "m%d" % index, "fail" if index < 3 else "pass", "cause %d" % index)
                 for index in range(17)]
-    result = plan(verdicts, STATES, set(), RUN)
+    result = plan(verdicts, STATES, {}, RUN)
     assert result.breaker.tripped and changes(result, STATES) == []
     why = failure(result, [], "")
     assert why.startswith("circuit breaker tripped: nothing was drained or resumed. fleet: 3 of 17 host(s) to drain, 1 allowed")
