@@ -196,8 +196,7 @@ def test_a_controller_that_does_not_answer_is_said_and_nothing_is_recorded(slurm
     assert outcome(tmp_path, "R1", "gpu-a")["action"]["planned"] == "none"
 
 
-def test_after_an_upgrade_a_failing_node_in_a_maintenance_reservation_is_drained_and_stays_out_after_it(slurm_cluster,
-                                                                                                         tmp_path):
+def test_after_an_upgrade_a_failing_node_in_a_maintenance_reservation_is_drained_and_stays_out(slurm_cluster, tmp_path):
     """docs/acting.md's third recipe: the nodes held in a MAINT reservation while post_upgrade runs; the one that fails
     is drained inside it (the reservation does not stop the drain), stays drained when the reservation is deleted, and
     the one that passed is left as it was."""
