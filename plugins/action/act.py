@@ -6,6 +6,7 @@ through gpufleet.validation.slurm_nodes on the delegated host, record it in the 
 its action. One exit path: every outcome read is given back, acted on or not, with why."""
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -16,7 +17,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_sta
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act import slurm_plan, slurm_words
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import outcome_problem, with_action
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import (
-    record_problem, recorded_nodes, updated_record, with_planned_drains)
+    earlier_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import export_json_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import act_problems
@@ -73,8 +74,8 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=terminal_text("; ".join(problems)), lines=[])
             return
         path = run_dir(args["results_dir"], args["run_id"])
-        try:
-            with run_lock(path, SLURM_ACTIONS_LOCK):
+        try:  # check mode reads only: it takes no lock (and makes no lock file)
+            with contextlib.nullcontext() if self._task.check_mode else run_lock(path, SLURM_ACTIONS_LOCK):
                 self._act_locked(result, args, outcomes, task_vars, path)
         except (OSError, ValueError) as exc:
             result.update(failed=True, msg=terminal_text("acting in Slurm on run %s stopped: %s" % (args["run_id"], exc)))
@@ -92,8 +93,12 @@ class ActionModule(ActionBase):
                                            outcome["root_cause"]) for host, outcome in sorted(outcomes.items())]
         started = min((outcome["run_started"] for outcome in outcomes.values() if outcome["run_started"]), default="")
         records = recorded_nodes(states, lambda run_id: other_runs_record(args["results_dir"], run_id))
+        # The breaker's fleet is every host of the run, also those this act leaves to another (one rack at a time).
+        everyone = sorted(read_outcomes(path, [])[0]) if args["hosts"] else sorted(outcomes)
         plan = slurm_plan.plan(verdicts, states, records, args["run_id"], tuple(args["drain_on"]),
-                               args["max_drain_percent"], args["min_drain_nodes"], args["intake_reason"], started)
+                               args["max_drain_percent"], args["min_drain_nodes"], args["intake_reason"], started,
+                               fleet=[str(args["node_names"].get(host) or host) for host in everyone],
+                               earlier=earlier_drains(earlier, states))
         lines = slurm_words.plan_lines(plan)
         if self._task.check_mode:
             result.update(changed=False, lines=[terminal_text(line) for line in ["check mode: nothing changed; the plan:"] + lines])
@@ -103,7 +108,7 @@ class ActionModule(ActionBase):
         wanted = slurm_words.changes(plan, states)
         if wanted:
             # Recorded before scontrol runs: a node must never hold this collection's reason without a record.
-            earlier = with_planned_drains(earlier, args["run_id"], plan.planned(slurm_plan.DRAIN), now())
+            earlier = with_planned_drains(earlier, args["run_id"], started, plan.planned(slurm_plan.DRAIN), states, now())
             write_text_atomically(record_path, export_json_text(earlier), root=root)
             answer = self._slurm(args, wanted, task_vars)
             broken = "the changes could not all be made: %s" % answer.get("msg", "no message") if answer.get("failed") else ""

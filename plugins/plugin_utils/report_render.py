@@ -728,6 +728,14 @@ def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optio
     return stand_in
 
 
+def run_started(run: RunModel) -> str:
+    """When the run started, ISO 8601 UTC: its first playbook run's start on the controller (run.json), else from the
+    run id or the probes (report_exports.run_timestamp)."""
+    starts = sorted(str(writer.get("started")) for writer in run.writers
+                    if isinstance(writer, Mapping) and isinstance(writer.get("started"), str) and writer.get("started"))
+    return starts[0] if starts else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run_timestamp(run)))
+
+
 def _write_outcome(run: RunModel, host: HostModel, judgement: FleetJudgement, started: str,
                    write: Callable[[str, str], None]) -> Optional[str]:
     """Write the host's outcome (act/outcome.py: its verdict and root cause, nothing acted on yet); why not, or None."""
@@ -791,7 +799,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     # every dossier in memory, and one host whose results break the rendering is shown in error while every other
     # host is reported.
     metrics = metric_columns(judgement) if judgement is not None else []
-    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run_timestamp(run)))
+    started = run_started(run)
 
     def one_host(position: int) -> Tuple[Optional[Dict[str, Any]], Optional[Tuple[HostModel, Optional[HostVerdict]]],
                                          Optional[str]]:

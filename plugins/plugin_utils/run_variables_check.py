@@ -26,7 +26,8 @@ HOST_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_python", "g
                   "probe_params", "gpufleet_slurm_node_name")
 # How the run acts on its verdicts (docs/acting.md), checked before anything runs: a typo must not surface after hours
 # of probing, nor act in a way the operator did not ask.
-ACT_VARIABLES = ("gpufleet_act", "gpufleet_slurm_host", "gpufleet_slurm_conf", "gpufleet_slurm_drain_on",
+ACT_VARIABLES = ("gpufleet_act", "gpufleet_slurm_host", "gpufleet_slurm_conf", "gpufleet_slurm_sinfo",
+                 "gpufleet_slurm_scontrol", "gpufleet_slurm_drain_on",
                  "gpufleet_slurm_max_drain_percent", "gpufleet_slurm_min_drain_nodes", "gpufleet_slurm_intake_reason")
 CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_baselines_dir", "report_rules_file",
                         "report_baselines_dir") + ACT_VARIABLES
@@ -206,7 +207,8 @@ def act_problems(values: Mapping) -> list[str]:
     problems = []
     if "gpufleet_act" in values and values["gpufleet_act"] not in SCHEDULERS:
         problems.append("gpufleet_act must be one of %s, not %s" % (", ".join(SCHEDULERS), shown(values["gpufleet_act"])))
-    for name in ("gpufleet_slurm_host", "gpufleet_slurm_conf", "gpufleet_slurm_intake_reason"):
+    for name in ("gpufleet_slurm_host", "gpufleet_slurm_conf", "gpufleet_slurm_sinfo", "gpufleet_slurm_scontrol",
+                 "gpufleet_slurm_intake_reason"):
         if name in values and not isinstance(values[name], str):
             problems.append("%s must be a string, not %s %s" % (name, value_kind(values[name]), shown(values[name])))
     if "gpufleet_slurm_intake_reason" in values and isinstance(values["gpufleet_slurm_intake_reason"], str) \

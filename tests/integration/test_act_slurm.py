@@ -5,6 +5,7 @@ The stored runs are made with the report's own outcome function (plugins/plugin_
 test chooses its verdicts; one test goes through validate.yml itself, whose report writes them."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -114,7 +115,7 @@ def test_check_mode_prints_the_plan_and_changes_and_writes_nothing(slurm_cluster
     assert code == 0, output
     assert "check mode: nothing changed; the plan:" in output and "drain n1 (host gpu-a): gpufleet R1: " + CAUSE in output
     assert cluster.node("n1")["drained"] is False
-    assert not os.path.exists(os.path.join(str(tmp_path / "results"), "R1", SLURM_ACTIONS_FILE))
+    assert sorted(os.listdir(os.path.join(str(tmp_path / "results"), "R1"))) == ["outcomes"], "no record, no lock file"
     assert outcome(tmp_path, "R1", "gpu-a") == before
 
 
@@ -269,7 +270,7 @@ def test_a_pass_in_an_older_run_does_not_resume_what_a_newer_run_drained(slurm_c
     assert code == 0 and cluster.node("n1")["drained"], output
     code, output = act(cluster, tmp_path, "R0", hosts={"gpu-a": "n1"})
     assert code == 0, output
-    assert "passes in run R0, which started 2026-01-01T00:00:00Z, but run R2 drained it at" in output
+    assert "passes in run R0, which started 2026-01-01T00:00:00Z, but run R2, which started 20" in output
     assert cluster.node("n1")["reason"] == "gpufleet R2: " + CAUSE
 
 
@@ -295,3 +296,35 @@ def test_act_yml_refuses_an_intake_reason_that_is_this_collection_s_own_prefix(s
     code, output = act(cluster, tmp_path, "R1", "-e", json.dumps({"gpufleet_slurm_intake_reason": "gpufleet intake"}),
                        hosts={"gpu-a": "n1"})
     assert code != 0 and "must not start with 'gpufleet '" in output, output
+
+
+def test_a_drain_whose_scontrol_failed_after_making_it_is_still_recorded_and_resumed_later(slurm_cluster, tmp_path):
+    """The drain is recorded before scontrol is asked: here scontrol drains the node and then fails (a wrapper that
+    runs the real one and exits 1), so the act fails, yet the node holds a reason its run recorded, and a later pass
+    resumes it instead of leaving it out for good."""
+    cluster = slurm_cluster(NODES)
+    wrapper = tmp_path / "scontrol-then-fail"
+    wrapper.write_text("#!%s\nimport subprocess, sys\nsubprocess.run([%r] + sys.argv[1:])\nsys.exit(1)\n"
+                       % (sys.executable, shutil.which("scontrol")))
+    wrapper.chmod(0o755)
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "pass", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R1", "-e", "gpufleet_slurm_scontrol=%s" % wrapper)
+    assert code != 0 and "not every change was made: drain n1: scontrol failed" in output, output
+    assert cluster.node("n1")["reason"] == "gpufleet R1: " + CAUSE
+    assert [(entry["node"], entry["confirmed"]) for entry in record(tmp_path, "R1")["drained"]] == [("n1", False)]
+    stored_run(tmp_path / "results", "R2", {"gpu-a": "pass", "gpu-b": "pass", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R2")
+    assert code == 0, output
+    assert cluster.node("n1")["drained"] is False
+
+
+def test_a_run_re_judged_after_wrong_drains_resumes_them_past_the_breaker(slurm_cluster, tmp_path):
+    """docs/acting.md's undo: the run's own drains tripped the breaker of the act on the re-judged run."""
+    cluster = slurm_cluster(NODES)
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "fail", "gpu-b": "fail", "cpu-c": "pass"})
+    code, output = act(cluster, tmp_path, "R1", "-e", "gpufleet_slurm_max_drain_percent=100")
+    assert code == 0 and cluster.node("n1")["drained"] and cluster.node("n2")["drained"], output
+    stored_run(tmp_path / "results", "R1", {"gpu-a": "pass", "gpu-b": "pass", "cpu-c": "pass"})  # re-judged
+    code, output = act(cluster, tmp_path, "R1")
+    assert code == 0, output
+    assert [cluster.node(node)["drained"] for node in NODES] == [False, False, False]

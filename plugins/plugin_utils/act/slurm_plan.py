@@ -95,11 +95,12 @@ def held_by_someone_else(state: NodeState, handed_over: bool) -> bool:
 
 def decide(host: HostVerdict, state: Optional[NodeState], records: Mapping[str, str], run_id: str,
            drain_on: Sequence[str], intake_reason: str = "", run_started: str = "") -> Action:
-    """One host's action and why. records: {node: when its drain was recorded} for the nodes whose drain this
-    collection recorded under the reason they hold now. intake_reason: a drain reason the operator gives new nodes
-    (slurm.conf State=DRAIN Reason=...) to hand them to this collection: resumed when they pass, their reason replaced
-    by the cause when they fail. run_started: when the run being acted on started (ISO 8601 UTC), "" unknown: a pass
-    resumes a node another run drained only if this run started after that drain."""
+    """One host's action and why. records: {node: when the run that drained it started, "" unknown} for the nodes
+    whose drain this collection recorded under the reason they hold now. intake_reason: a drain reason the operator
+    gives new nodes (slurm.conf State=DRAIN Reason=...) to hand them to this collection: resumed when they pass, their
+    reason replaced by the cause when they fail (also when down: they were handed over out of service). run_started:
+    when the run being acted on started (ISO 8601 UTC), "" unknown: a pass resumes a node another run drained only if
+    this run started no earlier than that run (its evidence is as new or newer)."""
     if not is_node_name(host.node):
         return Action(host.host, host.node, LEAVE, "%r is not one Slurm node's name (letters, digits, '.', '_', '-'; "
                       "not ALL): left alone" % host.node)
@@ -113,7 +114,8 @@ def decide(host: HostVerdict, state: Optional[NodeState], records: Mapping[str, 
     if host.verdict in drain_on:
         if handed_over or not (state.drained or state.down):
             return Action(host.host, host.node, DRAIN, drain_reason(run_id, host.root_cause))
-        return Action(host.host, host.node, LEAVE, "already drained by this collection: %s" % state.reason)
+        return Action(host.host, host.node, LEAVE, "already %s with this collection's reason: %s"
+                      % ("drained" if state.drained else "out of service", state.reason))
     if host.verdict != "pass":
         return Action(host.host, host.node, LEAVE, "verdict %s: neither drained nor resumed (drained on: %s)"
                       % (host.verdict, ", ".join(drain_on)))
@@ -125,11 +127,11 @@ def decide(host: HostVerdict, state: Optional[NodeState], records: Mapping[str, 
     if host.node not in records:
         return Action(host.host, host.node, LEAVE, "passes; its reason starts with %r but this collection holds no "
                       "record of draining it: not resumed" % REASON_PREFIX)
-    drainer = drained_by_run(state.reason)
-    if drainer != run_id and not (run_started and run_started >= records[host.node]):
-        return Action(host.host, host.node, LEAVE, "passes in run %s, which started %s, but run %s drained it at %s: "
-                      "not resumed (a later run's pass resumes it)"
-                      % (run_id, run_started or "at an unknown time", drainer, records[host.node]))
+    drainer, drainer_started = drained_by_run(state.reason), records[host.node]
+    if drainer != run_id and not (run_started and drainer_started and run_started >= drainer_started):
+        return Action(host.host, host.node, LEAVE, "passes in run %s, which started %s, but run %s, which started %s, "
+                      "drained it: not resumed (a pass in a run as new or newer resumes it)"
+                      % (run_id, run_started or "at an unknown time", drainer, drainer_started or "at an unknown time"))
     return Action(host.host, host.node, RESUME, "passes; drained by this collection (%s)" % state.reason)
 
 
@@ -138,18 +140,22 @@ def allowance(size: int, max_pct: float, min_nodes: int) -> int:
     return max(min_nodes, int(math.floor(size * max_pct / 100.0 + 1e-9)))
 
 
-def breaker(drains: Iterable[Action], hosts: Sequence[str], states: Mapping[str, NodeState], run_id: str,
-            max_pct: float, min_nodes: int) -> Breaker:
-    """Trips where the run's drains exceed the fleet's allowance (of the run's nodes that Slurm has) or a partition's
-    (of its nodes in Slurm). The run's drains: the nodes to drain now that are in service (a node handed over drained
-    for acceptance is out already), and those an earlier act on the same run drained and that still hold its reason, so
-    acting on a run rack by rack drains no more than acting on it at once."""
-    drained = {action.node for action in drains if action.node not in states or not states[action.node].drained}
-    scope = set(hosts) & set(states)
-    drained |= {node for node in scope if states[node].drained and drained_by_run(states[node].reason) == run_id}
+def breaker(actions: Sequence[Action], fleet: Sequence[str], states: Mapping[str, NodeState],
+            earlier: Iterable[str], max_pct: float, min_nodes: int) -> Breaker:
+    """Trips where this act drains a node in service and the run's drains then exceed the fleet's allowance (of the
+    run's nodes that Slurm has) or a partition's (of its nodes in Slurm). The run's drains: the nodes this act drains
+    that are in service (a node handed over drained for acceptance is out already), and ``earlier``, the nodes an
+    earlier act on the same run took out of service that still hold its reason, less those this act resumes. So acting
+    on a run rack by rack drains no more than acting on it at once, and an act that drains nothing never trips (a
+    re-judged run's resumes go through)."""
+    new = {action.node for action in actions if action.action == DRAIN
+           and (action.node not in states or not states[action.node].drained)}
+    resumed = {action.node for action in actions if action.action == RESUME}
+    drained = new | (set(earlier) - resumed)
+    scope = set(fleet) & set(states)
     words, tripped = [], False
     allowed = allowance(len(scope), max_pct, min_nodes)
-    over = len(drained) > allowed
+    over = bool(new) and len(drained) > allowed
     tripped |= over
     words.append("fleet: %d of %d host(s) to drain, %d allowed (%g %%, at least %d)%s"
                  % (len(drained), len(scope), allowed, max_pct, min_nodes, ": OVER" if over else ""))
@@ -162,7 +168,7 @@ def breaker(drains: Iterable[Action], hosts: Sequence[str], states: Mapping[str,
         if not count:
             continue
         allowed = allowance(len(members[partition]), max_pct, min_nodes)
-        over = count > allowed
+        over = bool(new & set(members[partition])) and count > allowed
         tripped |= over
         words.append("partition %s: %d of %d node(s) to drain, %d allowed%s"
                      % (partition, count, len(members[partition]), allowed, ": OVER" if over else ""))
@@ -171,9 +177,10 @@ def breaker(drains: Iterable[Action], hosts: Sequence[str], states: Mapping[str,
 
 def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], records: Mapping[str, str], run_id: str,
          drain_on: Sequence[str] = ("fail",), max_pct: float = 10.0, min_nodes: int = 1, intake_reason: str = "",
-         run_started: str = "") -> Plan:
-    """Every host's action, and the breaker over the run's drains. Two hosts naming one node are an error of the
-    inventory: that node is left alone."""
+         run_started: str = "", fleet: Optional[Sequence[str]] = None, earlier: Iterable[str] = ()) -> Plan:
+    """Every host's action, and the breaker over the run's drains. fleet: the Slurm node names of every host of the
+    run (default: of the hosts acted on); earlier: the nodes an earlier act on this run took out of service
+    (slurm_record.earlier_drains). Two hosts naming one node are an error of the inventory: that node is left alone."""
     counts: Dict[str, int] = {}
     for host in verdicts:
         counts[host.node] = counts.get(host.node, 0) + 1
@@ -184,6 +191,6 @@ def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], recor
                                   % (counts[host.node], host.node)))
             continue
         actions.append(decide(host, states.get(host.node), records, run_id, drain_on, intake_reason, run_started))
-    drains = [action for action in actions if action.action == DRAIN]
-    nodes = [host.node for host in verdicts if counts[host.node] == 1 and is_node_name(host.node)]
-    return Plan(tuple(actions), breaker(drains, nodes, states, run_id, max_pct, min_nodes))
+    nodes = [host.node for host in verdicts if counts[host.node] == 1] if fleet is None else list(fleet)
+    nodes = [node for node in nodes if is_node_name(node)]
+    return Plan(tuple(actions), breaker(actions, nodes, states, earlier, max_pct, min_nodes))

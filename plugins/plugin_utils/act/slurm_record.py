@@ -9,7 +9,7 @@ collection's reason without a record; Slurm's confirmation is added after. Pure:
 file are the caller's."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ...module_utils.slurm_node_states import NodeState
 from .slurm_plan import DRAIN, RESUME, Action, Plan, drained_by_run
@@ -19,8 +19,8 @@ RECORD_SCHEMA_VERSION = "1"
 
 def recorded_nodes(states: Mapping[str, NodeState],
                    read_record: Callable[[str], Optional[Mapping[str, Any]]]) -> Dict[str, str]:
-    """{node: when its drain was recorded} for the drained nodes whose reason names a run whose record lists the node
-    with that reason. read_record(run_id) gives the run's record, or None (no record, another results directory, a run
+    """{node: when the run that drained it started, "" unknown} for the drained nodes whose reason names a run whose
+    record lists the node with that reason. read_record(run_id) gives the run's record, or None (no record, another results directory, a run
     id that is no run id: the node is then not this collection's to resume); each run's record is read once."""
     records: Dict[str, Optional[Mapping[str, Any]]] = {}
     found: Dict[str, str] = {}
@@ -34,8 +34,20 @@ def recorded_nodes(states: Mapping[str, NodeState],
         entries = record.get("drained") if isinstance(record, Mapping) else None
         for entry in entries if isinstance(entries, list) else []:
             if isinstance(entry, Mapping) and entry.get("node") == state.name and entry.get("reason") == state.reason:
-                found[state.name] = str(entry.get("at") or "")
+                found[state.name] = str(entry.get("run_started") or "")
     return found
+
+
+def earlier_drains(record: Optional[Mapping[str, Any]], states: Mapping[str, NodeState]) -> List[str]:
+    """The nodes this run's record says it took out of service (not those handed over drained for acceptance) that
+    still hold the reason it gave them: they count against the breaker of every later act on the run."""
+    entries = record.get("drained") if isinstance(record, Mapping) else None
+    nodes = set()
+    for entry in entries if isinstance(entries, list) else []:
+        state = states.get(entry.get("node")) if isinstance(entry, Mapping) and not entry.get("intake") else None
+        if state is not None and state.drained and state.reason == entry.get("reason"):
+            nodes.add(state.name)
+    return sorted(nodes)
 
 
 def _base(earlier: Optional[Mapping[str, Any]], run_id: str) -> Dict[str, Any]:
@@ -48,13 +60,17 @@ def _base(earlier: Optional[Mapping[str, Any]], run_id: str) -> Dict[str, Any]:
     return record
 
 
-def with_planned_drains(earlier: Optional[Mapping[str, Any]], run_id: str, drains: Sequence[Action],
-                        when: str) -> Dict[str, Any]:
-    """The record before scontrol runs: each drain to make listed, not yet confirmed."""
+def with_planned_drains(earlier: Optional[Mapping[str, Any]], run_id: str, run_started: str, drains: Sequence[Action],
+                        states: Mapping[str, NodeState], when: str) -> Dict[str, Any]:
+    """The record before scontrol runs: each drain to make listed, not yet confirmed, with when this run started (what
+    a later run's pass is compared with) and whether the node was handed over drained (intake: it was out of service
+    already)."""
     record = _base(earlier, run_id)
     listed = {(entry.get("node"), entry.get("reason")) for entry in record["drained"]}
     record["drained"] += [{"node": action.node, "host": action.host, "reason": action.reason, "at": when,
-                           "confirmed": False} for action in drains if (action.node, action.reason) not in listed]
+                           "run_started": run_started, "confirmed": False,
+                           "intake": action.node in states and states[action.node].drained}
+                          for action in drains if (action.node, action.reason) not in listed]
     return record
 
 

@@ -79,7 +79,7 @@ def test_warn_error_and_unreachable_are_left_unless_asked_and_a_node_slurm_lacks
 
 def test_an_already_drained_failing_node_of_ours_is_left_as_it_is():
     action = by_node(plan([verdict("n1", "fail")], recorded_states(), {"n1": "2026-12-04T00:05:00Z"}, RUN))["n1"]
-    assert action.action == LEAVE and action.reason.startswith("already drained by this collection")
+    assert action.action == LEAVE and action.reason.startswith("already drained with this collection's reason")
 
 
 @pytest.mark.parametrize("size, pct, least, allowed", [(100, 10, 1, 10), (4, 10, 1, 1), (19, 10, 1, 1), (20, 10, 1, 2),
@@ -128,15 +128,17 @@ def test_a_name_that_is_no_single_node_is_left_alone_whatever_slurm_holds():
         assert action.action == LEAVE and "is not one Slurm node's name" in action.reason
 
 
-def test_nodes_handed_over_with_the_intake_reason_are_resumed_on_pass_and_given_the_cause_on_fail():
+def test_nodes_handed_over_with_the_intake_reason_are_resumed_on_pass_and_given_the_cause_on_fail_even_down():
     states = {"new1": NodeState("new1", True, "new: awaiting acceptance", ("gpu",)),
               "new2": NodeState("new2", True, "new: awaiting acceptance", ("gpu",)),
-              "old": NodeState("old", True, "new: awaiting acceptance ", ("gpu",))}
-    hosts = [verdict("new1", "pass"), verdict("new2", "fail"), verdict("old", "pass")]
+              "old": NodeState("old", True, "new: awaiting acceptance ", ("gpu",)),
+              "new3": NodeState("new3", True, "new: awaiting acceptance", ("gpu",), True)}
+    hosts = [verdict("new1", "pass"), verdict("new2", "fail"), verdict("old", "pass"), verdict("new3", "pass")]
     result = by_node(plan(hosts, states, {}, RUN, intake_reason="new: awaiting acceptance"))
     assert result["new1"].action == RESUME and "handed over for acceptance" in result["new1"].reason
     assert result["new2"].action == DRAIN and result["new2"].reason.startswith("gpufleet %s: " % RUN)
     assert result["old"].action == LEAVE, "only the exact reason hands a node over"
+    assert result["new3"].action == RESUME, "handed over drained and down (not yet registered): the operator's choice"
     without = by_node(plan(hosts, states, {}, RUN))
     assert [without[name].action for name in ("new1", "new2")] == [LEAVE, LEAVE]
 
@@ -186,29 +188,53 @@ def test_every_node_keyword_is_no_node_name():
 
 
 def test_a_pass_from_a_run_older_than_the_drain_does_not_resume_it():
-    """Re-acting on an old run where the host passed resumed the node a newer run had drained."""
+    """Re-acting on an old run where the host passed resumed the node a newer run had drained. The runs' starts are
+    compared: a pass in a run as new as the drainer or newer resumes; an unknown start resumes nothing."""
     newer = drain_reason("R2", "gemm.correctness: 1 element differs")
     states = {"n1": NodeState("n1", True, newer, ("gpu",))}
-    recorded = {"n1": "2026-12-04T03:00:00Z"}
+    recorded = {"n1": "2026-12-04T02:00:00Z"}  # when R2 started
     older = by_node(plan([verdict("n1", "pass")], states, recorded, "R0", run_started="2026-12-04T01:00:00Z"))["n1"]
-    assert older.action == LEAVE and "but run R2 drained it at 2026-12-04T03:00:00Z: not resumed" in older.reason
-    unknown = by_node(plan([verdict("n1", "pass")], states, recorded, "R0"))["n1"]
-    assert unknown.action == LEAVE and "started at an unknown time" in unknown.reason
-    later = by_node(plan([verdict("n1", "pass")], states, recorded, "R3", run_started="2026-12-04T04:00:00Z"))["n1"]
-    assert later.action == RESUME
-    same = by_node(plan([verdict("n1", "pass")], states, recorded, "R2", run_started="2026-12-04T02:00:00Z"))["n1"]
+    assert older.action == LEAVE and "but run R2, which started 2026-12-04T02:00:00Z, drained it: not resumed" in older.reason
+    for started, records in (("", recorded), ("2026-12-04T04:00:00Z", {"n1": ""})):
+        unknown = by_node(plan([verdict("n1", "pass")], states, records, "R0", run_started=started))["n1"]
+        assert unknown.action == LEAVE and "at an unknown time" in unknown.reason
+    for started in ("2026-12-04T02:00:00Z", "2026-12-04T03:00:00Z"):
+        later = by_node(plan([verdict("n1", "pass")], states, recorded, "R3", run_started=started))["n1"]
+        assert later.action == RESUME, started
+    same = by_node(plan([verdict("n1", "pass")], states, {"n1": ""}, "R2"))["n1"]
     assert same.action == RESUME, "the run that drained it, re-judged (the undo of docs/acting.md)"
 
 
 def test_acting_on_one_run_rack_by_rack_drains_no_more_than_at_once():
-    """The breaker held one act, not the run: acting host by host on one run drained past the share."""
-    earlier = drain_reason(RUN, "x")
-    states = {"g%02d" % index: NodeState("g%02d" % index, index < 2, earlier if index < 2 else "", ("gpu",))
-              for index in range(20)}
-    hosts = [verdict("g%02d" % index, "fail") for index in range(2, 3)] + \
-        [verdict("g%02d" % index, "pass") for index in range(3, 20)] + [verdict("g00", "fail"), verdict("g01", "fail")]
-    result = plan(hosts, states, {}, RUN)
-    assert result.breaker.tripped and result.breaker.words[0].startswith("fleet: 3 of 20 host(s) to drain, 2 allowed")
+    """The breaker held one act, not the run: six racks of 5 nodes, one failure each, acted on rack by rack, drained
+    all six of a 30-node partition whose share is 3. Each act sees only its rack's hosts; the run's fleet and its
+    earlier drains come from the whole run."""
+    reason = drain_reason(RUN, "gemm.correctness: 1 element differs")
+    states = {"g%02d" % index: NodeState("g%02d" % index, False, "", ("gpu",)) for index in range(30)}
+    drained, tripped_at = [], None
+    for rack in range(6):
+        hosts = [verdict("g%02d" % index, "fail" if index == rack * 5 else "pass") for index in range(rack * 5, rack * 5 + 5)]
+        result = plan(hosts, states, {}, RUN, fleet=sorted(states), earlier=list(drained))
+        if result.breaker.tripped:
+            tripped_at = rack
+            break
+        for action in result.changes():
+            states[action.node] = NodeState(action.node, True, reason, ("gpu",))
+            drained.append(action.node)
+    assert tripped_at == 3 and drained == ["g00", "g05", "g10"]
+    assert result.breaker.words[0] == "fleet: 4 of 30 host(s) to drain, 3 allowed (10 %, at least 1): OVER"
+    alone = plan([verdict("g15", "fail")] + [verdict("g%02d" % index, "pass") for index in range(16, 20)], states, {}, RUN)
+    assert not alone.breaker.tripped, "each rack alone (5 hosts, 1 allowed) would have drained its one"
+
+
+def test_an_act_that_drains_nothing_never_trips_so_a_re_judged_run_s_resumes_go_through():
+    """Re-judging a run whose drains were wrong and acting again tripped the breaker on its own earlier drains."""
+    ours_reason = drain_reason(RUN, "x")
+    states = {"n%d" % index: NodeState("n%d" % index, index < 2, ours_reason if index < 2 else "", ("gpu",))
+              for index in range(3)}
+    result = plan([verdict("n%d" % index, "pass") for index in range(3)], states,
+                  {"n0": "", "n1": ""}, RUN, earlier=["n0", "n1"])
+    assert not result.breaker.tripped and [action.action for action in result.changes()] == [RESUME, RESUME]
 
 
 def test_the_fleet_share_counts_only_hosts_whose_node_slurm_has():

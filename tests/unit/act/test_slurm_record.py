@@ -5,7 +5,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_sta
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_plan import (
     Action, Breaker, Plan, drain_reason, drained_by_run)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import (
-    record_problem, recorded_nodes, updated_record, with_planned_drains)
+    earlier_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
 
 RUN = "20261204T020000Z-000042"
 REASON = drain_reason(RUN, "health.ecc: 3 uncorrectable errors")
@@ -18,8 +18,9 @@ def test_the_run_a_reason_names():
 
 
 def test_a_node_is_recorded_only_by_the_run_its_reason_names_with_that_reason_and_each_record_is_read_once():
-    records = {RUN: {"drained": [{"node": "n1", "reason": REASON, "at": "T1"}, {"node": "n2", "reason": "gpufleet other: x"},
-                                 {"node": "n6", "reason": REASON, "at": "T6", "confirmed": False}]}}
+    records = {RUN: {"drained": [{"node": "n1", "reason": REASON, "run_started": "S1"},
+                                 {"node": "n2", "reason": "gpufleet other: x"},
+                                 {"node": "n6", "reason": REASON, "confirmed": False}]}}
     asked = []
 
     def read(run_id):
@@ -30,7 +31,7 @@ def test_a_node_is_recorded_only_by_the_run_its_reason_names_with_that_reason_an
               "n3": NodeState("n3", True, drain_reason("19990101T000000Z-1", "x"), ()),
               "n4": NodeState("n4", False, REASON, ()), "n5": NodeState("n5", True, "admin: fan", ()),
               "n6": NodeState("n6", True, REASON, ())}
-    assert recorded_nodes(states, read) == {"n1": "T1", "n6": "T6"}, "an unconfirmed drain is ours too"
+    assert recorded_nodes(states, read) == {"n1": "S1", "n6": ""}, "an unconfirmed drain is ours too"
     assert sorted(asked) == sorted([RUN, "19990101T000000Z-1"])
 
 
@@ -43,19 +44,30 @@ def test_a_record_that_is_no_mapping_or_lists_garbage_records_nothing():
 def test_a_drain_is_recorded_before_scontrol_and_confirmed_after_and_earlier_acts_are_kept():
     drains = (Action("a", "n1", "drain", REASON), Action("b", "n2", "drain", REASON))
     plan = Plan(drains, Breaker(False, ("fleet: ok",)))
-    planned = with_planned_drains(None, RUN, drains, "T0")
-    assert [(entry["node"], entry["confirmed"]) for entry in planned["drained"]] == [("n1", False), ("n2", False)]
+    states = {"n1": NodeState("n1", False, "", ()), "n2": NodeState("n2", True, "intake", ())}
+    planned = with_planned_drains(None, RUN, "S0", drains, states, "T0")
+    assert [(entry["node"], entry["confirmed"], entry["intake"], entry["run_started"]) for entry in planned["drained"]] == \
+        [("n1", False, False, "S0"), ("n2", False, True, "S0")]
     applied = [{"node": "n1", "host": "a", "action": "drain", "reason": REASON, "done": True},
                {"node": "n2", "host": "b", "action": "drain", "reason": REASON, "done": False}]
     first = updated_record(planned, RUN, plan, applied, "T1")
     assert [(entry["node"], entry["confirmed"]) for entry in first["drained"]] == [("n1", True), ("n2", False)]
     assert first["acts"][0] == {"at": "T1", "tripped": False, "breaker": ["fleet: ok"], "applied": applied}
     assert record_problem(first) is None
-    again = with_planned_drains(first, RUN, drains[:1], "T2")
+    again = with_planned_drains(first, RUN, "S0", drains[:1], states, "T2")
     assert len(again["drained"]) == 2, "a drain already listed with that reason is not listed twice"
     second = updated_record(again, RUN, Plan((), Breaker(False, ())), [
         {"node": "n1", "host": "a", "action": "resume", "expect_reason": REASON, "done": True}], "T3")
     assert second["resumed"] == [{"node": "n1", "host": "a", "reason": REASON, "at": "T3"}] and len(second["acts"]) == 2
+
+
+def test_the_run_s_earlier_drains_are_its_own_out_of_service_nodes_still_holding_its_reason():
+    record = {"drained": [{"node": "n1", "reason": REASON}, {"node": "n2", "reason": REASON, "intake": True},
+                          {"node": "n3", "reason": REASON}, {"node": "n4", "reason": REASON}, "junk", {"node": None}]}
+    states = {"n1": NodeState("n1", True, REASON, ()), "n2": NodeState("n2", True, REASON, ()),
+              "n3": NodeState("n3", False, "", ()), "n4": NodeState("n4", True, "admin: took it over", ())}
+    assert earlier_drains(record, states) == ["n1"]
+    assert earlier_drains(None, states) == [] and earlier_drains({"drained": "x"}, states) == []
 
 
 def test_a_tripped_act_records_what_it_would_have_drained_not_the_whole_plan():
