@@ -53,10 +53,13 @@ class ActionModule(ActionBase):
                           msg="%srun %s has no outcomes in %s: nothing to act on (the report writes them)"
                           % (verb, args["run_id"], path))
             return result
-        outcomes, problems = read_outcomes(path, args["hosts"])
+        everyone, problems = read_outcomes(path)
+        outcomes = {host: everyone[host] for host in args["hosts"] if host in everyone} if args["hosts"] else dict(everyone)
+        problems.update({host: "no outcome to act on: it was not reported in this run"
+                         for host in args["hosts"] if host not in everyone})
         warnings = ["%s: %s" % (host, why) for host, why in sorted(problems.items())]
         if args["scheduler"] == "slurm":
-            self._act_in_slurm(result, args, outcomes, task_vars)
+            self._act_in_slurm(result, args, outcomes, sorted(everyone), task_vars)
         else:
             result.update(changed=False, lines=["%d host outcome(s) in %s; no scheduler was asked to act"
                                                 % (len(outcomes), os.path.join(path, OUTCOMES_DIR))])
@@ -65,7 +68,9 @@ class ActionModule(ActionBase):
             result["warnings"] = [terminal_text(warning) for warning in warnings]
         return result
 
-    def _act_in_slurm(self, result, args, outcomes, task_vars):
+    def _act_in_slurm(self, result, args, outcomes, everyone, task_vars):
+        """everyone: every host with an outcome in the run, the breaker's fleet (also those this act leaves to
+        another, one rack at a time)."""
         problems = act_problems({"gpufleet_slurm_drain_on": args["drain_on"],
                                  "gpufleet_slurm_max_drain_percent": args["max_drain_percent"],
                                  "gpufleet_slurm_min_drain_nodes": args["min_drain_nodes"],
@@ -76,11 +81,11 @@ class ActionModule(ActionBase):
         path = run_dir(args["results_dir"], args["run_id"])
         try:  # check mode reads only: it takes no lock (and makes no lock file)
             with contextlib.nullcontext() if self._task.check_mode else run_lock(path, SLURM_ACTIONS_LOCK):
-                self._act_locked(result, args, outcomes, task_vars, path)
+                self._act_locked(result, args, outcomes, everyone, task_vars, path)
         except (OSError, ValueError) as exc:
             result.update(failed=True, msg=terminal_text("acting in Slurm on run %s stopped: %s" % (args["run_id"], exc)))
 
-    def _act_locked(self, result, args, outcomes, task_vars, path):
+    def _act_locked(self, result, args, outcomes, everyone, task_vars, path):
         record_path = os.path.join(path, SLURM_ACTIONS_FILE)
         earlier = this_runs_record(path)  # before Slurm is touched: a record that cannot be kept stops the act
         read = self._slurm(args, [], task_vars)
@@ -89,15 +94,13 @@ class ActionModule(ActionBase):
                           lines=[])
             return
         states = {entry["name"]: node_state_from_dict(entry) for entry in read.get("nodes") or []}
-        verdicts = [slurm_plan.HostVerdict(host, str(args["node_names"].get(host) or host), outcome["verdict"],
-                                           outcome["root_cause"]) for host, outcome in sorted(outcomes.items())]
+        verdicts = [slurm_plan.HostVerdict(host, node_of(args, host), outcome["verdict"], outcome["root_cause"])
+                    for host, outcome in sorted(outcomes.items())]
         started = min((outcome["run_started"] for outcome in outcomes.values() if outcome["run_started"]), default="")
         records = recorded_nodes(states, lambda run_id: other_runs_record(args["results_dir"], run_id))
-        # The breaker's fleet is every host of the run, also those this act leaves to another (one rack at a time).
-        everyone = sorted(read_outcomes(path, [])[0]) if args["hosts"] else sorted(outcomes)
         plan = slurm_plan.plan(verdicts, states, records, args["run_id"], tuple(args["drain_on"]),
                                args["max_drain_percent"], args["min_drain_nodes"], args["intake_reason"], started,
-                               fleet=[str(args["node_names"].get(host) or host) for host in everyone],
+                               fleet=[node_of(args, host) for host in everyone],
                                earlier=earlier_drains(earlier, states))
         lines = slurm_words.plan_lines(plan)
         if self._task.check_mode:
@@ -132,27 +135,28 @@ class ActionModule(ActionBase):
         return self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
 
 
-def read_outcomes(path, hosts):
-    """({host: outcome}, {host: why it has none}) for the hosts named, or every outcome of the run."""
+def node_of(args, host):
+    """The host's Slurm node name: its gpufleet_slurm_node_name, else its inventory name."""
+    return str(args["node_names"].get(host) or host)
+
+
+def read_outcomes(path):
+    """({host: outcome}, {file: why it is not one}) for every outcome of the run, each read once."""
     directory = os.path.join(path, OUTCOMES_DIR)
     outcomes, problems = {}, {}
-    if hosts:
-        wanted = [(host, outcome_file_name(host)) for host in hosts]
-    else:
-        wanted = [(None, name) for name in sorted(os.listdir(directory)) if is_outcome_file_name(name)]
-    for host, name in wanted:
+    for name in sorted(os.listdir(directory)):
+        if not is_outcome_file_name(name):
+            continue
         try:
             document = read_json_below(directory, name, OUTCOME_LIMIT_BYTES)
         except (OSError, ValueError) as exc:
-            problems[host or name] = "no outcome to act on (%s): it was not reported in this run" % exc
+            problems[name] = "outcome not acted on: %s" % exc
             continue
         why = outcome_problem(document)
-        if why is None and host is not None and document["host"] != host:
-            why = "its outcome file names host %r" % document["host"]
-        if why is None and host is None and outcome_file_name(document["host"]) != name:
+        if why is None and outcome_file_name(document["host"]) != name:
             why = "its outcome file %s names host %r" % (name, document["host"])
         if why is not None:
-            problems[host or name] = "outcome not acted on: %s" % why
+            problems[name] = "outcome not acted on: %s" % why
             continue
         outcomes[document["host"]] = document
     return outcomes, problems
