@@ -151,7 +151,7 @@ class ActionModule(ActionBase):
             if inputs or entry_kind(host_fd, INPUTS_FILE) == "missing":
                 record = host_inputs(host, args["run_id"], writer, inputs.get("profile"), inputs.get("rule_overrides"),
                                      inputs.get("groups") or [], args.get("python") or (choice or {}).get("python"),
-                                     choice)
+                                     choice, inputs.get("probes"))
                 write_host_inputs(host_fd, record, shown)
             yield host_fd, record, choice
 

@@ -60,7 +60,8 @@ class ActionModule(ActionBase):
         try:
             run = load_run(path, args["expected_hosts"], host_groups)
             overrides = judged_overrides(run, overrides)
-            judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"])
+            judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"],
+                                  profile=args["profile"], custom_profiles=args["profiles"] or None)
             render_run(path, args["expected_hosts"], host_groups, text_writer_below(args["results_dir"]),
                        judgement=judgement, loaded=run, gated=args["gated"])
         except (OSError, ValueError) as exc:

@@ -14,5 +14,7 @@ REPORT_ARGUMENT_SPEC = dict(
     rule_overrides=dict(type="dict", default={}),
     baselines_dir=dict(type="path"),
     rules_file=dict(type="path"),
-    gated=dict(type="bool", default=False),
+    gated=dict(type="bool", default=True),
+    profile=dict(type="str"),
+    profiles=dict(type="dict", default={}),
 )

@@ -59,12 +59,25 @@ options:
     type: path
   gated:
     description:
-      - Whether the play gates on the verdicts (the report role sets it for the C(acceptance) profile, whose gate fails
-        the play). C(junit.xml) follows it. A C(warn) host the gate refuses (no GPU was measured on it) is then a
-        C(host.verdict) failure; otherwise that test case passes with the reason in its system-out.
-      - A C(fail), C(error) or C(unreachable) host fails C(junit.xml) either way.
+      - Whether the run enforces its gate (the report role sets it from C(gpufleet_gate), true unless set false, in every
+        profile). The gate refuses a host that fails, errs, was not reached or is C(not_validated) (a headline its
+        profile promises was not proven on it), and a host where no GPU was measured.
+      - C(fleet.json) says whether the gate was enforced (C(gate.enforced)); C(junit.xml) follows it. A C(warn) host the
+        gate refuses (no GPU was measured on it) is then a C(host.verdict) failure; otherwise that test case passes with
+        the reason in its system-out. A C(fail), C(error), C(unreachable) or C(not_validated) host fails C(junit.xml)
+        either way.
     type: bool
-    default: false
+    default: true
+  profile:
+    description:
+      - The profile whose promised headlines every host is judged by (C(docs/judge.md), "What a pass proves").
+      - Unset, each host is judged by the profile its own run recorded (the probes it ran for it, C(inputs.json)).
+    type: str
+  profiles:
+    description:
+      - "Profiles of the user's own, C({name: [probe, ...]}) (the C(gpufleet_profiles) variable), for O(profile)."
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full
@@ -104,17 +117,18 @@ files:
   type: dict
 hosts:
   description:
-    - Per host, its verdict (pass, warn, fail, error, unreachable), its reasons, its SKU and the paths of its dossier.
-    - C(line) is the host's one line of RV(summary_lines); C(gate) is true when the acceptance gate refuses the host.
+    - Per host, its verdict (pass, warn, not_validated, fail, error, unreachable), its reasons, its SKU and the paths of
+      its dossier.
+    - C(line) is the host's one line of RV(summary_lines); C(gate) is true when the gate refuses the host.
   returned: success
   type: dict
 gate_lines:
-  description: One line per host that the acceptance gate refuses (fail, error, unreachable, or no GPU measured), with its reasons.
+  description: One line per host that the gate refuses (fail, error, unreachable, not_validated, or no GPU measured), with its reasons.
   returned: success
   type: list
   elements: str
 gate_hosts:
-  description: The hosts that the acceptance gate refuses, worst first.
+  description: The hosts that the gate refuses, worst first.
   returned: success
   type: list
   elements: str

@@ -63,7 +63,10 @@ def _dir_names(run_model: Any) -> Dict[str, str]:
 def _host_entry(verdict: HostVerdict, dir_name: str) -> Dict[str, Any]:
     return {
         "verdict": verdict.verdict, "reasons": list(verdict.reasons), "sku": verdict.sku, "sku_reason": verdict.sku_reason,
-        "groups": list(verdict.groups),
+        "groups": list(verdict.groups), "refused_by_gate": blocks_gate(verdict),
+        "proven": [proof.to_dict() for proof in verdict.proofs_in("proven")],
+        "not_proven": [proof.to_dict() for proof in verdict.proofs_in("not_proven")],
+        "not_promised": [proof.to_dict() for proof in verdict.proofs_in("not_promised")],
         "dossier": {"html": dir_name + "/" + DOSSIER_HTML_FILE, "markdown": dir_name + "/" + DOSSIER_MD_FILE},
         "checks": [json_safe(check.to_dict()) for check in verdict.checks],
     }
@@ -78,7 +81,8 @@ def _fleet_json_without_hosts(judgement: FleetJudgement, run_model: Any) -> Dict
         "previous_run_id": judgement.previous_run_id,
         "collection_versions": list(run_model.collection_versions()) if hasattr(run_model, "collection_versions") else [],
         "counts": counts,
-        "gate": {"passed": not any(blocks_gate(verdict) for verdict in judgement.hosts.values()),
+        "gate": {"enforced": judgement.gate_enforced,
+                 "passed": not any(blocks_gate(verdict) for verdict in judgement.hosts.values()),
                  "gating_verdicts": list(GATING_VERDICTS),
                  "gating_hosts": sorted(name for name, verdict in judgement.hosts.items() if blocks_gate(verdict))},
         "hosts_worst_first": [verdict.host for verdict in judgement.hosts_worst_first()],
@@ -210,8 +214,8 @@ def _suite(parent: ET.Element, name: str, properties: List[Tuple[str, str]]) -> 
 
 def _verdict_case(suite: ET.Element, classname: str, verdict: HostVerdict, gated: bool) -> str:
     """The host.verdict testcase of a host the gate refuses without a failing check (a judge's verdict, or a warn host
-    where no GPU was measured); returns its JUnit outcome. A fail, error or unreachable host fails it always; a warn
-    host fails it only when the run is gated (acceptance refuses it, the play exits 2), and otherwise passes with the
+    where no GPU was measured); returns its JUnit outcome. A fail, error, unreachable or not_validated host fails it
+    always; a warn host fails it only when the run enforces its gate (the play exits 2), and otherwise passes with the
     reason in system-out, as the run passes it."""
     case = _testcase(suite, classname, VERDICT_CASE)
     reason = "; ".join(verdict.reasons) or "the judge's verdict is %s" % verdict.verdict
@@ -221,9 +225,9 @@ def _verdict_case(suite: ET.Element, classname: str, verdict: HostVerdict, gated
         return "failures" if tag == "failure" else "errors"
     properties = ET.SubElement(case, "properties")
     ET.SubElement(properties, "property", {"name": "status", "value": verdict.verdict})
-    ET.SubElement(properties, "property", {"name": "acceptance", "value": "refused"})
+    ET.SubElement(properties, "property", {"name": "gate", "value": "refused"})
     ET.SubElement(case, "system-out").text = xml_text(
-        "%s: the acceptance gate would refuse this host (this run is not gated): %s" % (verdict.verdict.upper(), reason))
+        "%s: the gate would refuse this host (this run reports only: gpufleet_gate is false): %s" % (verdict.verdict.upper(), reason))
     return "passed"
 
 
@@ -258,10 +262,10 @@ def _set_totals(element: ET.Element, totals: Dict[str, int]) -> None:
 _SUITE_PLACE = "gpufleet-suites-go-here"
 
 
-def junit_chunks(judgement: FleetJudgement, gated: bool = False) -> Iterator[str]:
+def junit_chunks(judgement: FleetJudgement, gated: bool = True) -> Iterator[str]:
     """One <testsuite> per host (hosts by name), one <testcase> per check; totals on every suite and on <testsuites>.
 
-    gated: whether the run gates on the verdicts (the acceptance profile): a warn host that the gate refuses
+    gated: whether the run enforces its gate (gpufleet_gate): a warn host that the gate refuses
     (blocks_gate) is then a failure, as the play fails on it; otherwise it passes, its reason in system-out.
 
     Each suite is built and written out as text on its own (the element tree of 10,000 hosts' checks would take
@@ -306,7 +310,7 @@ def _unmatched_suite(parent: ET.Element, checks: List[Check]) -> Dict[str, int]:
     return totals
 
 
-def junit_xml(judgement: FleetJudgement, gated: bool = False) -> str:
+def junit_xml(judgement: FleetJudgement, gated: bool = True) -> str:
     """junit_chunks as one text."""
     return "".join(junit_chunks(judgement, gated))
 

@@ -31,9 +31,9 @@ from . import report_notes
 from ..module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES, STATUS_RANK
 from .store.stored_run import HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
-from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, headline, host_action, measurement_references,
-                              metric_cell, metric_columns, shown_reasons, statistics_rows, verdict_counts, verdict_rank,
-                              verdict_view)
+from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, gate_sentence, headline, host_action,
+                              measurement_references, metric_cell, metric_columns, proof_note, shown_reasons, statistics_rows,
+                              verdict_counts, verdict_rank, verdict_view)
 
 # The index's first screen lists this many hosts that did not pass, worst first; the table below has them all.
 TODO_HOSTS = 10
@@ -435,7 +435,8 @@ def _host_context(host: HostModel, run: RunModel, markdown: bool,
             "index_href": "../index.md" if markdown else "../index.html",
             "unavailable_total": sum(len(probe["unavailable"]) for probe in probes),
             "judged": judgement is not None,
-            "verdict": verdict_view(verdict, texts=judgement.texts, hosts_of_sku=lambda: _hosts_of_sku(judgement, verdict))
+            "verdict": verdict_view(verdict, texts=judgement.texts, hosts_of_sku=lambda: _hosts_of_sku(judgement, verdict),
+                                    gate_enforced=judgement.gate_enforced)
             if judgement is not None else {},
             "python": python_view(host.inputs),
             "previous_run_id": judgement.previous_run_id if judgement is not None else None}
@@ -549,7 +550,7 @@ def _judged_row(host: HostModel, judgement: FleetJudgement, metrics: List[Dict[s
     action = host_action(verdict, judgement.texts)
     row = dict(host_summary(host, markdown), verdict=view["verdict"], flag=view["flag"], sku=view["sku"], action=action,
                sku_reason=view["sku_reason"], reasons=reasons, more_reasons=more, all_reasons=view["reasons"],
-               folded_reasons=fold_reasons(view["reasons"]),
+               folded_reasons=fold_reasons(view["reasons"]), proof_note=proof_note(verdict),
                groups=_groups_of(host, verdict), drift=drift_notes(verdict),
                metrics=[metric_cell(judgement, verdict, column["metric"], column["unit"]) if verdict is not None
                         else {"text": "—", "note": "", "flag": "", "title": ""} for column in metrics])
@@ -594,7 +595,7 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
                   key=lambda row: (-verdict_rank(row["verdict"]), row["action"]["rank"], row["host"].name))
     return {"run": run, "judgement": judgement, "rows": rows, "metrics": [metrics[position] for position in shown],
             "other_metrics": len(metrics) - len(shown), "groups": group_rows,
-            "counts": counts, "headline": headline(counts), "verdict_flag": VERDICT_FLAG,
+            "counts": counts, "headline": headline(counts), "verdict_flag": VERDICT_FLAG, "gate": gate_sentence(judgement),
             "todo": todo[:TODO_HOSTS], "todo_more": max(0, len(todo) - TODO_HOSTS), "not_run": not_run, "profile": profile,
             "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
             "unmatched": unmatched, "statistics": statistics_rows(judgement), "setting_minorities": judgement.setting_minorities,
@@ -650,7 +651,7 @@ EXPORT_FILES = FLEET_EXPORT_FILES
 
 
 def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
-                         previous_run_id: Optional[str] = None, processes: int = 1, gated: bool = False) -> None:
+                         previous_run_id: Optional[str] = None, processes: int = 1, gated: bool = True) -> None:
     """The fleet-level files: index.html and index.md; with a judgement fleet.json, junit.xml and gpufleet.prom.
 
     Each is rendered and written on its own, so that one that fails does not keep the others from being written;
@@ -659,7 +660,7 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judg
 
     processes: forked processes that render them side by side (report_parallel), for a run large enough that each
     takes seconds; write must then work from a forked process (write a file, not fill the caller's memory).
-    gated: whether the play gates on the verdicts (acceptance), which junit.xml follows (report_exports.junit_chunks).
+    gated: whether the run enforces its gate, which junit.xml follows (report_exports.junit_chunks).
     """
     # Named from store.paths, which keeps every host's directory off these names.
     outputs: List[Tuple[str, Callable[[], Text]]] = list(zip(FLEET_INDEX_FILES, (
@@ -754,11 +755,12 @@ def _write_outcome(run: RunModel, host: HostModel, judgement: FleetJudgement, st
 def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optional[Mapping[str, Sequence[str]]],
                write: Callable[[str, Text], None], judgement: Optional[FleetJudgement] = None,
                previous_run_id: Optional[str] = None, loaded: Optional[RunModel] = None,
-               workers: Optional[int] = None, gated: bool = False) -> RunModel:
+               workers: Optional[int] = None, gated: bool = True) -> RunModel:
     """Render every dossier and the fleet index, write(path, text) each, and return the run as loaded.
 
     workers: processes that render the dossiers (default: one per usable core, for runs large enough; report_parallel).
-    gated: whether the play gates on the verdicts (acceptance): junit.xml then fails a warn host the gate refuses.
+    gated: whether the run enforces its gate (gpufleet_gate): the pages and fleet.json say so, and junit.xml then fails a
+    warn host the gate refuses.
 
     loaded: the run as the caller already read it (load_run with the same hosts, every judged host among them),
     so that the results are not read from disk a second time.
@@ -780,6 +782,7 @@ def render_run(run_dir: str, expected_hosts: Iterable[str], host_groups: Optiona
     if judgement is not None:
         if previous_run_id is not None and previous_run_id != judgement.previous_run_id:
             judgement = dataclasses.replace(judgement, previous_run_id=previous_run_id)
+        judgement.gate_enforced = gated
         known = set(expected)
         expected += sorted(name for name in judgement.hosts if name not in known)
         for name, verdict in judgement.hosts.items():

@@ -9,7 +9,7 @@ import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .judge.fleet import NO_EARLIER_RUN
-from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict
+from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .judge.rules import ACTION_RANK, ACTION_WORDS, CheckTexts
 from .number_format import format_quantity
 from .report_values import format_number, format_value
@@ -22,7 +22,7 @@ VERDICT_ORDER[NOT_JUDGED] = VERDICT_RANK["error"]
 # Checks worst first; a skip says something was not checked, so it comes before a pass.
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2, "skip": 3, "pass": 4}
 STATUS_FLAG = {"fail": "bad", "error": "bad", "warn": "warn", "skip": "na", "pass": ""}
-VERDICT_FLAG = {"fail": "bad", "error": "bad", "unreachable": "bad", NOT_JUDGED: "bad", "warn": "warn", "pass": ""}
+VERDICT_FLAG = {"fail": "bad", "error": "bad", "unreachable": "bad", "not_validated": "bad", NOT_JUDGED: "bad", "warn": "warn", "pass": ""}
 FLEET_PREFIX = "fleet."
 DRIFT_PREFIX = "drift."
 # The judge's drift check that says why a comparison is missing (no earlier run, or none that measured a probe).
@@ -34,8 +34,10 @@ LONG_VALUE = 80
 _NOT_ENOUGH_PEERS = re.compile(r"not enough peers: (\d+) value\(s\), at least (\d+) needed")
 _DEFAULT_TEXTS = CheckTexts()
 # A host's headline in words: "3 hosts: 1 failed, 2 passed."
-VERDICT_WORDS = {"fail": "failed", "error": "in error", "unreachable": "unreachable", "warn": "warned", "pass": "passed",
-                 NOT_JUDGED: "not judged"}
+VERDICT_WORDS = {"fail": "failed", "error": "in error", "unreachable": "unreachable", "not_validated": "not validated",
+                 "warn": "warned", "pass": "passed", NOT_JUDGED: "not judged"}
+# What a not-validated host's action is where no check of its own explains it (no reference, a probe that did not run).
+UNPROVEN_ACTION = "fix_config"
 
 
 def plural(count: int, noun: str, nouns: str = "") -> str:
@@ -126,14 +128,56 @@ def status_counts(checks: Iterable[Check]) -> List[Tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: STATUS_ORDER.get(item[0], 1))
 
 
+def proofs_view(verdict: HostVerdict, texts: Optional[CheckTexts] = None) -> Dict[str, List[Dict[str, str]]]:
+    """What the host's profile promised, by state (proven, not_proven, not_promised), each with the check's title."""
+    texts = texts or _DEFAULT_TEXTS
+    view: Dict[str, List[Dict[str, str]]] = {"proven": [], "not_proven": [], "not_promised": []}
+    for proof in verdict.proofs:
+        view.setdefault(proof.state, []).append(dict(proof.to_dict(), title=texts.of(proof.check).title))
+    return view
+
+
+def gate_view(verdict: HostVerdict, enforced: bool) -> Dict[str, Any]:
+    """Whether the gate refuses the host, whether the run enforced it, and why in one line."""
+    refused = blocks_gate(verdict)
+    why = verdict.reasons[0] if verdict.reasons else "no reason recorded"
+    return {"refused": refused, "enforced": enforced, "why": why if refused else ""}
+
+
+def proof_note(verdict: Optional[HostVerdict]) -> str:
+    """"proven 9 of 12 promised headlines; not proven: membw.bandwidth, ..." ("" where nothing was promised)."""
+    if verdict is None or not verdict.proofs:
+        return ""
+    proven, unproven = verdict.proofs_in("proven"), verdict.proofs_in("not_proven")
+    promised = len(proven) + len(unproven)
+    words = "proven %d of %d promised headline%s" % (len(proven), promised, "" if promised == 1 else "s")
+    return words + ("; not proven: %s" % ", ".join(proof.check for proof in unproven) if unproven else "")
+
+
+def gate_sentence(judgement: FleetJudgement) -> Tuple[str, str]:
+    """(what the gate did to this run in one sentence, its flag) for the index's first screen."""
+    refused = [verdict.host for verdict in judgement.hosts_worst_first() if blocks_gate(verdict)]
+    shown = ", ".join(refused[:10]) + (" and %d more" % (len(refused) - 10) if len(refused) > 10 else "")
+    if not judgement.gate_enforced:
+        return ("The gate is off (gpufleet_gate: false): this run reports only%s." % (
+            "; it would refuse %s: %s" % (plural(len(refused), "host"), shown) if refused else ""), "warn" if refused else "")
+    if refused:
+        return ("Refused by the gate: %s of %d (%s); the run exits 2. Each dossier says what is not proven and how to fix it."
+                % (plural(len(refused), "host"), len(judgement.hosts), shown), "bad")
+    return ("The gate passed every host: each proved every headline its profile promises.", "")
+
+
 def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, texts: Optional[CheckTexts] = None,
-                 hosts_of_sku: HostsOfSku = None) -> Dict[str, Any]:
-    """The dossier's first section: verdict, the checks that did not pass (evidence and remedy), SKU (or why it is
-    unknown), then every other check worst first, the peer comparisons that had too few hosts folded into one line."""
+                 hosts_of_sku: HostsOfSku = None, gate_enforced: bool = True) -> Dict[str, Any]:
+    """The dossier's first section: verdict, whether the gate refused it, what the profile's pass proves and what it
+    does not, the checks that did not pass (evidence and remedy), SKU (or why it is unknown), then every other check
+    worst first, the peer comparisons that had too few hosts folded into one line."""
     if verdict is None:
         return {"verdict": NOT_JUDGED, "flag": VERDICT_FLAG[NOT_JUDGED], "reasons": [NOT_JUDGED_REASON],
                 "sku": "unknown", "sku_reason": "not judged", "checks": [], "failing": [], "others": [], "peers": None,
-                "total": 0, "status_counts": [], "changes": [], "changes_since": "", "changes_missing": []}
+                "total": 0, "status_counts": [], "changes": [], "changes_since": "", "changes_missing": [],
+                "proofs": {"proven": [], "not_proven": [], "not_promised": []},
+                "gate": {"refused": True, "enforced": gate_enforced, "why": NOT_JUDGED_REASON}}
     checks = sorted(verdict.checks, key=check_sort_key) if include_checks else []
     rows = [check_row(check, texts) for check in checks]
     kept, peers = peer_fold(checks, hosts_of_sku)
@@ -145,6 +189,7 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, te
         "checks": rows, "failing": failing_with_consequences(rows), "others": others,
         "peers": peers, "total": len(rows), "status_counts": status_counts(checks),
         "changes": before_after_rows(verdict), "changes_since": compared_runs(verdict), "changes_missing": not_compared(verdict),
+        "proofs": proofs_view(verdict, texts), "gate": gate_view(verdict, gate_enforced),
     }
 
 
@@ -174,6 +219,16 @@ def host_action(verdict: Optional[HostVerdict], texts: Optional[CheckTexts] = No
                 "rank": 4}
     texts = texts or _DEFAULT_TEXTS
     failing = [check for check in verdict.checks if check.status in ("fail", "error", "warn") and not check.because]
+    unproven = verdict.proofs_in("not_proven")
+    if verdict.verdict == "not_validated" and unproven:
+        first = unproven[0]
+        root = next((check for check in verdict.checks if first.root and check.id == first.root), None)
+        if root is not None:
+            failing = [root]
+        else:
+            text = texts.of(first.check)
+            return {"action": ACTION_WORDS[UNPROVEN_ACTION], "remedy": first.fix, "check": first.check, "title": text.title,
+                    "reason": "not proven: %s" % first.because, "rank": ACTION_RANK[UNPROVEN_ACTION]}
     if verdict.verdict == "pass" or not failing:
         return {"action": "none" if verdict.verdict == "pass" else "", "remedy": "", "check": "", "title": "", "reason": "", "rank": 9}
 

@@ -1,22 +1,54 @@
 """Judge a stored run: its results, the baselines, the rules with each host's overrides, each host's previous run."""
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .judge.fleet import judge_fleet
 from .judge.model import Check, FleetJudgement, blocks_gate
+from .judge.promises import Promise
 from .judge.rules import CheckTexts
 from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules
-from .probes.registry import probe_catalogue
+from .probes.registry import declaration, probe_catalogue, profile_probes, profiles
 from .report_parallel import run_over_the_cores
 from .store.previous import find_previous_results, most_common_run
-from .store.stored_run import RunModel, StoredEnvelopes
+from .store.stored_run import HostModel, RunModel, StoredEnvelopes
 from .store.schemas import stored_envelope_problems
 
 
-def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[str, Dict]:
+def promised_probes(host: HostModel, profile: Optional[str] = None, custom_profiles: Any = None) -> Tuple[List[str], str]:
+    """(the probes whose headlines the host's profile promises, where that list comes from).
+
+    profile: the one the report was told to judge with (playbooks/report.yml -e gpufleet_profile=...); else the host's
+    own run recorded its profile's probes (inputs.json), else its declared profile's; a profile this collection does not
+    know, or a run that recorded none, promises what the host's probes left a result of. ValueError: an unknown profile
+    given now."""
+    if profile:
+        return profile_probes(profile, custom_profiles), "profile %s" % profile
+    recorded, name = host.inputs.get("probes"), host.inputs.get("profile")
+    if isinstance(recorded, list) and all(isinstance(probe, str) for probe in recorded):
+        return list(recorded), "profile %s, as its run recorded it" % name
+    if isinstance(name, str) and name in profiles():
+        return profiles()[name], "profile %s" % name
+    return sorted(host.probes), "the probes that left a result (%s)" % (
+        "profile %s is not one this collection declares" % name if name else "its run recorded no profile")
+
+
+def host_promises(probes: Sequence[str]) -> List[Promise]:
+    """The headlines the probes declare (ProbeRun.headlines), in their order; an unknown probe promises nothing."""
+    promises = []
+    for probe in probes:
+        found = declaration(probe)
+        for headline in found.headlines if found is not None else ():
+            promises.append(Promise(headline.rule, probe, found.min_gpus, headline.needs_datasheet))
+    return promises
+
+
+def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping], profile: Optional[str] = None,
+                custom_profiles: Any = None) -> Dict[str, Dict]:
+    """What judge_fleet takes of each host of a stored run, its profile's promises included (ValueError: an unknown
+    profile given now)."""
     return {
         host.name: {
             "envelopes": StoredEnvelopes(host.probes),
@@ -24,6 +56,7 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[st
             "reason": "; ".join(host.reasons),
             "groups": list(host.groups),
             "rule_overrides": rule_overrides.get(host.name) or {},
+            "promises": host_promises(promised_probes(host, profile, custom_profiles)[0]),
         }
         for host in run.hosts
     }
@@ -31,17 +64,18 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[st
 
 def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapping],
               baselines_dir: Optional[str] = None, rules_path: Optional[str] = None,
-              workers: Optional[int] = None) -> FleetJudgement:
-    """Raises ValueError when the rules file is broken; a broken baseline file is reported, not fatal.
-    workers: processes that judge the hosts' own checks (default: one per usable core, for runs large enough;
-    report_parallel); the judgement is the same with any number."""
+              workers: Optional[int] = None, profile: Optional[str] = None, custom_profiles: Any = None) -> FleetJudgement:
+    """Raises ValueError when the rules file is broken or the profile given is unknown; a broken baseline file is
+    reported, not fatal. workers: processes that judge the hosts' own checks (default: one per usable core, for runs
+    large enough; report_parallel); the judgement is the same with any number. profile: judge every host with what
+    that profile promises (default: what each host's own run recorded, promised_probes)."""
     baselines, baseline_problems = load_baselines(baselines_dir)
     rules = load_rules(rules_path)
     # Each probe a host measured now is compared with the newest earlier run that measured it (store/previous.py).
     measured = {host.name: [probe for probe, entry in host.probes.items() if entry.status in MEASURED_STATUSES] for host in run.hosts}
     previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems,
                                      wanted=measured)
-    judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides), baselines, rules,
+    judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides, profile, custom_profiles), baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=probe_catalogue(),
                             run_each=lambda count, job: run_over_the_cores(count, job, workers), baseline_problems=baseline_problems)

@@ -20,6 +20,7 @@ from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .not_compared import mark_not_compared
+from .promises import HostFacts, Promise, prove_all
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
@@ -387,7 +388,7 @@ def reason_line(check: Check, checks: List[Check]) -> str:
 
 
 def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str, groups: List[str],
-             causes: Optional[Causes] = None, independent: Iterable[str] = ()) -> HostVerdict:
+             causes: Optional[Causes] = None, independent: Iterable[str] = (), promised: Optional["_Promised"] = None) -> HostVerdict:
     statuses = [check.status for check in checks]
     verdict = worst_verdict(statuses)
     if causes is not None:
@@ -405,7 +406,25 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
                               "validated%s" % ((" (" + skipped + ")") if skipped else ""))
         checks = [nothing] + checks
         reasons = ["%s: %s" % (nothing.id, nothing.reason)]
-    return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups))
+    proofs = prove_all(promised.promises, checks, promised.rules, promised.facts) if promised is not None else []
+    unproven = [proof for proof in proofs if proof.state == "not_proven"]
+    if unproven and verdict in ("pass", "warn"):
+        verdict = "not_validated"
+        # what left the promises unproven first: the root cause they follow from (a busy GPU), then each of them
+        roots = [root for root in dict.fromkeys(proof.root for proof in unproven) if root]
+        first = [line for line in reasons if line.split(":", 1)[0] in roots]
+        reasons = first + ["not proven: %s" % proof.line() for proof in unproven] + [line for line in reasons if line not in first]
+    return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups),
+                       proofs=proofs)
+
+
+@dataclass
+class _Promised:
+    """What a host's profile promises and what its proofs are weighed against (judge/promises.py)."""
+
+    promises: List[Promise]
+    rules: List[Dict[str, Any]]
+    facts: HostFacts
 
 
 @dataclass
@@ -424,6 +443,8 @@ class _HostJudgement:
     outcomes: Dict[str, Any] = field(default_factory=dict)
     # the GPUs it reports, by UUID and serial (identity_checks.gpu_identities)
     gpu_identities: Set[str] = field(default_factory=set)
+    # its profile's promises with its rules and facts; None where the caller promised nothing
+    promised: Optional[_Promised] = None
 
 
 def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
@@ -473,8 +494,13 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
     outcomes = {probe: {"status": envelope.get("status"), "reason": envelope.get("reason")} if isinstance(envelope, Mapping)
                 else envelope for probe, envelope in envelopes.items()}
     identities = gpu_identities(facts, (metric.gpu_uuid for unused_host, unused_probe, unused_group, metric in samples))
+    promised = None
+    if entry.get("promises") is not None:
+        visible = facts.gpu_count if facts is not None else None
+        gpu_count, count_source = (expected_gpus, expected_gpus_source) if expected_gpus is not None else (visible, "the GPUs visible")
+        promised = _Promised(list(entry["promises"]), host_rules, HostFacts(gpu_count, count_source, sku, sku_reason, baseline, outcomes))
     return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples, host_group, settings,
-                          outcomes, identities)
+                          outcomes, identities, promised)
 
 
 def _no_sku_reason(machine_probe: str, envelope: Any) -> str:
@@ -507,7 +533,9 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                 baseline_problems: Sequence[str] = ()) -> FleetJudgement:
     """Judge every host of one run.
 
-    hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
+    hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...},
+    "promises": [Promise, ...]}}; a host given promises is not_validated where one is not proven (judge/promises.py), one
+    without (None) is judged on its checks alone.
     baselines: validated baseline documents. rules: the rules document ({"rules": [...]}) or its list.
     previous: {name: {probe: envelope}}, each host's latest earlier run (its envelopes carry their run_id).
     previous_problems: {name: {probe: sentence}}, earlier results that could not be read or break their schema; the
@@ -587,7 +615,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                                             catalogue.machine_probe)
             if unmeasured is not None:
                 checks = [unmeasured] + checks
-            verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups, causes, independent)
+            verdicts[name] = _verdict(name, checks, host.sku, host.sku_reason, groups, causes, independent, host.promised)
         except Exception as exc:  # pylint: disable=broad-exception-caught
             verdicts[name] = judging_error(name, exc, groups)
     return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,

@@ -10,10 +10,12 @@ from typing import Any, Dict, List, Optional
 from .rules import CheckTexts
 
 CHECK_STATUSES = ("pass", "warn", "fail", "skip", "error")
-# A host's verdict; "unreachable" is never a pass.
-VERDICTS = ("fail", "error", "unreachable", "warn", "pass")
-VERDICT_RANK = {"pass": 0, "warn": 1, "unreachable": 2, "error": 3, "fail": 4}
-GATING_VERDICTS = ("fail", "error", "unreachable")
+# A host's verdict; "unreachable" is never a pass, nor is "not_validated": a headline its profile promises was not
+# proven on it (judge/promises.py).
+VERDICTS = ("fail", "error", "unreachable", "not_validated", "warn", "pass")
+VERDICT_RANK = {"pass": 0, "warn": 1, "not_validated": 2, "unreachable": 3, "error": 4, "fail": 5}
+GATING_VERDICTS = ("fail", "error", "unreachable", "not_validated")
+VERDICT_WORDS = {"not_validated": "not validated"}
 # Host-level checks that keep a host out of acceptance even as a warning: nothing on it was validated as a GPU host.
 GATE_BLOCKING_CHECKS = ("host.gpu_measured", "host.nothing_checked")
 
@@ -46,6 +48,27 @@ class Check:
 CHECK_FIELDS = tuple(check_field.name for check_field in fields(Check))
 
 
+PROOF_STATES = ("proven", "not_proven", "not_promised")
+
+
+@dataclass
+class Proof:
+    """A headline a host's profile promises (judge/promises.py), on that host: proven, not_proven or not_promised."""
+
+    check: str          # the promised rule's id, e.g. "membw.bandwidth"
+    probe: str
+    state: str          # one of PROOF_STATES
+    because: str        # what was found (proven: how it was judged)
+    fix: str = ""       # not proven: what to do
+    root: str = ""      # not proven because of this host's check of that id (a busy GPU, a broken driver), else ""
+
+    def to_dict(self) -> Dict[str, str]:
+        return asdict(self)
+
+    def line(self) -> str:
+        return "%s: %s%s" % (self.check, self.because, "; to fix: %s" % self.fix if self.fix else "")
+
+
 @dataclass
 class HostVerdict:
     host: str
@@ -55,6 +78,11 @@ class HostVerdict:
     sku: Optional[str] = None             # baseline id, e.g. "h200-sxm"; None when unknown
     sku_reason: str = ""                  # how the SKU was identified, or why it is unknown
     groups: List[str] = field(default_factory=list)
+    # Each headline its profile promises, proven or not (judge/promises.py); [] where nothing was promised
+    proofs: List[Proof] = field(default_factory=list)
+
+    def proofs_in(self, state: str) -> List[Proof]:
+        return [proof for proof in self.proofs if proof.state == state]
 
     def to_dict(self) -> Dict[str, Any]:
         document = asdict(self)
@@ -75,6 +103,8 @@ class FleetJudgement:
     setting_minorities: List[Dict[str, Any]] = field(default_factory=list)
     # How the reports title each check and what they say to do (the rules' title/remedy/action); not exported.
     texts: CheckTexts = field(default_factory=CheckTexts)
+    # Whether the run enforces its gate (gpufleet_gate): the reports say so; set by whoever renders it.
+    gate_enforced: bool = True
 
     def hosts_worst_first(self) -> List[HostVerdict]:
         return sorted(self.hosts.values(), key=lambda verdict: (-VERDICT_RANK[verdict.verdict], verdict.host))
@@ -98,7 +128,7 @@ def error_verdict(host: str, check_id: str, reason: str, groups: List[str]) -> H
 
 
 def blocks_gate(verdict: "HostVerdict") -> bool:
-    """Whether the acceptance gate refuses this host: a gating verdict, or a host where no GPU was measured."""
+    """Whether the gate refuses this host: a gating verdict, or a host where no GPU was measured."""
     return verdict.verdict in GATING_VERDICTS or any(
         check.id in GATE_BLOCKING_CHECKS and check.status in ("warn", "fail", "error") for check in verdict.checks)
 

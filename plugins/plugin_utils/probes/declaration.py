@@ -35,6 +35,17 @@ class ProbeSection:
 
 
 @dataclass(frozen=True)
+class Headline:
+    """A check a profile that runs the probe promises: a host passes only where it was judged, on that host in that run,
+    against a reference with a source (judge/promises.py)."""
+
+    rule: str
+    # The SKU's datasheet entry the headline needs (fp8 where the GPU has fp8): a SKU whose baseline lacks it is not
+    # promised the headline. "" for every SKU.
+    needs_datasheet: str = ""
+
+
+@dataclass(frozen=True)
 class ProbeRun:
     """How a probe runs: its place in a profile, its time limit, the profiles that run it and what they give it."""
 
@@ -54,3 +65,5 @@ class ProbeRun:
     # A probe that runs from a role and playbook of its own rather than a profile of the probe role.
     own_playbook: str = ""
     summary: str = ""
+    # What a profile that runs the probe promises (docs/judge.md, "What a pass proves").
+    headlines: Tuple[Headline, ...] = ()

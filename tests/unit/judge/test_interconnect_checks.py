@@ -244,7 +244,13 @@ def test_collective_data_check_and_p2p_gain():
     gain = one(verdict, "collective.p2p_gain")
     assert gain.status == "pass" and gain.value == 18.0
     busbw = one(verdict, "collective.busbw")
-    assert busbw.status == "skip" and "no known-good value for 2 ranks" in busbw.reason and busbw.value == 360.0
+    assert busbw.status == "pass" and busbw.reference == 327.9 and "allreduce_busbw_2gpu_nvls_off" in busbw.reference_source
+
+
+def test_busbw_without_a_known_good_for_its_rank_count_is_compared_with_peers_only():
+    verdict = judge(collective=collective([curve("default", 360.0), curve("p2p_disabled", 20.0)], ranks=4))
+    busbw = one(verdict, "collective.busbw")
+    assert busbw.status == "skip" and "no known-good value for 4 ranks" in busbw.reason and busbw.value == 360.0
 
 
 def test_collective_without_nvlink_gain_warns_and_corrupt_data_fails():

@@ -133,7 +133,7 @@ def test_the_verdict_is_shown_once_at_the_top(recorded):
     assert top.count('class="state v-') == 1 and '<h1>Host localhost: <span class="state v-bad">fail</span></h1>' in top
     markdown = written["localhost/dossier.md"]
     headings = [line for line in markdown.split("## What to do", 1)[0].splitlines() if line.startswith("#")]
-    assert headings == ["# Host localhost: fail"]
+    assert headings == ["# Host localhost: fail", "## What a pass proves here"]
 
 
 def test_the_hosts_table_shows_at_most_5_metric_columns_and_folds_the_rest(recorded):

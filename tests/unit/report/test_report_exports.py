@@ -54,7 +54,7 @@ def test_fleet_json_is_valid_against_its_schema_and_complete(judged):
     assert not errors, [(list(error.path), error.message) for error in errors]
     judgement = judged.judgement
     assert document["run_id"] == judgement.run_id and document["previous_run_id"] == judged.previous_run_id
-    assert document["counts"] == {"fail": 2, "error": 2, "unreachable": 1, "warn": 1, "pass": 2}
+    assert document["counts"] == {"fail": 2, "error": 2, "unreachable": 1, "not_validated": 0, "warn": 1, "pass": 2}
     assert document["gate"]["passed"] is False and "gpu-e01" in document["gate"]["gating_hosts"]
     assert document["hosts_worst_first"][-1] == "gpu-a03"
     assert set(document["hosts"]) == set(judgement.hosts)
@@ -235,26 +235,27 @@ def test_junit_fails_a_warn_host_the_acceptance_gate_refuses_because_no_gpu_was_
 
 
 @pytest.mark.parametrize("check_id", ["host.gpu_measured", "host.nothing_checked"])
-def test_junit_passes_that_warn_host_when_the_run_is_not_gated_and_says_acceptance_would_refuse_it(check_id):
-    """Issue 31: the quick profile exits 0 on this host, so its junit.xml must not fail it; the reason stays visible."""
+def test_junit_passes_that_warn_host_when_the_run_reports_only_and_says_the_gate_would_refuse_it(check_id):
+    """Issue 31, and 44 (every profile gates): a report-only run (gpufleet_gate: false) exits 0 on this host, so its
+    junit.xml must not fail it; the reason stays visible."""
     judgement, reason = _no_gpu_host(check_id)
-    text = junit_xml(judgement)
+    text = junit_xml(judgement, gated=False)
     (suite,) = _suites(text).values()
     cases = {case.name: case for case in suite}
     assert set(cases) == {check_id, "host.verdict"}
     assert all(case.is_passed for case in cases.values())
     assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (2, 0, 0, 0)
     verdict_case = cases["host.verdict"]
-    assert verdict_case.system_out == "WARN: the acceptance gate would refuse this host (this run is not gated): " + reason
-    assert 'name="acceptance" value="refused"' in verdict_case.tostring().decode()
+    assert verdict_case.system_out == "WARN: the gate would refuse this host (this run reports only: gpufleet_gate is false): " + reason
+    assert 'name="gate" value="refused"' in verdict_case.tostring().decode()
     totals = JUnitXml.fromstring(text.encode("utf-8"))
     assert (totals.failures, totals.errors) == (0, 0)
 
 
 @pytest.mark.parametrize("gated", [False, True])
-@pytest.mark.parametrize("verdict, result", [("fail", Failure), ("error", Error), ("unreachable", Error)])
-def test_junit_fails_a_fail_error_or_unreachable_host_whether_gated_or_not(gated, verdict, result):
-    """A host whose verdict is a gating one fails junit.xml in every profile, also when no check of it fails."""
+@pytest.mark.parametrize("verdict, result", [("fail", Failure), ("error", Error), ("unreachable", Error), ("not_validated", Failure)])
+def test_junit_fails_a_fail_error_unreachable_or_not_validated_host_whether_gated_or_not(gated, verdict, result):
+    """A host whose verdict is a gating one fails junit.xml whatever the gate, also when no check of it fails."""
     checks = [Check(id="health.pcie_link_width", host="h", probe="health", status="warn", reason="x8 of x16")]
     judgement = FleetJudgement("r1", {"h": HostVerdict("h", verdict, ["the judge says %s" % verdict], checks)})
     (suite,) = _suites(junit_xml(judgement, gated=gated)).values()
@@ -272,7 +273,7 @@ def test_junit_passes_an_ordinary_warn_host_whether_gated_or_not():
 
 
 def test_render_run_hands_the_gate_to_junit(judged):
-    """render_run(gated=...) is what the report action passes from the role's profile (roles/report/tasks/main.yml)."""
+    """render_run(gated=...) is what the report action passes from the role's gpufleet_gate (roles/report/tasks/main.yml)."""
     no_gpu, reason = _no_gpu_host()
     outcomes = {}
     for gated in (False, True):
@@ -294,8 +295,8 @@ def test_the_report_role_gates_junit_where_it_gates_the_play():
     with open(os.path.join(ROOT, "roles", "report", "tasks", "main.yml"), encoding="utf-8") as handle:
         tasks = yaml.safe_load(handle)
     (report,) = [task for task in tasks if "gpufleet.validation.report" in task]
-    gates = [task for task in tasks if "gate" in task["name"].lower() or "acceptance failed" in str(task.get("vars"))]
-    condition = "report_profile == 'acceptance'"
+    gates = [task for task in tasks if "gate" in task["name"].lower() or "gate refused" in str(task.get("vars"))]
+    condition = "report_gate | bool"
     assert report["gpufleet.validation.report"]["gated"] == "{{ %s }}" % condition
     # every task that says or enforces the gate decides it by the same condition
     assert gates and all(condition in str(task.get("vars", "")) + str(task.get("when", "")) for task in gates)
@@ -322,11 +323,11 @@ def test_docs_reports_says_what_junit_xml_holds():
             assert isinstance(case.result[0], JUNIT_RESULTS[outcome]), status
     assert "`host.verdict`" in row and "### JUnit and the gate" in doc
     judgement, _reason = _no_gpu_host()
-    (verdict_case,) = [case for case in _suites(junit_xml(judgement)).popitem()[1] if case.name == "host.verdict"]
+    (verdict_case,) = [case for case in _suites(junit_xml(judgement, gated=False)).popitem()[1] if case.name == "host.verdict"]
     shown = verdict_case.system_out.split(": host.gpu_measured")[0]
     assert '"%s: …"' % shown in doc, shown
-    assert 'name="acceptance" value="refused"' in verdict_case.tostring().decode()
-    assert '<property name="acceptance" value="refused"/>' in doc
+    assert 'name="gate" value="refused"' in verdict_case.tostring().decode()
+    assert '<property name="gate" value="refused"/>' in doc
 
 
 def test_people_read_chosen_digits_and_machines_every_digit():

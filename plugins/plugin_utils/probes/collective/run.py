@@ -1,7 +1,7 @@
 """collective: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="collective",
@@ -10,4 +10,5 @@ RUN = ProbeRun(
     profiles={"acceptance": {}, "full": {}, "interconnect": {}},
     min_gpus=2,
     summary="NCCL all-reduce bus bandwidth across the host's GPUs over message sizes, data verified",
+    headlines=(Headline("collective.verified"), Headline("collective.busbw")),
 )

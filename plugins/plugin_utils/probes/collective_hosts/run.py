@@ -1,7 +1,7 @@
 """collective_hosts: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="collective_hosts",
@@ -11,4 +11,5 @@ RUN = ProbeRun(
     profiles={},
     own_playbook="playbooks/collective_hosts.yml",
     summary="NCCL all-reduce across the GPUs of a group of hosts, one rank per GPU",
+    headlines=(Headline("collective_hosts.verified"),),
 )

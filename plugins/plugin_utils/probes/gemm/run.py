@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 
 def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
@@ -18,4 +18,11 @@ RUN = ProbeRun(
     profiles={"acceptance": {}, "full": {"alone_devices": "all"}},
     summary="matmul throughput per dtype over shapes on the roofline, burst and sustained at the power limit",
     derived_params=gemm_inputs,
+    headlines=(
+        Headline("gemm.bf16_burst"),
+        Headline("gemm.bf16_sustained"),
+        Headline("gemm.fp8_burst", needs_datasheet="fp8_dense"),
+        Headline("gemm.fp8_sustained", needs_datasheet="fp8_dense"),
+        Headline("gemm.correctness"),
+    ),
 )

@@ -1,7 +1,7 @@
 """health: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="health",
@@ -10,4 +10,5 @@ RUN = ProbeRun(
     # health alone is the fastest check of every host, e.g. a nightly sweep of a large fleet
     profiles={"health": {}, "quick": {}, "acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
     summary="device nodes, cgroup, CUDA init, NVML inventory and state per GPU",
+    headlines=(Headline("health.cuda_init"), Headline("health.device_majors"), Headline("health.gpu_count")),
 )

@@ -1,7 +1,7 @@
 """hostbw: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="hostbw",
@@ -10,4 +10,5 @@ RUN = ProbeRun(
     # full measures every GPU alone, not only the first
     profiles={"acceptance": {}, "full": {"alone_devices": "all"}},
     summary="host-to-device and device-to-host copy bandwidth per GPU, pinned and pageable",
+    headlines=(Headline("hostbw.pinned_h2d"), Headline("hostbw.pinned_d2h")),
 )

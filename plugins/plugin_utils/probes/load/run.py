@@ -1,7 +1,7 @@
 """load: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="load",
@@ -11,4 +11,5 @@ RUN = ProbeRun(
     # full holds the load three minutes instead of one: slow thermal faults show within it
     profiles={"acceptance": {}, "full": {"duration_s": 180}},
     summary="a sustained bf16 matmul load per GPU with clocks, power, temperature and processes sampled",
+    headlines=(Headline("load.correctness"),),
 )

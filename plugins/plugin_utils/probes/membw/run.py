@@ -1,7 +1,7 @@
 """membw: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="membw",
@@ -11,4 +11,5 @@ RUN = ProbeRun(
     # alone, not only the first
     profiles={"quick": {"quick": True}, "acceptance": {}, "full": {"repeats": 5, "alone_devices": "all"}, "post_upgrade": {}},
     summary="device memory copy bandwidth swept over sizes to its plateau, repeated",
+    headlines=(Headline("membw.bandwidth"),),
 )

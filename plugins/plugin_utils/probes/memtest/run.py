@@ -1,7 +1,7 @@
 """memtest: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="memtest",
@@ -12,4 +12,5 @@ RUN = ProbeRun(
     # budget_s: seconds of pattern passes on each GPU (all GPUs at once); quick does not run it
     profiles={"acceptance": {"budget_s": 30}, "full": {"budget_s": 120}, "post_upgrade": {"budget_s": 30}},
     summary="device memory pattern tests over most of every GPU's free memory, all GPUs at once; ECC and remapped rows before and after",
+    headlines=(Headline("memtest.errors"),),
 )

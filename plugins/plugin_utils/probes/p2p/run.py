@@ -1,7 +1,7 @@
 """p2p: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ..declaration import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="p2p",
@@ -10,4 +10,5 @@ RUN = ProbeRun(
     profiles={"acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
     min_gpus=2,
     summary="peer-to-peer copy bandwidth of every ordered GPU pair, one-way and two-way",
+    headlines=(Headline("p2p.unidirectional"), Headline("p2p.bidirectional")),
 )

@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet.validation contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a pass proves: each headline a host's profile promises, proven or not, and why (docs/judge.md).
+
+A profile promises the headline checks of the probes it runs (each probe declares its headlines, ProbeRun.headlines).
+A headline is proven on a host when its rule is enabled at severity fail and every check it made there was judged
+(pass, warn or fail) against a reference that is not the fleet median standing in for a missing known-good value. Any
+other outcome (a skip, an error, no check at all, a disabled or downgraded rule) leaves it not proven, with the reason
+and what to do; a headline the host cannot have (a probe between GPUs on a host with one, a dtype its SKU's datasheet
+does not offer) is not promised there. Pure Python.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List, Mapping, Optional, Sequence
+
+from ...module_utils.envelope_statuses import MEASURED_STATUSES
+from .model import Check, Proof
+from .not_compared import PEERS_ONLY_SOURCE
+
+JUDGED_STATUSES = ("pass", "warn", "fail")
+# The severity a promised headline's rule must keep: at warn a failing value cannot fail the host.
+PROMISED_SEVERITY = "fail"
+
+
+@dataclass(frozen=True)
+class Promise:
+    """One headline a host's profile promises: its rule id, the probe that measures it, what it needs to apply."""
+
+    rule: str
+    probe: str
+    min_gpus: int = 1
+    needs_datasheet: str = ""
+
+
+@dataclass
+class HostFacts:
+    """What the promises of one host are weighed against, besides its checks."""
+
+    gpu_count: Optional[int] = None      # the GPUs the host has (expected, else visible); None: unknown
+    gpu_count_source: str = ""
+    sku: Optional[str] = None
+    sku_reason: str = ""
+    baseline: Optional[Mapping[str, Any]] = None
+    # {probe: {"status": ..., "reason": ...}} of the results the host left in this run
+    outcomes: Optional[Mapping[str, Any]] = None
+
+
+def _not_applicable(promise: Promise, facts: HostFacts) -> str:
+    if promise.min_gpus > 1 and facts.gpu_count is not None and facts.gpu_count < promise.min_gpus:
+        return "measured between GPUs: this host has %d GPU%s (%s), at least %d needed" % (
+            facts.gpu_count, "" if facts.gpu_count == 1 else "s", facts.gpu_count_source or "as found", promise.min_gpus)
+    if promise.needs_datasheet and facts.baseline is not None and \
+            promise.needs_datasheet not in (facts.baseline.get("datasheet") or {}):
+        return "SKU %s's datasheet offers no %s (baselines/%s.yaml has no datasheet.%s)" % (
+            facts.sku, promise.needs_datasheet, facts.sku, promise.needs_datasheet)
+    return ""
+
+
+def _rule_problem(promise: Promise, rule: Optional[Mapping[str, Any]]) -> Optional[Proof]:
+    if rule is None:
+        return Proof(promise.rule, promise.probe, "not_proven", "the rules in use have no rule %s" % promise.rule,
+                     "restore rule %s (the collection's rules/default.yaml has it)" % promise.rule)
+    overridden = rule.get("overridden") or []
+    if not rule.get("enabled", True):
+        by = "by this host's rule overrides (gpufleet_rule_overrides)" if "enabled" in overridden else "in the rules file in use"
+        return Proof(promise.rule, promise.probe, "not_proven", "rule %s is disabled %s" % (promise.rule, by),
+                     "enable rule %s again, or run a profile that does not promise it" % promise.rule)
+    if rule.get("severity") != PROMISED_SEVERITY:
+        by = "by this host's rule overrides (gpufleet_rule_overrides)" if "severity" in overridden else "in the rules file in use"
+        return Proof(promise.rule, promise.probe, "not_proven", "rule %s's severity is %s %s, so a value below its "
+                     "threshold cannot fail this host" % (promise.rule, rule.get("severity"), by),
+                     "give rule %s severity %s again" % (promise.rule, PROMISED_SEVERITY))
+    return None
+
+
+def _absent(promise: Promise, facts: HostFacts) -> Proof:
+    outcome = (facts.outcomes or {}).get(promise.probe)
+    if outcome is None:
+        return Proof(promise.rule, promise.probe, "not_proven", "the %s probe left no result on this host in this run" % promise.probe,
+                     "run the %s probe on this host (the run's log says why it did not end with a result)" % promise.probe)
+    status = outcome.get("status") if isinstance(outcome, Mapping) else None
+    reason = (outcome.get("reason") if isinstance(outcome, Mapping) else None) or "no reason given"
+    if status not in MEASURED_STATUSES:
+        return Proof(promise.rule, promise.probe, "not_proven", "the %s probe ended %s: %s" % (promise.probe, status, reason),
+                     "see %s.probe_status: provide or repair what it names, then run again" % promise.probe)
+    return Proof(promise.rule, promise.probe, "not_proven", "the %s result holds nothing rule %s could judge" % (promise.probe, promise.rule),
+                 "run the %s probe of this collection's version again" % promise.probe)
+
+
+def _unjudged_fix(check: Check, facts: HostFacts, root: Optional[Check]) -> str:
+    if root is not None:
+        return root.remedy or "see %s, the root cause" % root.id
+    if check.reference_source.startswith(PEERS_ONLY_SOURCE) or "no known-good" in check.reason:
+        if facts.sku is None:
+            return ("identify the GPU (%s): write its baseline, or calibrate one from a stored run of healthy hosts "
+                    "(playbooks/calibrate.yml, docs/judge.md)" % (facts.sku_reason or "its SKU is unknown"))
+        return ("give SKU %s a known-good value for it (known_good in baselines/%s.yaml, or calibrate one from a stored run "
+                "of healthy hosts: playbooks/calibrate.yml, docs/judge.md)" % (facts.sku, facts.sku))
+    if check.status == "error":
+        return check.remedy or "see the check's reason, repair it, then run again"
+    return check.remedy or "see the check's reason"
+
+
+def prove(promise: Promise, checks: Sequence[Check], rules: Mapping[str, Mapping[str, Any]], facts: HostFacts) -> Proof:
+    """The proof of one promised headline on one host from its checks (after folding) and its effective rules."""
+    waived = _not_applicable(promise, facts)
+    if waived:
+        return Proof(promise.rule, promise.probe, "not_promised", waived)
+    problem = _rule_problem(promise, rules.get(promise.rule))
+    if problem is not None:
+        return problem
+    own = [check for check in checks if check.id == promise.rule]
+    if not own:
+        return _absent(promise, facts)
+    by_id = {check.id: check for check in checks}
+    for check in own:
+        peers_only = check.reference_source.startswith(PEERS_ONLY_SOURCE)
+        if check.status in JUDGED_STATUSES and not peers_only:
+            continue
+        root = by_id.get(check.because) if check.because else None
+        because = check.reason if root is None else "%s (follows from %s: %s)" % (check.reason, root.id, root.reason)
+        if peers_only and check.status in JUDGED_STATUSES:
+            because += " (held against the fleet median only: no known-good value)"
+        return Proof(promise.rule, promise.probe, "not_proven", because, _unjudged_fix(check, facts, root), root.id if root else "")
+    sources = sorted(set(check.reference_source for check in own if check.reference_source))
+    return Proof(promise.rule, promise.probe, "proven", "%d check%s judged%s" % (
+        len(own), "" if len(own) == 1 else "s", " against %s" % "; ".join(sources) if sources else ""))
+
+
+def prove_all(promises: Sequence[Promise], checks: Sequence[Check], rules: Sequence[Mapping[str, Any]],
+              facts: HostFacts) -> List[Proof]:
+    """Every promise of one host, in the order promised."""
+    by_id = {rule["id"]: rule for rule in rules if isinstance(rule, Mapping) and "id" in rule}
+    return [prove(promise, checks, by_id, facts) for promise in promises]
