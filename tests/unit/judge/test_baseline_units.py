@@ -77,7 +77,7 @@ def test_a_unit_outside_the_list_is_refused_naming_file_key_and_the_allowed_unit
         document["known_good"]["torch_copy_4gib"]["unit"] = unit
     baselines, [problem] = _h200_with(tmp_path, with_unit)
     assert baselines == []
-    assert problem.startswith("baselines/h200-sxm.yaml skipped: ")
+    assert problem.startswith("%s skipped: " % (tmp_path / "baselines" / "h200-sxm.yaml"))
     assert "baseline.known_good.torch_copy_4gib.unit" in problem
     assert "'GB/s', 'TB/s', 'MB/s', 'GiB/s'" in problem, problem
 
@@ -91,7 +91,8 @@ def test_a_unit_of_another_quantity_is_not_compared(tmp_path):
     check = _judge_copy(baseline, 2140.0)
     assert check.status == "warn"
     assert "not compared: the baseline's known_good.torch_copy_4gib is in TFLOP/s" in check.reason
-    assert "baselines/h200-sxm.yaml known_good.torch_copy_4gib" in check.reason
+    assert "%s (gpufleet_baselines_dir, in place of the shipped baselines/h200-sxm.yaml) known_good.torch_copy_4gib" % (
+        tmp_path / "baselines" / "h200-sxm.yaml") in check.reason
 
 
 def test_every_quantity_names_its_judged_unit_first():
