@@ -143,5 +143,4 @@ def test_a_reference_measured_on_several_machines_must_be_their_median(tmp_path)
     loaded, problems = load_baselines(str(tmp_path))
     assert loaded == [] and problems == [
         "%s skipped: known_good.fp8_matmul_sustained is 1231.6 but the median of its " % (tmp_path / "h200-sxm.yaml") +
-        "
         "measured.machines [1231.6, 1185.6, 1202.0] is 1202.0"]
