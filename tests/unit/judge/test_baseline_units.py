@@ -3,6 +3,7 @@ refused, never reinterpreted (issue 32: torch_copy_4gib given as 4.2579 with uni
 GPU at half its bandwidth passed at "50253 % of the known-good")."""
 from __future__ import annotations
 
+import glob
 import os
 
 import pytest
@@ -102,6 +103,6 @@ def test_every_quantity_names_its_judged_unit_first():
 
 def test_the_shipped_baselines_load_unchanged():
     baselines, problems = load_baselines(os.path.join(ROOT, "baselines"))
-    assert problems == [] and len(baselines) == 4
+    assert problems == [] and len(baselines) == len(glob.glob(os.path.join(ROOT, "baselines", "*.yaml")))
     assert all("(stated as" not in entry["source"] for baseline in baselines for section in ("datasheet", "known_good")
                for entry in baseline[section].values())

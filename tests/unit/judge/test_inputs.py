@@ -35,9 +35,10 @@ def test_every_rules_file_is_schema_valid_and_names_real_checks(path):
         assert rule["description"]
 
 
-def test_the_four_baselines_and_their_numbers_have_sources():
+def test_the_shipped_baselines_and_their_numbers_have_sources():
     loaded = {baseline["id"]: baseline for baseline in baselines()}
-    assert sorted(loaded) == ["a100-sxm-80gb", "h100-sxm", "h200-sxm", "rtx-pro-6000-blackwell"]
+    assert sorted(loaded) == ["a100-pcie-40gb", "a100-sxm-40gb", "a100-sxm-80gb", "b200", "h100-nvl", "h100-pcie", "h100-sxm",
+                              "h200-nvl", "h200-sxm", "l4", "l40s", "rtx-pro-6000-blackwell"]
     h200 = loaded["h200-sxm"]
     assert (h200["gpus_per_node"], h200["nvlink_links"]) == (8, 18)
     assert h200["datasheet"]["hbm_bandwidth"]["value"] == 4800 and h200["datasheet"]["bf16_dense"]["value"] == 989
