@@ -129,15 +129,37 @@ def load_baselines(directory: str | None = None, schemas_dir: str | None = None)
 
 
 def replaced_shipped(baselines: list[dict]) -> list[str]:
-    """A sentence for each loaded baseline of the user's folder that stands in for a shipped SKU id."""
-    sentences = []
-    for baseline in baselines:
-        found = baseline.get(ORIGIN_KEY) or {}
-        if found.get("replaces_shipped"):
-            sentences.append("%s (%s) replaces the collection's baselines/%s.yaml: hosts of SKU %s are judged against its "
-                             "numbers, not the shipped ones" % (shown_path(found["folder"], found["file"], False), USER_FOLDER_VARIABLE,
-                                                                baseline["id"], baseline["id"]))
+    """What a user's folder (gpufleet_baselines_dir) did to the collection's baselines, in sentences (none for the
+    shipped folder): each of its files that stands in for a shipped SKU id with other content, one sentence for its files
+    identical to the shipped ones, and one for the shipped SKUs it lacks (their GPUs then match no baseline)."""
+    users = [baseline for baseline in baselines if not (baseline.get(ORIGIN_KEY) or {}).get("shipped", True)]
+    if not users:
+        return []
+    shipped = {baseline["id"]: _without_origin(baseline) for baseline in load_baselines()[0]}
+    folder = users[0][ORIGIN_KEY]["folder"]
+    sentences, copies = [], []
+    for baseline in users:
+        found = baseline[ORIGIN_KEY]
+        if not found.get("replaces_shipped"):
+            continue
+        path = shown_path(found["folder"], found["file"], False)
+        if _without_origin(baseline) == shipped.get(baseline["id"]):
+            copies.append(found["file"])
+            continue
+        sentences.append("%s (%s) replaces the collection's baselines/%s.yaml and differs from it: hosts of SKU %s are judged "
+                         "against its numbers, not the shipped ones" % (path, USER_FOLDER_VARIABLE, baseline["id"], baseline["id"]))
+    if copies:
+        sentences.append("%s (%s) holds copies of the shipped %s: they replace the collection's files (a later update of "
+                         "the collection does not reach them)" % (folder, USER_FOLDER_VARIABLE, ", ".join(sorted(copies))))
+    missing = sorted(set(shipped) - {baseline["id"] for baseline in users})
+    if missing:
+        sentences.append("%s (%s) replaces the collection's baselines/ as a whole: the shipped SKUs %s are not loaded, so "
+                         "their GPUs match no baseline" % (folder, USER_FOLDER_VARIABLE, ", ".join(missing)))
     return sentences
+
+
+def _without_origin(baseline: dict) -> dict:
+    return {key: value for key, value in baseline.items() if key != ORIGIN_KEY}
 
 
 def in_judged_units(document: dict) -> dict:

@@ -200,7 +200,20 @@ def test_a_users_file_replacing_a_shipped_id_is_named_in_its_checks_and_at_run_l
     assert check.reference_source.startswith("%s (gpufleet_baselines_dir, in place of the shipped baselines/h200-sxm.yaml) "
                                              "known_good.torch_copy_4gib" % (folder / "h200-sxm.yaml"))
     replaced = replaced_shipped(loaded)
-    assert len(replaced) == len(loaded)   # a full copy of the shipped folder replaces every shipped id
-    assert "%s (gpufleet_baselines_dir) replaces the collection's baselines/h200-sxm.yaml: hosts of SKU h200-sxm are judged " \
-           "against its numbers, not the shipped ones" % (folder / "h200-sxm.yaml") in replaced
+    assert replaced[0] == ("%s (gpufleet_baselines_dir) replaces the collection's baselines/h200-sxm.yaml and differs from it: "
+                           "hosts of SKU h200-sxm are judged against its numbers, not the shipped ones" % (folder / "h200-sxm.yaml"))
+    # the other files of the folder are copies of the shipped ones: one sentence names them
+    assert len(replaced) == 2 and replaced[1].startswith("%s (gpufleet_baselines_dir) holds copies of the shipped a100-pcie-40gb.yaml" % folder)
     assert replaced_shipped(list(shipped().values())) == []
+
+
+def test_a_users_folder_without_the_shipped_skus_says_they_are_not_loaded(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    shutil.copy(os.path.join(ROOT, "baselines", "l4.yaml"), folder / "l4.yaml")
+    loaded, problems = load_baselines(str(folder))
+    assert problems == [] and [baseline["id"] for baseline in loaded] == ["l4"]
+    [copies, missing] = replaced_shipped(loaded)
+    assert copies.startswith("%s (gpufleet_baselines_dir) holds copies of the shipped l4.yaml" % folder)
+    assert missing.startswith("%s (gpufleet_baselines_dir) replaces the collection's baselines/ as a whole: the shipped SKUs "
+                              "a100-pcie-40gb, a100-sxm-40gb, a100-sxm-80gb, b200" % folder)
