@@ -9,7 +9,9 @@ import math
 import os
 import statistics
 
+from .judge.baseline_origin import ORIGIN_KEY, USER_FOLDER_VARIABLE, origin, shown_path
 from .judge.check_helpers import params_read
+from .judge.datasheet_floors import floor_problems, is_floor, with_floors
 from .judge.rules import param_kind_problem, rule_list
 from .judge.units import to_judged_unit
 from .probe_archive import collection_root
@@ -57,24 +59,40 @@ def non_finite_fields(document, prefix: str) -> list[str]:
     return sorted(problems)
 
 
+def _yaml_names(directory: str) -> list[str]:
+    return sorted(name for name in os.listdir(directory) if name.endswith((".yaml", ".yml")))
+
+
+def _shipped_ids() -> set[str]:
+    try:
+        return {os.path.splitext(name)[0] for name in _yaml_names(default_baselines_dir())}
+    except OSError:
+        return set()
+
+
 def load_baselines(directory: str | None = None, schemas_dir: str | None = None) -> tuple[list[dict], list[str]]:
     """(baselines, problems): every *.yaml / *.yml in directory, each validated against schemas/baseline.schema.json.
 
     A file that fails to parse or breaks the schema becomes a problem sentence naming the file and the error and
-    is skipped; the others load. Its id must equal its file name (without .yaml) and be unique.
+    is skipped; the others load. Its id must equal its file name (without .yaml) and be unique. A user's folder
+    (gpufleet_baselines_dir) replaces the collection's baselines/ as a whole; each loaded baseline records where it
+    came from (judge/baseline_origin.py), and a user's file is named by its folder wherever it is named.
+    A known-good entry of method datasheet_floor is given its value here (judge/datasheet_floors.py).
     """
     directory = directory or default_baselines_dir()
     schema = _schema(BASELINE_SCHEMA, schemas_dir)
     baselines: list[dict] = []
     problems: list[str] = []
     try:
-        names = sorted(name for name in os.listdir(directory) if name.endswith((".yaml", ".yml")))
+        names = _yaml_names(directory)
     except OSError as exc:
         return [], ["the baselines folder %s cannot be read: %s" % (directory, exc.strerror or exc)]
+    shipped = os.path.realpath(directory) == os.path.realpath(default_baselines_dir())
+    shipped_ids = set() if shipped else _shipped_ids()
     seen: dict[str, str] = {}
     for name in names:
         path = os.path.join(directory, name)
-        shown = "baselines/%s" % name
+        shown = shown_path(directory, name, shipped)
         try:
             document = load_yaml(path)
         except ValueError as exc:
@@ -99,22 +117,60 @@ def load_baselines(directory: str | None = None, schemas_dir: str | None = None)
         if limits["min"] > limits["max"]:
             problems.append("%s skipped: match.memory_mib min %d is above max %d" % (shown, limits["min"], limits["max"]))
             continue
-        unsummarised = _values_off_their_machines(document)
+        unsummarised = _values_off_their_machines(document) + floor_problems(document)
         if unsummarised:
             problems.append("%s skipped: %s" % (shown, "; ".join(unsummarised)))
             continue
         seen[document["id"]] = shown
-        baselines.append(in_judged_units(document))
+        loaded = with_floors(in_judged_units(document))
+        loaded[ORIGIN_KEY] = origin(directory, name, shipped, document["id"] in shipped_ids)
+        baselines.append(loaded)
     return baselines, problems
+
+
+def replaced_shipped(baselines: list[dict]) -> list[str]:
+    """What a user's folder (gpufleet_baselines_dir) did to the collection's baselines, in sentences (none for the
+    shipped folder): each of its files that stands in for a shipped SKU id with other content, one sentence for its files
+    identical to the shipped ones, and one for the shipped SKUs it lacks (their GPUs then match no baseline)."""
+    users = [baseline for baseline in baselines if not (baseline.get(ORIGIN_KEY) or {}).get("shipped", True)]
+    if not users:
+        return []
+    shipped = {baseline["id"]: _without_origin(baseline) for baseline in load_baselines()[0]}
+    folder = users[0][ORIGIN_KEY]["folder"]
+    sentences, copies = [], []
+    for baseline in users:
+        found = baseline[ORIGIN_KEY]
+        if not found.get("replaces_shipped"):
+            continue
+        path = shown_path(found["folder"], found["file"], False)
+        if _without_origin(baseline) == shipped.get(baseline["id"]):
+            copies.append(found["file"])
+            continue
+        sentences.append("%s (%s) replaces the collection's baselines/%s.yaml and differs from it: hosts of SKU %s are judged "
+                         "against its numbers, not the shipped ones" % (path, USER_FOLDER_VARIABLE, baseline["id"], baseline["id"]))
+    if copies:
+        sentences.append("%s (%s) holds copies of the shipped %s: they replace the collection's files (a later update of "
+                         "the collection does not reach them)" % (folder, USER_FOLDER_VARIABLE, ", ".join(sorted(copies))))
+    missing = sorted(set(shipped) - {baseline["id"] for baseline in users})
+    if missing:
+        sentences.append("%s (%s) replaces the collection's baselines/ as a whole: the shipped SKUs %s are not loaded, so "
+                         "their GPUs match no baseline" % (folder, USER_FOLDER_VARIABLE, ", ".join(missing)))
+    return sentences
+
+
+def _without_origin(baseline: dict) -> dict:
+    return {key: value for key, value in baseline.items() if key != ORIGIN_KEY}
 
 
 def in_judged_units(document: dict) -> dict:
     """The baseline with every datasheet and known-good number in its quantity's judged unit (judge/units.py), the
     unit it was stated in kept in its source: known_good.x of 4.2579 TB/s is 4257.9 GB/s "(stated as 4.2579 TB/s)".
-    The schema has refused every unit outside the closed list before this runs."""
+    The schema has refused every unit outside the closed list before this runs. A datasheet floor has no number yet."""
     converted = copy.deepcopy(document)
     for section in ("datasheet", "known_good"):
         for number in (converted.get(section) or {}).values():
+            if is_floor(number):
+                continue
             value, unit = to_judged_unit(number["value"], number["unit"])
             if unit == number["unit"]:
                 continue

@@ -9,7 +9,7 @@ from .judge.model import Check, FleetJudgement, blocks_gate
 from .judge.promises import Promise
 from .judge.rules import CheckTexts
 from .control_chars import terminal_text
-from .rules_and_baselines import load_baselines, load_rules
+from .rules_and_baselines import load_baselines, load_rules, replaced_shipped
 from .probes.registry import declaration, probe_catalogue, profile_probes, profiles
 from .report_parallel import run_over_the_cores
 from .store.previous import find_previous_results, most_common_run
@@ -86,6 +86,8 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
         Check(id="baselines.load", host="", probe="", status="error",
               reason="%s; hosts of that SKU are compared with their peers only" % problem)
         for problem in baseline_problems)
+    judgement.unmatched_rules.extend(Check(id="baselines.replaced", host="", probe="", status="warn", reason=sentence)
+                                     for sentence in replaced_shipped(baselines))
     return judgement
 
 

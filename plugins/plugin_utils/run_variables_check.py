@@ -176,7 +176,8 @@ def _baselines(values: Mapping) -> tuple[list[str], list[str]]:
     if directory is not None and not os.path.isdir(directory):
         return ["%s %s is not a folder" % (variable, directory)], []
     # The judge reports a broken file too, and compares the hosts of that SKU with their peers only.
-    return [], ["%s %s: %s" % (variable, directory, problem) if directory else problem for problem in load_baselines(directory)[1]]
+    # Each problem names its file by the folder's path already.
+    return [], ["%s: %s" % (variable, problem) if directory else problem for problem in load_baselines(directory)[1]]
 
 
 def controller_problems(values: Mapping) -> tuple[list[str], list[str], dict | None]:

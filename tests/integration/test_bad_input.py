@@ -199,8 +199,8 @@ def test_a_malformed_baseline_file_is_reported_by_name_and_the_run_completes(cus
     code, output, results, baselines = custom_judge_run
     assert code == 0, output
     # Said before anything runs, and again in the fleet report.
-    assert "[WARNING]: gpufleet_baselines_dir %s: baselines/broken.yaml skipped: baselines/broken.yaml is not valid YAML" % baselines in output
-    assert "baselines/incomplete.yaml skipped: it breaks schemas/baseline.schema.json" in output
+    assert "[WARNING]: gpufleet_baselines_dir: {0}/broken.yaml skipped: {0}/broken.yaml is not valid YAML".format(baselines) in output
+    assert "%s/incomplete.yaml skipped: it breaks schemas/baseline.schema.json" % baselines in output
     run_dir = only_run_dir(results)
     with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
         assert_schema_valid(json.load(handle))
@@ -208,8 +208,8 @@ def test_a_malformed_baseline_file_is_reported_by_name_and_the_run_completes(cus
         fleet = json.load(handle)
     problems = [check["reason"] for check in fleet["unmatched_rules"] if check["id"] == "baselines.load"]
     assert [check["status"] for check in fleet["unmatched_rules"] if check["id"] == "baselines.load"] == ["error", "error"]
-    assert problems[0].startswith("baselines/broken.yaml skipped: baselines/broken.yaml is not valid YAML")
-    assert problems[1].startswith("baselines/incomplete.yaml skipped: it breaks schemas/baseline.schema.json")
+    assert problems[0].startswith("{0}/broken.yaml skipped: {0}/broken.yaml is not valid YAML".format(baselines))
+    assert problems[1].startswith("%s/incomplete.yaml skipped: it breaks schemas/baseline.schema.json" % baselines)
     assert "'match' is a required property" in problems[1]
     for name in ("index.html", "index.md"):
         with open(os.path.join(run_dir, name)) as handle:

@@ -12,6 +12,7 @@ import yaml
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.units import to_judged_unit
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.metric_catalogue import MetricSpec, spec_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_baselines
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
     declarations,
     judging_of,
@@ -110,8 +111,11 @@ def test_every_baseline_check_names_a_declared_metric_and_its_rule_the_metrics_b
 
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "baselines", "*.yaml"))))
 def test_a_baselines_known_good_value_is_in_its_metrics_unit(path):
-    with open(path, encoding="utf-8") as handle:
-        known_good = yaml.safe_load(handle).get("known_good") or {}
+    """As loaded: a datasheet floor's unit is its datasheet entry's (rules_and_baselines.load_baselines)."""
+    loaded, problems = load_baselines()
+    assert problems == []
+    sku = os.path.splitext(os.path.basename(path))[0]
+    known_good = next(baseline for baseline in loaded if baseline["id"] == sku).get("known_good") or {}
     for spec in metric_catalogue().values():
         entry = known_good.get(spec.baseline_key) if spec.baseline_key else None
         if entry is not None:

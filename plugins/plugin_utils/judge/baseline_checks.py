@@ -14,10 +14,12 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from ..number_format import format_quantity
 from ..probes.metric_catalogue import MetricSpec
 from ..result_fields import is_unavailable
+from .baseline_origin import baseline_file
 from .check_helpers import make_check, param_source, reads_params
+from .datasheet_floors import is_floor
 from .measurement import Device, Measurement, MeasurementsFunction, measured, not_measured
 from .model import Check
-from .not_compared import NO_KNOWN_GOOD, peers_only_source
+from .not_compared import NO_KNOWN_GOOD, peers_only_source, why_no_baseline
 from .repeats import decide, describe_repeats, finite
 
 # The thresholds every rule judged through judge_measurements holds (rules/default.yaml): fail and warn below a % of the
@@ -44,6 +46,15 @@ def _unit_mismatch(context: Any, section: str, key: Optional[str], unit: str) ->
         return None
     return ("the baseline's %s.%s is in %s, a unit of another quantity than this measurement's %s; fix %s"
             % (section, key, stated, unit, context.baseline_source("%s.%s" % (section, key))))
+
+
+def _why_no_known_good(context: Any, key: Optional[str]) -> str:
+    """" (baselines/x.yaml has no known_good.k)" for a known SKU; " (no usable baseline (<why>))" for an unknown one."""
+    baseline = getattr(context, "baseline", None)
+    if baseline:
+        return " (%s has no known_good.%s)" % (baseline_file(baseline), key)
+    reason, problems = getattr(context, "sku_reason", ""), getattr(context, "baseline_problems", ())
+    return " (%s)" % why_no_baseline(reason, problems) if reason or problems else ""
 
 
 def reference_entry(context: Any, key: Optional[str]) -> Dict[str, Any]:
@@ -125,17 +136,19 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
         if known_good is None:
             median = statistics.median(samples)
             of_datasheet = _of_datasheet(median, datasheet, unit)
-            checks.append(make_check(rule, host, "skip", "%s: %s %s%s%s for SKU %s, so it is "
+            checks.append(make_check(rule, host, "skip", "%s: %s %s%s%s for SKU %s%s, so it is "
                                      "compared with its peers only" % (label, what, format_quantity(median, unit), of_datasheet,
-                                                                       NO_KNOWN_GOOD, context.sku or "unknown"),
+                                                                       NO_KNOWN_GOOD, context.sku or "unknown",
+                                                                       _why_no_known_good(context, params.get("known_good"))),
                                      gpu, value=round(median, 3), unit=unit, reference_source=peers_only_source(measurement.metric_id)))
             continue
         decision = decide(samples, known_good * fail_pct / 100.0, known_good * warn_pct / 100.0, repeated)
         of_datasheet = _of_datasheet(decision.value, datasheet, unit)
         percent = 100.0 * decision.value / known_good
-        words = "%s: %s %s, %s of the known-good %s%s; %s" % (
-            label, what, format_quantity(decision.value, unit), format_quantity(percent, "%"), format_quantity(known_good, unit),
-            of_datasheet, describe_repeats(decision, unit))
+        reference_words = "datasheet floor" if is_floor(entry) else "known-good"
+        words = "%s: %s %s, %s of the %s %s%s; %s" % (
+            label, what, format_quantity(decision.value, unit), format_quantity(percent, "%"), reference_words,
+            format_quantity(known_good, unit), of_datasheet, describe_repeats(decision, unit))
         if decision.note:
             words += "; " + decision.note
         elif decision.status != "pass":
@@ -143,8 +156,8 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
                                            "warns" if decision.status == "warn" else "fails")
         checks.append(make_check(rule, host, decision.status, words, gpu, value=round(decision.value, 3),
                                  unit=unit, reference=known_good, reference_source=known_source,
-                                 threshold=">= %g %% of known-good (warn below %g %%), median of repeats; %s" % (
-                                     fail_pct, warn_pct, param_source(rule, "fail_below_pct"))))
+                                 threshold=">= %g %% of %s (warn below %g %%), median of repeats; %s" % (
+                                     fail_pct, reference_words, warn_pct, param_source(rule, "fail_below_pct"))))
     return checks
 
 

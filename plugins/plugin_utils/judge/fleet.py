@@ -449,7 +449,8 @@ class _HostJudgement:
 
 def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
                 rules: Any, earlier: Optional[Tuple[Mapping[str, Any], Mapping[str, str]]], previous_run_id: Optional[str],
-                options: Dict[str, Any], catalogue: ProbeCatalogue, tally: _RuleTally) -> _HostJudgement:
+                options: Dict[str, Any], catalogue: ProbeCatalogue, tally: _RuleTally,
+                baseline_problems: Sequence[str] = ()) -> _HostJudgement:
     envelopes = entry.get("envelopes") or {}
     machine = catalogue.machine
     described = envelopes.get(machine.probe) if machine is not None else None
@@ -471,7 +472,7 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
     host_data = {probe: data for probe, data in ((probe, _data(envelope)) for probe, envelope in envelopes.items()) if data is not None}
     context = RuleContext(host=name, sku=sku, sku_reason=sku_reason, baseline=baseline, expected_gpus=expected_gpus,
                           expected_gpus_source=expected_gpus_source, host_data=host_data, machine=shape.shape,
-                          earlier_envelopes=earlier[0] if earlier is not None else {})
+                          earlier_envelopes=earlier[0] if earlier is not None else {}, baseline_problems=baseline_problems)
     checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
     if not envelopes:
         checks.append(_host_check("host.results", name, "", "error", entry.get("reason")
@@ -579,7 +580,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
         earlier = (((previous or {}).get(name) or {}), ((previous_problems or {}).get(name) or {})) if compare_with_earlier else None
         try:
             found: Any = _judge_host(name, hosts[name], baselines, by_id, rules, earlier, previous_run_id, options, catalogue,
-                                     host_tally)
+                                     host_tally, baseline_problems)
         except Exception as exc:  # pylint: disable=broad-exception-caught
             found = judging_error(name, exc, list(hosts[name].get("groups") or []))
         return found, host_tally.added_since(tally)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, Generic, List, Mapping, Optional, Tuple, TypeVar
+from typing import Any, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
+
+from .baseline_origin import baseline_file
 
 # A rule's shape is schemas/rules.schema.json's, which validates every rules file (rules_and_baselines.load_rules);
 # these copies of its enums and keys, which the judge reads, are pinned to it by tests/unit/test_contract_owners.py.
@@ -45,11 +47,13 @@ class RuleContext:
     # {probe: envelope} of the host's previous run (store/previous.py), read back when asked; {} without one. For a check that
     # judges a counter rising between runs; drift of metrics and settings does not come through here.
     earlier_envelopes: Mapping[str, Any] = field(default_factory=dict)
+    # The baseline files that could not be loaded (rules_and_baselines.load_baselines): named where a host has no SKU.
+    baseline_problems: Sequence[str] = ()
 
     def baseline_source(self, key: str) -> str:
         if not self.baseline:
             return ""
-        return "baselines/%s.yaml %s" % (self.baseline.get("id"), key)
+        return "%s %s" % (baseline_file(self.baseline), key)
 
 
 def rule_list(document: Any) -> List[Dict[str, Any]]:

@@ -9,12 +9,23 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .baseline_origin import USER_FOLDER_VARIABLE, baseline_file
 from .machine_facts import GpuDescriptor
 
 
 def describe_identity(name: Optional[str], device_id: Optional[str], memory_mib: Optional[int]) -> str:
     return "%s, %s, %s" % (name or "unnamed GPU", device_id or "unknown PCI device id",
                            "%d MiB" % memory_mib if memory_mib is not None else "unknown memory")
+
+
+def no_match_sentence(name: Optional[str], device_id: Optional[str], memory_mib: Optional[int]) -> str:
+    """Why a GPU has no SKU, and the two ways to give it one."""
+    return ("no baseline matches %s (its NVML name, PCI device id and memory), so its SKU is unknown and nothing it "
+            "measures has a reference; to validate it, write baselines/<id>.yaml for it (copy the file of a similar SKU, set "
+            "match.names, match.pci_device_ids and match.memory_mib from these values, and each datasheet and known-good "
+            "number with its source) in a folder given with %s, which replaces the collection's baselines/ (copy those "
+            "in too), or calibrate one from a stored run of healthy hosts with playbooks/calibrate.yml" % (
+                describe_identity(name, device_id, memory_mib), USER_FOLDER_VARIABLE))
 
 
 def _memory_fits(baseline: Dict[str, Any], memory_mib: Optional[int]) -> Optional[bool]:
@@ -45,14 +56,15 @@ def identify_gpu(gpu: GpuDescriptor, baselines: List[Dict[str, Any]]) -> Tuple[O
         fits = _memory_fits(baseline, memory_mib)
         if fits is False:
             continue
-        candidates.append((int(by_name) + int(by_id), baseline["id"], by_name, by_id, fits, ids))
+        candidates.append((int(by_name) + int(by_id), baseline["id"], by_name, by_id, fits, ids, baseline_file(baseline)))
     if not candidates:
-        return None, "no baseline matches %s; add baselines/<sku>.yaml" % identity
+        return None, no_match_sentence(name, device_id, memory_mib)
     candidates.sort(key=lambda candidate: -candidate[0])
     if len(candidates) > 1 and candidates[0][0] == candidates[1][0]:
-        return None, "%s matches several baselines (%s); make their match blocks distinct" % (
-            identity, ", ".join(sorted(candidate[1] for candidate in candidates)))
-    unused_score, sku, by_name, by_id, fits, ids = candidates[0]
+        tied = [candidate for candidate in candidates if candidate[0] == candidates[0][0]]
+        return None, "%s matches several baselines equally (%s), so its SKU is unknown; make their match blocks distinct" % (
+            identity, ", ".join(sorted(candidate[6] for candidate in tied)))
+    unused_score, sku, by_name, by_id, fits, ids, unused_file = candidates[0]
     how = [part for part, used in (("name", by_name), ("PCI device id", by_id), ("memory", fits)) if used]
     sentence = "%s is %s (matched by %s)" % (identity, sku, " and ".join(how))
     if by_name and not by_id and device_id is not None and ids:

@@ -217,5 +217,6 @@ def test_the_baseline_schema_takes_a_firmware_pin_with_its_source(tmp_path):
     verdict = judge_fleet("run2", hosts, loaded, rules()).hosts["rig"]
     check = one(verdict, "health.firmware_pinned", 0)
     assert (check.status, check.value, check.reference) == ("fail", VBIOS, OTHER_VBIOS)
-    assert check.reference_source == "baselines/h200-sxm.yaml firmware.vbios (a fleet decision)"
+    assert check.reference_source == ("%s (gpufleet_baselines_dir, in place of the shipped baselines/h200-sxm.yaml) firmware.vbios "
+                                      "(a fleet decision)" % (tmp_path / "h200-sxm.yaml"))
     assert verdict.verdict == "fail"

@@ -35,9 +35,10 @@ def test_every_rules_file_is_schema_valid_and_names_real_checks(path):
         assert rule["description"]
 
 
-def test_the_four_baselines_and_their_numbers_have_sources():
+def test_the_shipped_baselines_and_their_numbers_have_sources():
     loaded = {baseline["id"]: baseline for baseline in baselines()}
-    assert sorted(loaded) == ["a100-sxm-80gb", "h100-sxm", "h200-sxm", "rtx-pro-6000-blackwell"]
+    assert sorted(loaded) == ["a100-pcie-40gb", "a100-sxm-40gb", "a100-sxm-80gb", "b200", "h100-nvl", "h100-pcie", "h100-sxm",
+                              "h200-nvl", "h200-sxm", "l4", "l40s", "rtx-pro-6000-blackwell"]
     h200 = loaded["h200-sxm"]
     assert (h200["gpus_per_node"], h200["nvlink_links"]) == (8, 18)
     assert h200["datasheet"]["hbm_bandwidth"]["value"] == 4800 and h200["datasheet"]["bf16_dense"]["value"] == 989
@@ -71,16 +72,16 @@ def test_broken_baselines_are_reported_while_the_others_load(tmp_path):
     loaded, problems = load_baselines(str(tmp_path))
     assert sorted(baseline["id"] for baseline in loaded) == ["h100-sxm", "h200-sxm"]
     assert len(problems) == 3
-    assert problems[0].startswith("baselines/a100-sxm-80gb.yaml skipped: it breaks schemas/baseline.schema.json: at baseline.nvlink_links:")
+    assert problems[0].startswith("%s skipped: it breaks schemas/baseline.schema.json: at baseline.nvlink_links:" % (tmp_path / "a100-sxm-80gb.yaml"))
     assert "'twelve' is not of type 'integer'" in problems[0]
-    assert problems[1].startswith("baselines/bad-yaml.yaml skipped: baselines/bad-yaml.yaml is not valid YAML:")
+    assert problems[1].startswith("{0} skipped: {0} is not valid YAML:".format(tmp_path / "bad-yaml.yaml"))
     assert "found duplicate key 'id'" in problems[2]
 
 
 def test_baseline_id_must_match_its_file_name(tmp_path):
     shutil.copy(os.path.join(ROOT, "baselines", "h200-sxm.yaml"), tmp_path / "h200.yaml")
     loaded, problems = load_baselines(str(tmp_path))
-    assert loaded == [] and problems == ["baselines/h200.yaml skipped: its id 'h200-sxm' differs from its file name (h200)"]
+    assert loaded == [] and problems == ["%s skipped: its id 'h200-sxm' differs from its file name (h200)" % (tmp_path / "h200.yaml")]
 
 
 def test_broken_rules_raise_a_clear_value_error(tmp_path):
@@ -114,7 +115,12 @@ def test_sku_identification():
     gpu = gpu_descriptor(health_ok()["data"]["gpus"][0])
     assert identify_gpu(gpu, baselines())[0] == "h200-sxm"
     stranger = gpu_descriptor({"name": "NVIDIA XYZ", "pci": {"device_id": "0x1234ABCD"}, "memory": {"total_mib": 81559}})
-    assert identify_gpu(stranger, baselines()) == (None, "no baseline matches NVIDIA XYZ, 0x1234abcd, 81559 MiB; add baselines/<sku>.yaml")
+    assert identify_gpu(stranger, baselines()) == (None, (
+        "no baseline matches NVIDIA XYZ, 0x1234abcd, 81559 MiB (its NVML name, PCI device id and memory), so its SKU is unknown "
+        "and nothing it measures has a reference; to validate it, write baselines/<id>.yaml for it (copy the file of a similar "
+        "SKU, set match.names, match.pci_device_ids and match.memory_mib from these values, and each datasheet and known-good "
+        "number with its source) in a folder given with gpufleet_baselines_dir, which replaces the collection's baselines/ (copy "
+        "those in too), or calibrate one from a stored run of healthy hosts with playbooks/calibrate.yml"))
     h100 = gpu_descriptor({"name": "NVIDIA H100 80GB HBM3", "pci": {"device_id": "0x233010de"}, "memory": {"total_mib": 81559}})
     assert identify_gpu(h100, baselines())[0] == "h100-sxm"
     # the right name with memory far outside the baseline's range is not that SKU
@@ -137,5 +143,5 @@ def test_a_reference_measured_on_several_machines_must_be_their_median(tmp_path)
     (tmp_path / "h200-sxm.yaml").write_text(text.replace("value: 1202.0", "value: 1231.6"), encoding="utf-8")
     loaded, problems = load_baselines(str(tmp_path))
     assert loaded == [] and problems == [
-        "baselines/h200-sxm.yaml skipped: known_good.fp8_matmul_sustained is 1231.6 but the median of its "
+        "%s skipped: known_good.fp8_matmul_sustained is 1231.6 but the median of its " % (tmp_path / "h200-sxm.yaml") +
         "measured.machines [1231.6, 1185.6, 1202.0] is 1202.0"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from ...judge.baseline_origin import baseline_file
 from ...result_fields import dig, is_unavailable, number_or_none, unavailable_reason
 
 ACTIVE_STATE = "ACTIVE"
@@ -112,8 +113,8 @@ def expected(context: Any, key: str) -> Tuple[Any, str]:
             getattr(context, "sku_reason", "") or "unknown")
     entry = network(context).get(key)
     if not isinstance(entry, dict) or "value" not in entry:
-        return None, "the baseline (baselines/%s.yaml) does not say network.%s" % (baseline.get("id"), key)
-    return entry["value"], "baselines/%s.yaml network.%s (%s)" % (baseline.get("id"), key, entry.get("source", "no source"))
+        return None, "the baseline (%s) does not say network.%s" % (baseline_file(baseline), key)
+    return entry["value"], "%s network.%s (%s)" % (baseline_file(baseline), key, entry.get("source", "no source"))
 
 
 def whole_board(context: Any) -> Tuple[bool, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Dict, List, Tuple
 
+from ...judge.baseline_origin import baseline_file
 from ...judge.catalogue import CheckFunction
 from ...judge.check_helpers import gpu_label, make_check, unavailable_check, unavailable_status
 from ...judge.model import Check
@@ -162,8 +163,7 @@ def firmware_pinned(host: str, data: Dict[str, Any], rule: Dict[str, Any], conte
     pins = baseline.get("firmware") or {}
     pinned = [part for part in FIRMWARE_PARTS if part.pin_key in pins]
     if not pinned:
-        return [make_check(rule, host, "skip", "the baseline pins no firmware (baselines/%s.yaml has no firmware: key)"
-                           % baseline.get("id"))]
+        return [make_check(rule, host, "skip", "the baseline pins no firmware (%s has no firmware: key)" % baseline_file(baseline))]
     if is_unavailable(gpus):
         return [unavailable_check(rule, host, "the GPU list (needed for the pinned firmware)", gpus)]
     checks = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ...judge.baseline_origin import baseline_file
 from ...result_fields import MISSING, dig, is_unavailable
 
 VM_MODES = ("pass_through", "vgpu")
@@ -143,7 +144,7 @@ def machine_shape(health: Optional[Mapping[str, Any]], baseline: Optional[Mappin
         if vm and not not_given:
             platform, evidence = "vm", vm_words  # a container given every GPU of its VM: the VM's slice is what counts
     per_node = (baseline or {}).get("gpus_per_node")
-    sku_source = "baselines/%s.yaml gpus_per_node" % (baseline or {}).get("id") if per_node is not None else ""
+    sku_source = "%s gpus_per_node" % baseline_file(baseline) if per_node is not None else ""
     shape = dict(platform=platform, platform_evidence=evidence, bus_gpus=own, passed_on=passed_on, not_given=not_given,
                  in_vm=vm)
     if override is not None:
