@@ -5,8 +5,8 @@
 the two disagree (an edited or spliced result, or a probe defect), and a failure naming the field, its value and what
 the list holds.
 
-A probe declares its summaries as data (Summary) in its own package; summaries_check(declarations) is the check
-function of its rule. The core names no probe. Pure Python.
+A probe declares its summaries as data (Summary) in its own package, and its summaries_agree check hands them to
+summaries_agree here. The core names no probe. Pure Python.
 """
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..result_fields import MISSING, dig, is_unavailable
-from .catalogue import CheckFunction
 from .check_helpers import gpu_label, make_check
 from .model import Check
 
@@ -111,35 +110,31 @@ def _compared(summary: Summary, base: Any) -> bool:
     return value is not MISSING and not is_unavailable(value) and isinstance(items, list)
 
 
-def summaries_check(declarations: Sequence[Summary]) -> CheckFunction:
-    """The check function of a probe's summaries rule: one failure per summary that disagrees with its list (the
-    rule's severity), else one pass naming the summaries compared, or a skip when none was recorded beside its list."""
-
-    def summaries_agree(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-        checks: List[Check] = []
-        compared: List[str] = []
-        for summary in declarations:
-            if not _applies(summary, data):
+def summaries_agree(declarations: Sequence[Summary], host: str, data: Dict[str, Any], rule: Dict[str, Any]) -> List[Check]:
+    """One failure per summary that disagrees with its list (the rule's severity), else one pass naming the summaries
+    compared, or a skip when none was recorded beside its list."""
+    checks: List[Check] = []
+    compared: List[str] = []
+    for summary in declarations:
+        if not _applies(summary, data):
+            continue
+        for base, prefix, gpu in _bases(summary, data):
+            if not _compared(summary, base):
                 continue
-            for base, prefix, gpu in _bases(summary, data):
-                if not _compared(summary, base):
-                    continue
-                if summary.words not in compared:
-                    compared.append(summary.words)
-                found = _disagreement(summary, base, prefix)
-                if found is not None:
-                    words, value, listed = found
-                    checks.append(make_check(rule, host, rule["severity"], "%s%s: a summary that disagrees with the list it "
-                                             "summarises is impossible data (an edited or spliced result, or a probe defect)"
-                                             % ("%s: " % gpu_label(gpu) if gpu is not None else "", words), gpu, value=value,
-                                             reference=listed, reference_source="%s%s" % (prefix, summary.counts),
-                                             threshold="== what the list holds"))
-        if checks:
-            return checks
-        if not compared:
-            return [make_check(rule, host, "skip", "no summary field was recorded beside the list it summarises (%s), so "
-                               "none was compared" % ", ".join(summary.words for summary in declarations))]
-        return [make_check(rule, host, "pass", "every summary field agrees with the list it summarises (%s)" % ", ".join(compared),
-                           value=len(compared), threshold="== what the list holds")]
-
-    return summaries_agree
+            if summary.words not in compared:
+                compared.append(summary.words)
+            found = _disagreement(summary, base, prefix)
+            if found is not None:
+                words, value, listed = found
+                checks.append(make_check(rule, host, rule["severity"], "%s%s: a summary that disagrees with the list it "
+                                         "summarises is impossible data (an edited or spliced result, or a probe defect)"
+                                         % ("%s: " % gpu_label(gpu) if gpu is not None else "", words), gpu, value=value,
+                                         reference=listed, reference_source="%s%s" % (prefix, summary.counts),
+                                         threshold="== what the list holds"))
+    if checks:
+        return checks
+    if not compared:
+        return [make_check(rule, host, "skip", "no summary field was recorded beside the list it summarises (%s), so "
+                           "none was compared" % ", ".join(summary.words for summary in declarations))]
+    return [make_check(rule, host, "pass", "every summary field agrees with the list it summarises (%s)" % ", ".join(compared),
+                       value=len(compared), threshold="== what the list holds")]

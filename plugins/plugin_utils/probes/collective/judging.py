@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List
 
 from ...judge.metrics import Metric
-from ...judge.summaries import Summary, summaries_check
 from ...result_fields import number_or_none
 from ..judging import ProbeJudging
 from ..metric_catalogue import MetricSpec
@@ -28,10 +27,7 @@ def peak_busbw_metrics(spec: MetricSpec) -> Callable[[Dict[str, Any]], List[Metr
     return metrics
 
 
-# On GPUs the all-reduce runs one rank per device listed (on the CPU world_size is the ranks asked for).
-SUMMARIES = (Summary("plan.world_size", "devices", when=(("plan.kind", "cuda"),)),)
-
 JUDGING = ProbeJudging(
-    checks={**COLLECTIVE_CHECKS, "summaries_agree": summaries_check(SUMMARIES)},
+    checks=COLLECTIVE_CHECKS,
     metrics=peak_busbw_metrics(PEAK_BUSBW),
 )

@@ -4,7 +4,10 @@
 """The health data's summary fields and the lists they summarise (judge/summaries.py holds each to its list). Pure Python."""
 from __future__ import annotations
 
-from ...judge.summaries import Summary, summaries_check
+from typing import Any, Dict, List
+
+from ...judge.model import Check
+from ...judge.summaries import Summary, summaries_agree as held_to_their_lists
 
 HEALTH_SUMMARIES = (
     Summary("nvlink.active_count", "nvlink.links", where=(("state", "active"),), each="gpus"),
@@ -17,4 +20,10 @@ HEALTH_SUMMARIES = (
     Summary("kernel_log.xid_counts", "kernel_log.xid_events", by="xid"),
 )
 
-SUMMARY_CHECKS = {"summaries_agree": summaries_check(HEALTH_SUMMARIES)}
+
+
+def summaries_agree(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    return held_to_their_lists(HEALTH_SUMMARIES, host, data, rule)
+
+
+SUMMARY_CHECKS = {"summaries_agree": summaries_agree}
