@@ -110,6 +110,12 @@ def _compared(summary: Summary, base: Any) -> bool:
     return value is not MISSING and not is_unavailable(value) and isinstance(items, list)
 
 
+def _why_not_compared(summary: Summary, data: Mapping[str, Any]) -> str:
+    if not _applies(summary, data):
+        return "%s applies only where %s" % (summary.words, " and ".join("%s is %s" % (path, value) for path, value in summary.when))
+    return "%s was not recorded beside %s%s" % (summary.words, summary.each + "[]." if summary.each else "", summary.counts)
+
+
 def summaries_agree(declarations: Sequence[Summary], host: str, data: Dict[str, Any], rule: Dict[str, Any]) -> List[Check]:
     """One failure per summary that disagrees with its list (the rule's severity), else one pass naming the summaries
     compared, or a skip when none was recorded beside its list."""
@@ -134,7 +140,7 @@ def summaries_agree(declarations: Sequence[Summary], host: str, data: Dict[str, 
     if checks:
         return checks
     if not compared:
-        return [make_check(rule, host, "skip", "no summary field was recorded beside the list it summarises (%s), so "
-                           "none was compared" % ", ".join(summary.words for summary in declarations))]
+        return [make_check(rule, host, "skip", "no summary was compared: %s" % "; ".join(_why_not_compared(summary, data)
+                                                                                      for summary in declarations))]
     return [make_check(rule, host, "pass", "every summary field agrees with the list it summarises (%s)" % ", ".join(compared),
                        value=len(compared), threshold="== what the list holds")]
