@@ -46,6 +46,16 @@ def test_nvml_listing_eight_gpus_on_a_bus_of_one_fails_naming_the_addresses_not_
     assert count.status == "warn" and count.because == "health.gpus_listed_on_bus"
 
 
+def test_the_device_nodes_of_the_one_gpu_fold_under_the_impossible_listing(tmp_path):
+    """NVML lists 8 on a bus of 1 with the bus's one /dev/nvidiaN node: one root cause, its consequences folded."""
+    envelope = health(tmp_path, [(RIG_ADDRESS, "nvidia", 0)], EIGHT, mode="pass_through", links="not_supported", hypervisor=True,
+                      nodes=[0])
+    verdict = judge({"health": envelope})
+    nodes = one(verdict, "health.device_node_count")
+    assert nodes.status == "fail" and nodes.because == "health.gpus_listed_on_bus"
+    assert [reason.split(":")[0] for reason in verdict.reasons][:1] == ["health.gpus_listed_on_bus"], verdict.reasons
+
+
 def test_eight_nvml_gpus_at_the_one_address_on_the_bus_fail_too(tmp_path):
     """The same GPU copied eight times: every copy claims the one address the bus holds."""
     verdict = judge({"health": red_team(tmp_path, [RIG_ADDRESS] * 8)})
