@@ -52,7 +52,8 @@ def test_the_shipped_baselines_and_their_numbers_have_sources():
 
 def test_default_rule_ids():
     ids = [rule["id"] for rule in rules()["rules"] if rule["probe"] == "health"]
-    assert ids == ["health.gpus_on_bus", "health.gpus_on_board", "health.gpu_count", "health.ecc_enabled",
+    assert ids == ["health.gpus_on_bus", "health.gpus_listed_on_bus", "health.gpus_on_board", "health.gpu_count",
+                   "health.summaries_agree", "health.ecc_enabled",
                    "health.ecc_volatile_uncorrected", "health.retired_pages",
                    "health.remapped_rows", "health.pcie_link_width", "health.pcie_link_gen", "health.nvlink_active",
                    "health.nvlink_errors", "health.gpu_fabric", "health.power_limit", "health.clock_event_reasons", "health.persistence_mode",

@@ -12,8 +12,12 @@ from ...judge.baseline_checks import BASELINE_THRESHOLDS, judge_against_baseline
 from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.gpu_coverage import gpus_covered
 from ...judge.model import Check
+from ...judge.summaries import Summary, summaries_agree as held_to_their_lists
 from ...number_format import format_quantity
 from ...result_fields import number_or_none
+
+# On GPUs the all-reduce runs one rank per device listed (on the CPU world_size is the ranks asked for).
+SUMMARIES = (Summary("plan.world_size", "devices", when=(("plan.kind", "cuda"),)),)
 
 
 def _curves(data: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -122,7 +126,12 @@ def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], c
                        reference_source=param_source(rule, "min_ratio"), threshold=">= %g×" % min_ratio)]
 
 
+def summaries_agree(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    return held_to_their_lists(SUMMARIES, host, data, rule)
+
+
 COLLECTIVE_CHECKS: Dict[str, Callable[..., List[Check]]] = {
+    "summaries_agree": summaries_agree,
     "verified": collective_verified,
     "gpus_covered": collective_gpus_covered,
     "busbw_largest": collective_busbw,

@@ -15,6 +15,7 @@ from .kernel_log_checks import KERNEL_LOG_CHECKS
 from .machine_drift import DRIFT_CHECK_IDS, machine_drift
 from .metrics import CUDA_INIT, IDLE_POWER, MEMORY_USED, TEMPERATURE
 from .nvlink_checks import NVLINK_CHECKS
+from .summaries import SUMMARY_CHECKS
 from .machine_facts import EXPECTED_GPUS_CHECK, NOT_RUN_COLUMNS, expected_gpus, index_columns, machine_facts
 from .throttle_checks import THROTTLE_CHECKS
 
@@ -65,7 +66,7 @@ def health_settings(data: Dict[str, Any]) -> List[Setting]:
 
 
 JUDGING = ProbeJudging(
-    checks={**HEALTH_CHECKS, **NVLINK_CHECKS, **KERNEL_LOG_CHECKS, **FIRMWARE_CHECKS, **THROTTLE_CHECKS},
+    checks={**HEALTH_CHECKS, **NVLINK_CHECKS, **KERNEL_LOG_CHECKS, **FIRMWARE_CHECKS, **THROTTLE_CHECKS, **SUMMARY_CHECKS},
     metrics=health_metrics,
     settings=health_settings,
     machine=MachineDeclaration(facts=machine_facts, expected_gpus=expected_gpus, expected_gpus_check=EXPECTED_GPUS_CHECK,

@@ -1,14 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The health checks of the machine's shape: every GPU on the PCI bus is seen by NVML and CUDA (gpus_on_bus), and NVML
-lists the GPUs the host should have (gpu_count), both against machine_shape.py's evidence (context.machine)."""
+"""The health checks of the machine's shape: every GPU on the PCI bus is seen by NVML and CUDA (gpus_on_bus), every GPU
+NVML or CUDA lists is on the bus (listed_on_bus), and NVML lists the GPUs the host should have (gpu_count), against
+machine_shape.py's evidence (context.machine)."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
 from ...result_fields import MISSING, dig, is_unavailable
-from ...judge.check_helpers import make_check, unavailable_check
+from ...judge.check_helpers import gpu_label, make_check, unavailable_check
 from .machine_shape import NVIDIA_DRIVER, MachineShape, machine_shape
 from ...judge.model import Check
 
@@ -119,6 +120,103 @@ def gpus_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: 
         value=len(bus), unit="GPUs", **fields)]
 
 
+def listed_on_bus(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    """Every GPU NVML or CUDA lists is on the host's own PCI bus (read from sysfs, without the driver): a GPU listed
+    but not on the bus is impossible data (a result from another machine, an edited one, or an NVML library that is not
+    the driver's), never a larger slice to judge the host against."""
+    found = dig(data, "machine", "pci_gpus")
+    if found is MISSING:
+        return [make_check(rule, host, "skip", "this health result does not record the PCI bus (written by a health probe "
+                           "older than its machine section), so the GPUs NVML and CUDA list were not held against it")]
+    if not isinstance(found, list):
+        why = found["unavailable"] if is_unavailable(found) else "not recorded as a list"
+        return [make_check(rule, host, "skip", "the NVIDIA GPUs on the PCI bus could not be read, so the GPUs NVML and CUDA "
+                           "list were not held against them: %s" % why)]
+    bus = [gpu for gpu in found if isinstance(gpu, dict) and isinstance(gpu.get("address"), str)]
+    nvml = data.get("gpus")
+    nvml_gpus = [gpu for gpu in nvml if isinstance(gpu, dict)] if isinstance(nvml, list) else []
+    off_bus = nvml_off_bus(bus, nvml_gpus)
+    cuda_words = cuda_off_bus(data, bus, nvml_gpus, off_bus)
+    on_bus = ", ".join(gpu["address"] for gpu in bus) or "none"
+    fields = {"value": len(nvml_gpus), "unit": "GPUs", "reference": len(bus),
+              "reference_source": "the NVIDIA GPUs on this host's PCI bus (sysfs): %s" % on_bus,
+              "threshold": "every GPU NVML or CUDA lists is on the bus"}
+    if off_bus or cuda_words:
+        parts = []
+        if off_bus:
+            parts.append("NVML lists %d GPU(s) but the host's PCI bus holds %d (%s); listed but not on the bus: %s" % (
+                len(nvml_gpus), len(bus), on_bus, "; ".join(off_bus)))
+        parts.extend(cuda_words)
+        return [make_check(rule, host, rule["severity"], "%s: a GPU no bus holds is impossible data (a result from another "
+                           "machine or an edited one, or an NVML library that is not the driver's); the GPUs on the bus "
+                           "are what this host has" % ". ".join(parts), **fields)]
+    if not isinstance(nvml, list):
+        return [make_check(rule, host, "skip", "NVML listed no GPU to hold against the %d on the PCI bus (%s)" % (
+            len(bus), dig(data, "gpus", "unavailable") if is_unavailable(nvml) else "no GPU list recorded"),
+            value=len(bus), unit="GPUs")]
+    return [make_check(rule, host, "pass", "every one of the %d GPU(s) NVML lists%s is on the PCI bus (%s)" % (
+        len(nvml_gpus), " and every device CUDA lists" if _cuda_devices(data) else "", on_bus), **fields)]
+
+
+def _bus_id(value: Any) -> Optional[str]:
+    """A PCI address as the bus section writes it ("0000:00:06.0"): NVML's 8-digit domain folded to 4."""
+    parts = value.strip().lower().split(":") if isinstance(value, str) else []
+    if len(parts) != 3:
+        return None
+    try:
+        return "%04x:%s:%s" % (int(parts[0], 16), parts[1], parts[2])
+    except ValueError:
+        return None
+
+
+def nvml_off_bus(bus: List[Dict[str, Any]], nvml_gpus: List[Dict[str, Any]]) -> List[str]:
+    """The NVML GPUs no bus GPU holds, in words: one whose address is not on the bus, or one at an address another NVML
+    GPU already has (a GPU without an address of its own is placed by the bus GPU that names its NVML index); where
+    neither places some and NVML lists more GPUs than the bus holds, the count says so."""
+    addresses = [gpu["address"] for gpu in bus]
+    by_index = {gpu["nvml_index"]: gpu["address"] for gpu in bus
+                if gpu.get("in_nvml") is True and isinstance(gpu.get("nvml_index"), int)}
+    taken: Dict[str, Any] = {}
+    words: List[str] = []
+    unknown = 0
+    for gpu in nvml_gpus:
+        label = gpu_label(gpu)
+        address = _bus_id(dig(gpu, "pci", "bus_id"))
+        if address is None:
+            address = by_index.get(gpu.get("index"))
+            if address is None:
+                unknown += 1
+                continue
+        if address not in addresses:
+            words.append("%s at %s" % (label, address))
+        elif address in taken:
+            words.append("%s at %s, the address of %s too" % (label, address, taken[address]))
+        else:
+            taken[address] = label
+    if not words and unknown and len(nvml_gpus) > len(addresses):
+        words.append("%d GPU(s) whose PCI address NVML did not give" % unknown)
+    return words
+
+
+def _cuda_devices(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    devices = dig(data, "cuda_init", "devices")
+    return [device for device in devices if isinstance(device, dict)] if isinstance(devices, list) else []
+
+
+def cuda_off_bus(data: Dict[str, Any], bus: List[Dict[str, Any]], nvml_gpus: List[Dict[str, Any]],
+                 nvml_words: List[str]) -> List[str]:
+    """CUDA listing more GPUs than the bus holds, in words (where NVML's GPUs did not already name the difference). A
+    GPU CUDA_VISIBLE_DEVICES hides is fewer devices, never more; with MIG on CUDA lists MIG instances, not GPUs, so its
+    count is not compared."""
+    devices = _cuda_devices(data)
+    if nvml_words or not devices or any(dig(gpu, "mig_mode", "current") == "enabled" for gpu in nvml_gpus):
+        return []
+    if len(devices) <= len(bus):
+        return []
+    return ["CUDA lists %d device(s) but the host's PCI bus holds %d GPU(s) (%s)" % (
+        len(devices), len(bus), ", ".join(gpu["address"] for gpu in bus) or "none")]
+
+
 def gpu_count(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """NVML lists as many GPUs as the host should have (machine_shape.py says how many, and why)."""
     gpus = data.get("gpus", MISSING)
@@ -179,4 +277,5 @@ def gpus_on_board(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
         len(bus), source, shape.platform_evidence), **fields)]
 
 
-MACHINE_CHECKS = {"gpus_on_bus": gpus_on_bus, "gpus_on_board": gpus_on_board, "gpu_count": gpu_count}
+MACHINE_CHECKS = {"gpus_on_bus": gpus_on_bus, "listed_on_bus": listed_on_bus, "gpus_on_board": gpus_on_board,
+                  "gpu_count": gpu_count}

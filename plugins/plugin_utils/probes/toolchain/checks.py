@@ -9,6 +9,10 @@ from typing import Any, Callable, Dict, List
 
 from ...judge.check_helpers import make_check
 from ...judge.model import Check
+from ...judge.summaries import Summary, summaries_agree as held_to_their_lists
+
+# The CUDA device count of the nvml_cuda_agree contract and the UUIDs it lists (recorded only where every UUID was read).
+SUMMARIES = (Summary("details.cuda_device_count", "details.cuda_uuids", each="contracts"),)
 
 
 def _visible_words(visible: Any) -> str:
@@ -67,4 +71,8 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-TOOLCHAIN_CHECKS: Dict[str, Callable[..., List[Check]]] = {"contract": contract}
+def summaries_agree(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
+    return held_to_their_lists(SUMMARIES, host, data, rule)
+
+
+TOOLCHAIN_CHECKS: Dict[str, Callable[..., List[Check]]] = {"contract": contract, "summaries_agree": summaries_agree}
