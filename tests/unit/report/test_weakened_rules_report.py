@@ -2,6 +2,9 @@
 its schema), the fleet index (HTML and Markdown, near the top, escaped) and the console's summary lines."""
 import json
 import os
+from types import SimpleNamespace
+
+from ansible_collections.gpufleet.validation.plugins.action.report import stored_override_sources
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.weakened_rules import weakened_rules
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules
@@ -67,3 +70,11 @@ def test_the_console_says_one_line_per_weakened_rule(judged):
     assert lines[1].startswith("rule weakened: membw.bandwidth disabled (enabled: false) by gpufleet_rule_overrides on 4 of %d hosts "
                                "(group rack1): " % total)
     assert len(lines) == 2
+
+
+def test_an_override_only_the_stored_run_gave_is_named_as_stored():
+    stored = {"health.cuda_init": {"severity": "warn"}, "membw.bandwidth": {"enabled": False}}
+    run = SimpleNamespace(hosts=[SimpleNamespace(name="n1", dir_name="n1", inputs={"rule_overrides": stored}),
+                                 SimpleNamespace(name="n2", dir_name="n2", inputs={})])
+    assert stored_override_sources(run, {"n1": {"membw.bandwidth": {"enabled": False}}}) == {
+        "n1": {"health.cuda_init": "gpufleet_rule_overrides stored with the run (n1/inputs.json)"}}
