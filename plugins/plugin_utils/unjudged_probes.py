@@ -6,6 +6,7 @@ by declaration (ProbeRun.judges_nothing) is exempt; a downgrade to warn still ju
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from .judge.rules import effective_rules, rule_list
@@ -49,12 +50,19 @@ def unjudged_probe_problems(hosts: Mapping[str, Mapping], rules, shipped, rules_
     in_use = _enabled(rules)
     problems = []
     by_file: dict[tuple[str, str], list[str]] = {}
+    merged: dict[str, dict[str, set]] = {}
     for host in sorted(hosts, key=str):
         values = hosts[host]
         overrides = values.get(OVERRIDES_VARIABLE)
         overrides = overrides if isinstance(overrides, Mapping) else None
         profile, probes = _judged_probes(values, shipped_probes)
-        enabled = _enabled(rules, overrides) if overrides else in_use
+        if overrides:
+            key = json.dumps(overrides, sort_keys=True, default=repr)  # hosts of a group share theirs: merged once
+            if key not in merged:
+                merged[key] = _enabled(rules, overrides)
+            enabled = merged[key]
+        else:
+            enabled = in_use
         for probe in probes:
             if enabled.get(probe):
                 continue

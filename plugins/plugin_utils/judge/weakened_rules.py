@@ -12,6 +12,7 @@ one entry, named at run level (the fleet index, fleet.json's "weakened_rules", t
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .rules import effective_rules, normalize_rule, rule_list
@@ -61,13 +62,20 @@ def weakened_rules(rules: Any, shipped: Any, hosts: Mapping[str, Mapping[str, An
     source = rules_source or "the rules in use"
     hosts_of: Dict[Tuple[str, str, str, str, str], List[str]] = {}
     members: Dict[str, set] = {}
+    # Most hosts share their overrides (none, or a group's): each distinct set is merged and compared once.
+    known: Dict[str, List[Tuple[str, str, str, str, str]]] = {}
     for name in sorted(hosts, key=str):
         entry = hosts[name] or {}
         for group in entry.get("groups") or []:
             members.setdefault(str(group), set()).add(name)
-        in_use = {rule["id"]: rule for rule in effective_rules(rules, entry.get("rule_overrides") or None)[0]}
+        overrides = entry.get("rule_overrides") or None
         sources = entry.get("rule_override_sources")
-        for change in _changes(shipped_rules, in_use, sources if isinstance(sources, Mapping) else {}, source):
+        sources = sources if isinstance(sources, Mapping) else {}
+        key = json.dumps([overrides, sources], sort_keys=True, default=repr)
+        if key not in known:
+            in_use = {rule["id"]: rule for rule in effective_rules(rules, overrides)[0]}
+            known[key] = _changes(shipped_rules, in_use, sources, source)
+        for change in known[key]:
             hosts_of.setdefault(change, []).append(name)
     found = []
     for (rule_id, probe, change, how, by), names in sorted(hosts_of.items()):
