@@ -49,7 +49,6 @@ def _changes(shipped: Mapping[str, Dict[str, Any]], in_use: Mapping[str, Dict[st
     return found
 
 
-
 def weakened_rules(rules: Any, shipped: Any, hosts: Mapping[str, Mapping[str, Any]], rules_source: str = "") -> List[Dict[str, Any]]:
     """The shipped rules that the rules in use or the hosts' overrides disable or downgrade, one entry per change.
 
@@ -83,6 +82,11 @@ def weakened_rules(rules: Any, shipped: Any, hosts: Mapping[str, Mapping[str, An
         found.append({"rule": rule_id, "probe": probe, "change": change, "how": how, "by": by, "hosts": names,
                       "groups": sorted(group for group, hosts_in in members.items() if hosts_in <= covered)})
     return found
+
+
+def weakened_on(entries: Sequence[Mapping[str, Any]], host: str) -> Dict[str, Mapping[str, Any]]:
+    """{rule id: its entry} of the rules weakened on one host (a rule is disabled or downgraded there, never both)."""
+    return {entry["rule"]: entry for entry in entries if host in entry["hosts"]}
 
 
 def named_hosts(hosts: Sequence[str], limit: int = HOSTS_NAMED) -> str:

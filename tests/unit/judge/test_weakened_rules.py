@@ -6,6 +6,7 @@ import copy
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.weakened_rules import (
     weakened_lines,
+    weakened_on,
     weakened_rules,
     weakened_sentence,
 )
@@ -57,6 +58,14 @@ def test_a_rule_left_out_of_a_rules_file_is_disabled_by_it_and_a_host_override_c
     assert [(entry["rule"], entry["change"], entry["how"], entry["hosts"], entry["groups"]) for entry in found] == [
         ("health.cuda_init", "disabled", "not in the rules file", ["n1", "n2", "n3"], ["rack_a", "rack_b"]),
         ("health.device_majors", "downgraded", "severity warn where rules/default.yaml says fail", ["n1", "n2"], ["rack_a"])]
+
+
+def test_what_is_weakened_on_one_host_is_read_by_rule_id():
+    off = {"membw.bandwidth": {"enabled": False}}
+    found = weakened_rules(rules(), rules(), _hosts({"n1": dict(off, **{"health.cuda_init": {"severity": "warn"}}), "n2": off}))
+    assert {rule_id: entry["change"] for rule_id, entry in weakened_on(found, "n1").items()} == {
+        "health.cuda_init": "downgraded", "membw.bandwidth": "disabled"}
+    assert list(weakened_on(found, "n2")) == ["membw.bandwidth"] and weakened_on(found, "n3") == {}
 
 
 def test_a_downgrade_by_an_override_stored_with_the_run_names_that_source():
