@@ -16,6 +16,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_
     declared_params_problems,
     host_problems,
     hosts_problems,
+    unjudged_problems,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import DeclarationError, all_profiles, declarations
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import SchemaToolMissing, schema_file_problems
@@ -69,10 +70,14 @@ class ActionModule(ActionBase):
             values, unreadable = _variables(task_vars, CONTROLLER_REPORT_VARIABLES)
             problems.extend("%s (the controller): %s" % (task_vars.get("inventory_hostname"), problem)
                             for problem in unreadable + host_problems(values, probes, rules))
+        host_values = {}
         for host in hosts:
             source = hostvars[host] if host in hostvars else {}
             values, unreadable = _variables(source, HOST_VARIABLES)
+            host_values[host] = values
             problems.extend("%s: %s" % (host, problem) for problem in unreadable + host_problems(values, probes, rules))
+        if rules is not None:
+            problems.extend(unjudged_problems(controller_values, host_values, rules))
         if warnings:
             result["warnings"] = warnings
         result.update(changed=False, problems=problems, profiles=sorted(all_profiles()[0]), probes=probes)

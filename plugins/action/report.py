@@ -24,7 +24,12 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths im
     INDEX_HTML_FILE,
     run_dir,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, judge_run, verdict_lines
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import (
+    gate_lines,
+    judge_run,
+    verdict_lines,
+    weakened_rule_lines,
+)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_link import point_latest_at
 
 
@@ -59,9 +64,11 @@ class ActionModule(ActionBase):
                     for host, value in sorted(overrides.items()) for problem in validate_overrides(value)]
         try:
             run = load_run(path, args["expected_hosts"], host_groups)
+            sources = stored_override_sources(run, overrides)
             overrides = judged_overrides(run, overrides)
             judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"],
-                                  profile=args["profile"], custom_profiles=args["profiles"] or None)
+                                  profile=args["profile"], custom_profiles=args["profiles"] or None,
+                                  override_sources=sources)
             render_run(path, args["expected_hosts"], host_groups, text_writer_below(args["results_dir"]),
                        judgement=judgement, loaded=run, gated=args["gated"])
         except (OSError, ValueError) as exc:
@@ -76,6 +83,7 @@ class ActionModule(ActionBase):
         hosts = {}
         # A host's verdict is said once, in its summary line (the role prints summary_lines), never again as a warning.
         lines = verdict_lines(judgement)
+        weakened = weakened_rule_lines(judgement)
         for verdict, line in zip(judgement.hosts_worst_first(), lines):
             host_path = os.path.join(path, dir_names[verdict.host])
             hosts[verdict.host] = {"verdict": verdict.verdict, "reasons": verdict.reasons, "sku": verdict.sku,
@@ -84,13 +92,14 @@ class ActionModule(ActionBase):
                                    "dossier_md": os.path.join(host_path, DOSSIER_MD_FILE)}
         warnings.extend("%s in run %s: %s" % (entry["dir"], args["run_id"], entry["why"]) for entry in run.stray)
         files = {name: os.path.join(path, name) for name in FLEET_INDEX_FILES + FLEET_EXPORT_FILES}
+        lines.extend(weakened)
         lines.append("fleet index: %s" % files[INDEX_HTML_FILE])
         if warnings:
             result["warnings"] = [terminal_text(warning) for warning in warnings]
         unreachable = sorted(terminal_text(name) for name, host in hosts.items() if host["verdict"] == "unreachable")
         gated = [terminal_text(name) for name, host in hosts.items() if host["gate"]]
         result.update(changed=True, hosts=hosts, summary_lines=lines, gate_lines=gate_lines(judgement), gate_hosts=gated,
-                      unreachable_hosts=unreachable,
+                      unreachable_hosts=unreachable, weakened_rules=judgement.weakened_rules,
                       previous_run_id=judgement.previous_run_id, index_html=files[INDEX_HTML_FILE], files=files)
         return result
 
@@ -106,3 +115,16 @@ def judged_overrides(run, given):
         now = given.get(host.name)
         merged[host.name] = dict(stored, **now) if isinstance(now, Mapping) else (now if now else dict(stored))
     return merged
+
+
+def stored_override_sources(run, given):
+    """{host: {rule id: where its override came from}} for the overrides judged_overrides takes from the run's own
+    inputs.json rather than from the variables given now (judge/weakened_rules.py names them so)."""
+    sources = {}
+    for host in run.hosts:
+        stored = host.inputs.get("rule_overrides")
+        now = given.get(host.name)
+        if isinstance(stored, Mapping) and stored and (not now or isinstance(now, Mapping)):
+            sources[host.name] = {rule_id: "gpufleet_rule_overrides stored with the run (%s/inputs.json)" % host.dir_name
+                                  for rule_id in stored if rule_id not in (now or {})}
+    return sources

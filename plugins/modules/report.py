@@ -141,10 +141,19 @@ previous_run_id:
   description: The earlier run most hosts were compared with for drift, if any.
   returned: success
   type: str
+weakened_rules:
+  description:
+    - The shipped rules (C(rules/default.yaml)) that the rules file or the hosts' C(gpufleet_rule_overrides) disabled or
+      downgraded from fail to warn, one entry per change, as in C(fleet.json); empty when none.
+    - Each has C(rule), C(probe), C(change) (disabled or downgraded), C(how), C(by) (the rules file or the override),
+      C(hosts) and C(groups) (the groups all of whose hosts it covers).
+  returned: success
+  type: list
+  elements: dict
 summary_lines:
   description:
-    - One line per host, worst first (its verdict and first reasons), followed by where the reports are; for the person at
-      the terminal. A verdict is said here only, not again as a warning.
+    - One line per host, worst first (its verdict and first reasons), then one per weakened rule (at most 20), followed
+      by where the reports are; for the person at the terminal. A verdict is said here only, not again as a warning.
     - A line holds no control character; a reason's line breaks are written C( / ) (docs/security.md).
   returned: success
   type: list

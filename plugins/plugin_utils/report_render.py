@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 
 from .act.outcome import host_outcome
 from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, blocks_gate, error_verdict
+from .judge.weakened_rules import named_hosts
 from .control_chars import escape_control
 from .report_exports import export_json_text, fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
 from .report_rerun import rerun_command
@@ -37,6 +38,8 @@ from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatc
 
 # The index's first screen lists this many hosts that did not pass, worst first; the table below has them all.
 TODO_HOSTS = 10
+# A rule the run disabled or downgraded names this many of its hosts in the index.
+WEAKENED_HOSTS_NAMED = 20
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_templates")
 
 
@@ -600,7 +603,14 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
             "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
             "unmatched": unmatched, "statistics": statistics_rows(judgement), "setting_minorities": judgement.setting_minorities,
             "previous_run_id": judgement.previous_run_id, "cross_host": _fleet_views(run),
-            "versions": ", ".join(run.collection_versions()) or "not recorded"}
+            "versions": ", ".join(run.collection_versions()) or "not recorded", "weakened": weakened_rows(judgement)}
+
+
+def weakened_rows(judgement: FleetJudgement) -> List[Dict[str, Any]]:
+    """The index's rows of the shipped rules the run disabled or downgraded: each with its title and its hosts named
+    (at most WEAKENED_HOSTS_NAMED; fleet.json lists them all)."""
+    return [dict(entry, title=judgement.texts.of(entry["rule"]).title, host_count=len(entry["hosts"]),
+                 hosts_text=named_hosts(entry["hosts"], WEAKENED_HOSTS_NAMED)) for entry in judgement.weakened_rules]
 
 
 def _fleet_views(run: RunModel) -> List[Dict[str, Any]]:

@@ -203,6 +203,10 @@ def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
     infinite = non_finite_fields(document, "rules")
     if infinite:
         raise ValueError("%s: %s" % (path, "; ".join(infinite)))
+    if isinstance(document, dict) and document.get("rules") == []:
+        # what the schema's minItems refuses, said in words: an empty list would pass every host unchecked
+        raise ValueError("%s has no rule (rules: []): a rules file without any judges nothing, so every host would pass "
+                         "unchecked; give at least one rule (rules/default.yaml holds the collection's)" % path)
     errors = rules_schema_problems(document, schemas_dir)
     if errors:
         raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))

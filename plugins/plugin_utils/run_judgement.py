@@ -8,6 +8,7 @@ from .judge.fleet import judge_fleet
 from .judge.model import Check, FleetJudgement, blocks_gate
 from .judge.promises import Promise
 from .judge.rules import CheckTexts
+from .judge.weakened_rules import weakened_lines, weakened_rules
 from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules, replaced_shipped
 from .probes.registry import declaration, probe_catalogue, profile_probes, profiles
@@ -45,7 +46,8 @@ def host_promises(probes: Sequence[str]) -> List[Promise]:
     return promises
 
 
-def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping], profile: Optional[str] = None,
+def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping],
+                override_sources: Optional[Mapping[str, Mapping[str, str]]] = None, profile: Optional[str] = None,
                 custom_profiles: Any = None) -> Dict[str, Dict]:
     """What judge_fleet takes of each host of a stored run, its profile's promises included (ValueError: an unknown
     profile given now)."""
@@ -57,6 +59,7 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping], profile: O
             "groups": list(host.groups),
             "rule_overrides": rule_overrides.get(host.name) or {},
             "promises": host_promises(promised_probes(host, profile, custom_profiles)[0]),
+            "rule_override_sources": dict((override_sources or {}).get(host.name) or {}),
         }
         for host in run.hosts
     }
@@ -64,24 +67,29 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping], profile: O
 
 def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapping],
               baselines_dir: Optional[str] = None, rules_path: Optional[str] = None,
-              workers: Optional[int] = None, profile: Optional[str] = None, custom_profiles: Any = None) -> FleetJudgement:
+              workers: Optional[int] = None, override_sources: Optional[Mapping[str, Mapping[str, str]]] = None,
+              profile: Optional[str] = None, custom_profiles: Any = None) -> FleetJudgement:
     """Raises ValueError when the rules file is broken or the profile given is unknown; a broken baseline file is
     reported, not fatal. workers: processes that judge the hosts' own checks (default: one per usable core, for runs
-    large enough; report_parallel); the judgement is the same with any number. profile: judge every host with what
-    that profile promises (default: what each host's own run recorded, promised_probes)."""
+    large enough; report_parallel); the judgement is the same with any number. override_sources: {host: {rule id: where
+    its override came from}} where not gpufleet_rule_overrides as given now (judge/weakened_rules.py). profile: judge
+    every host with what that profile promises (default: what each host's own run recorded, promised_probes)."""
     baselines, baseline_problems = load_baselines(baselines_dir)
     rules = load_rules(rules_path)
     # Each probe a host measured now is compared with the newest earlier run that measured it (store/previous.py).
     measured = {host.name: [probe for probe, entry in host.probes.items() if entry.status in MEASURED_STATUSES] for host in run.hosts}
     previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems,
                                      wanted=measured)
-    judgement = judge_fleet(run.run_id, host_inputs(run, rule_overrides, profile, custom_profiles), baselines, rules,
+    inputs = host_inputs(run, rule_overrides, override_sources, profile, custom_profiles)
+    judgement = judge_fleet(run.run_id, inputs, baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=probe_catalogue(),
                             run_each=lambda count, job: run_over_the_cores(count, job, workers), baseline_problems=baseline_problems)
     # The rules in use name their checks; the default file still names the judge's own (fleet.*, host.* ...).
     titles = {metric_id: spec.title for metric_id, spec in probe_catalogue().metric_specs.items()}
-    judgement.texts = CheckTexts(rules, load_rules(), metric_titles=titles) if rules_path else CheckTexts(rules, metric_titles=titles)
+    shipped = load_rules() if rules_path else rules
+    judgement.texts = CheckTexts(rules, shipped, metric_titles=titles) if rules_path else CheckTexts(rules, metric_titles=titles)
+    judgement.weakened_rules = weakened_rules(rules, shipped, inputs, "rules file %s" % rules_path if rules_path else "")
     judgement.unmatched_rules.extend(
         Check(id="baselines.load", host="", probe="", status="error",
               reason="%s; hosts of that SKU are compared with their peers only" % problem)
@@ -95,6 +103,12 @@ def gate_lines(judgement: FleetJudgement) -> List[str]:
     """One line per host that fails the gate, with its reasons; control characters written as \\xNN."""
     return [terminal_text("%s: %s - %s" % (verdict.host, verdict.verdict, "; ".join(verdict.reasons) or "no reason recorded"))
             for verdict in judgement.hosts_worst_first() if blocks_gate(verdict)]
+
+
+def weakened_rule_lines(judgement: FleetJudgement) -> List[str]:
+    """One line per shipped rule the run disabled or downgraded (bounded), naming by what and for which hosts; control
+    characters written as \\xNN."""
+    return [terminal_text(line) for line in weakened_lines(judgement.weakened_rules, len(judgement.hosts))]
 
 
 def verdict_lines(judgement: FleetJudgement, limit_reasons: int = 3) -> List[str]:

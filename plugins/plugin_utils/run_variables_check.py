@@ -20,6 +20,7 @@ from .probes import param_spec
 from .probes.registry import all_profiles, declarations
 from .store.paths import check_run_id
 from .rules_and_baselines import load_baselines, load_rules, validate_overrides
+from .unjudged_probes import unjudged_probe_problems
 
 HOST_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_python", "gpufleet_python_candidates",
                   "gpufleet_results_dir", "gpufleet_rule_overrides", "gpufleet_become_probes", "probe_timeouts",
@@ -154,11 +155,16 @@ def _path(value):
     return os.path.expanduser(os.path.expandvars(value)) if isinstance(value, str) else value
 
 
-def _rules(values: Mapping) -> tuple[list[str], dict | None]:
-    """The rules the report will judge with, or the problem that stops the run."""
+def _rules_file(values: Mapping) -> tuple[str, object]:
+    """(the variable that names the rules file, its path or None for the collection's own)."""
     # The report role's own variable, when set, wins over gpufleet_rules_file (its default).
     variable = "report_rules_file" if values.get("report_rules_file") else "gpufleet_rules_file"
-    rules_file = _path(values.get(variable))
+    return variable, _path(values.get(variable))
+
+
+def _rules(values: Mapping) -> tuple[list[str], dict | None]:
+    """The rules the report will judge with, or the problem that stops the run."""
+    variable, rules_file = _rules_file(values)
     if rules_file is not None and not isinstance(rules_file, str):
         return ["%s must be the path of a rules file, not %s %s" % (variable, value_kind(rules_file), shown(rules_file))], None
     try:
@@ -178,6 +184,17 @@ def _baselines(values: Mapping) -> tuple[list[str], list[str]]:
     # The judge reports a broken file too, and compares the hosts of that SKU with their peers only.
     # Each problem names its file by the folder's path already.
     return [], ["%s: %s" % (variable, problem) if directory else problem for problem in load_baselines(directory)[1]]
+
+
+def unjudged_problems(controller_values: Mapping, host_values: Mapping[str, Mapping], rules: dict) -> list[str]:
+    """The probes of a host's profile that the rules in use (controller_values' rules file, loaded as rules) with the
+    host's overrides (host_values: {host: its variables}) leave with no enabled rule (unjudged_probes.py)."""
+    variable, rules_file = _rules_file(controller_values)
+    try:
+        shipped = load_rules() if rules_file else rules
+    except ValueError as exc:
+        return ["the collection's rules/default.yaml: %s" % exc]
+    return unjudged_probe_problems(host_values, rules, shipped, variable, rules_file if isinstance(rules_file, str) else None)
 
 
 def controller_problems(values: Mapping) -> tuple[list[str], list[str], dict | None]:

@@ -13,7 +13,7 @@ import yaml
 
 from ansible_collections.gpufleet.validation.plugins.module_utils import envelope_statuses
 from ansible_collections.gpufleet.validation.plugins.module_utils.results_dir import DEFAULT_RESULTS_DIR
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import rules
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import rules, weakened_rules
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import paths
 from probelib import statuses as host_statuses
 
@@ -165,6 +165,14 @@ def test_the_judges_copies_of_the_rule_schema_are_the_schemas():
     assert rules.ACTIONS == tuple(schema["$defs"]["action"]["enum"]) == tuple(rules.ACTION_WORDS)
     override = _schema("rule_overrides.schema.json")["additionalProperties"]
     assert rules.OVERRIDE_KEYS == tuple(override["properties"]) and rules.SEVERITIES == tuple(override["properties"]["severity"]["enum"])
+
+
+def test_fleet_jsons_weakened_rules_are_the_judges_entries():
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules  # pylint: disable=import-outside-toplevel
+    schema = _schema("fleet.schema.json")["properties"]["weakened_rules"]["items"]
+    assert weakened_rules.CHANGES == tuple(schema["properties"]["change"]["enum"])
+    (entry,) = weakened_rules.weakened_rules(load_rules(), load_rules(), {"n1": {"rule_overrides": {"membw.bandwidth": {"enabled": False}}}})
+    assert set(entry) == set(schema["required"]) == set(schema["properties"])
 
 
 def test_rules_are_validated_by_the_schema_only():

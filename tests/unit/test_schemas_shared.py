@@ -58,8 +58,9 @@ def test_a_schema_given_as_a_document_resolves_the_common_definitions_too():
     """As the judge loads rules, baselines and overrides schemas itself and hands them over."""
     schema = load_schema("rules.schema.json")
     assert COMMON_REF + "finite" in refs(schema)
-    assert schema_problems({"rules": []}, schema, "rules") == []
-    assert schema_problems({"rules": [], "x": float("inf")}, schema, "rules")
+    rule = {"id": "health.gpu_count", "probe": "health", "check": "gpu_count", "severity": "fail", "description": "GPUs."}
+    assert schema_problems({"rules": [rule]}, schema, "rules") == []
+    assert schema_problems({"rules": [rule], "x": float("inf")}, schema, "rules")
 
 
 def test_unavailable_is_defined_once():
