@@ -42,11 +42,12 @@ def new_document(sku: str, gpu_name: str, match: Dict[str, Any], facts: Mapping[
 
 
 def floors(*documents: Optional[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """{known_good key: its entry} of the datasheet floors (method datasheet_floor) of the documents, the highest kept."""
+    """{known_good key: {value, unit, source}} of the datasheet floors (method datasheet_floor) of loaded baselines (the
+    loader gives a floor its value and unit), the highest of each key kept."""
     found: Dict[str, Dict[str, Any]] = {}
     for document in documents:
         for key, entry in ((document or {}).get("known_good") or {}).items():
-            if not isinstance(entry, Mapping) or entry.get("method") != FLOOR_METHOD:
+            if not isinstance(entry, Mapping) or entry.get("method") != FLOOR_METHOD or not isinstance(entry.get("value"), (int, float)):
                 continue
             value, unit = to_judged_unit(float(entry["value"]), entry["unit"])
             if key not in found or value > found[key]["value"]:

@@ -14,7 +14,7 @@ from ..probes.metric_catalogue import MetricSpec
 from ..probes.registry import declarations, judging_of, probe_catalogue
 from ..rules_and_baselines import default_baselines_dir, load_baselines, load_rules, load_yaml
 from ..run_judgement import judge_run
-from ..store.paths import run_dir
+from ..store.paths import result_file_name, run_dir
 from ..store.stored_run import StoredEnvelopes, load_run
 from . import baseline_file, host_values, identity
 from .spread import MIN_HOSTS, SPREAD_MEASURE, Spread, percent, rounded, spread_of
@@ -88,15 +88,16 @@ def calibrate(results_dir: str, run_id: str, sku: str, hosts: Sequence[str] = ()
     run = load_run(path)
     judgement = judge_run(run, results_dir, rule_overrides or {}, baselines_dir, rules_path)
     baselines, problems = load_baselines(baselines_dir)
-    judging_dir = baselines_dir or default_baselines_dir()
-    start, start_shown = _raw_baseline(judging_dir, sku)
+    start, start_shown = _raw_baseline(baselines_dir or default_baselines_dir(), sku)
     shipped, shipped_shown = _raw_baseline(default_baselines_dir(), sku)
     known = any(baseline["id"] == sku for baseline in baselines)
-    broken = [problem for problem in problems if problem.startswith("baselines/%s." % sku)]
-    if broken:
-        raise CalibrationRefused("the starting baseline does not load: %s" % "; ".join(broken))
+    if start is not None and not known:
+        raise CalibrationRefused("the starting baseline %s does not load: %s" % (start_shown, "; ".join(
+            [problem for problem in problems if sku + ".y" in problem] or problems or ["it is not among the loaded baselines"])))
     if start is None and shipped is not None:
         start, start_shown = shipped, "the collection's %s" % shipped_shown
+    shipped_loaded = load_baselines()[0] if baselines_dir else baselines
+    floors = baseline_file.floors(*[baseline for baseline in baselines + shipped_loaded if baseline["id"] == sku])
     calibration = Calibration(sku, run.run_id, start_shown or "a new file: its match from the hosts, the rest from the facts")
     envelopes = {host.name: StoredEnvelopes(host.probes) for host in run.hosts}
     machine = probe_catalogue().machine
@@ -118,7 +119,6 @@ def calibrate(results_dir: str, run_id: str, sku: str, hosts: Sequence[str] = ()
     if calibration.refusals:
         return calibration
     values = _host_values(calibration.hosts, judgement, envelopes, rules_path)
-    floors = baseline_file.floors(start, shipped)
     entries = _calibrate_keys(calibration, values, floors, results_dir, run)
     if not entries and not calibration.refusals:
         calibration.refusals.append("no headline metric was measured on the healthy hosts of run %s: run a profile with "
@@ -285,7 +285,7 @@ def _entry(spec: MetricSpec, spread: Spread, conditions: Mapping[str, float], va
         "driver": ", ".join(drivers) or "not recorded in the results",
         "script": "probes/%s.py (gpufleet.validation %s), calibrated by playbooks/calibrate.yml" % (probe, collection_version()),
         "machines": [value for unused_host, value, unused_deviation in spread.deviations],
-        "runs": ", ".join(os.path.join(run.run_id, dir_names.get(host, host), probe + ".json") for host in hosts),
+        "runs": ", ".join(os.path.join(run.run_id, dir_names.get(host, host), result_file_name(probe)) for host in hosts),
     }
     return entry
 
