@@ -35,14 +35,15 @@ class KeyResult:
     spread: Optional[Spread] = None
     refused: str = ""
     entry: Optional[Dict[str, Any]] = None
+    left_out: List[str] = field(default_factory=list)  # "host (why)" of the healthy hosts that gave no value
 
     def line(self) -> str:
         head = "known_good.%s (%s)" % (self.key, self.metric.id)
         if self.spread is None:
             return "%s: refused: %s" % (head, self.refused)
-        words = "%s: median %s over %d hosts, spread %s (tolerance %s)" % (
+        words = "%s: median %s over %d hosts, spread %s (tolerance %s)%s" % (
             head, format_quantity(self.spread.median, self.metric.unit), len(self.values), percent(self.spread.spread),
-            percent(self.spread.tolerance))
+            percent(self.spread.tolerance), "; not from %s" % ", ".join(self.left_out) if self.left_out else "")
         return "%s: refused: %s" % (words, self.refused) if self.refused else words
 
 
@@ -205,11 +206,14 @@ def _calibrate_keys(calibration: Calibration, values: Mapping[str, Any], floors:
         if not by_host:
             calibration.not_measured.append(spec.baseline_key)
             continue
-        result = KeyResult(spec.baseline_key, spec, by_host)
-        calibration.keys.append(result)
         left_out = ["%s (%s)" % (host, "; ".join(values[host].left_out.get(spec.id) or ["not measured"]))
                     for host in sorted(values) if host not in by_host]
-        if len(by_host) < MIN_HOSTS:
+        result = KeyResult(spec.baseline_key, spec, by_host, left_out=left_out)
+        calibration.keys.append(result)
+        not_positive = sorted(host for host, value in by_host.items() if not value > 0)
+        if not_positive:
+            result.refused = "not a positive rate on %s" % ", ".join(not_positive)
+        elif len(by_host) < MIN_HOSTS:
             result.refused = "measured on %d host(s) (%s), at least %d needed%s" % (
                 len(by_host), ", ".join(sorted(by_host)), MIN_HOSTS, "; not on %s" % ", ".join(left_out) if left_out else "")
         elif spec.drift_tolerance is None:
@@ -229,8 +233,6 @@ def _calibrate_keys(calibration: Calibration, values: Mapping[str, Any], floors:
 
 
 def _refusal(spec: MetricSpec, spread: Spread, floor: Optional[Dict[str, Any]]) -> str:
-    if spread.median <= 0:
-        return "the median %s is not a positive rate" % format_quantity(spread.median, spec.unit)
     outliers = spread.outliers()
     if outliers:
         return "spread %s (%s) is above the metric's drift tolerance %s; outlying: %s" % (

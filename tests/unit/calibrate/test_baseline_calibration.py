@@ -1,5 +1,6 @@
 """Calibrating a SKU's baseline from a stored run (plugins/plugin_utils/calibrate/): the recorded H200 acceptance
 results replayed as several hosts, their rates scaled per host, calibrated, written and loaded back."""
+import json
 import os
 import statistics
 
@@ -185,3 +186,26 @@ def test_latest_names_the_run_the_latest_link_points_at(tmp_path):
         latest_run_id(str(tmp_path))
     point_latest_at(str(tmp_path), RUN_ID)
     assert latest_run_id(str(tmp_path)) == RUN_ID
+
+
+def test_a_gpu_whose_check_skipped_it_gives_no_value_and_the_key_says_which_host_is_missing(tmp_path):
+    """node-d ran its sustained matmuls at a 600 W limit: its checks skip them (the known-good is at 700 W), so the
+    sustained keys are the median of the other three, and say so; its burst rates count."""
+    hosts = ["node-a", "node-b", "node-c", "node-d"]
+    results = run_of(tmp_path, hosts)
+    gemm = os.path.join(results, RUN_ID, "node-d", "gemm.json")
+    with open(gemm, encoding="utf-8") as handle:
+        envelope = json.load(handle)
+    for rate in envelope["data"]["devices"][0]["dtypes"].values():
+        if isinstance(rate, dict) and isinstance(rate.get("power_states"), dict) and "sustained" in rate["power_states"]:
+            rate["power_states"]["sustained"]["power_limit_w"] = 600.0
+    with open(gemm, "w", encoding="utf-8") as handle:
+        json.dump(envelope, handle)
+    calibration = calibrated(results, hosts)
+    assert calibration.refusals == [], calibration.lines()
+    keys = {key.key: key for key in calibration.keys}
+    assert sorted(keys["bf16_matmul_sustained"].values) == ["node-a", "node-b", "node-c"]
+    assert sorted(keys["bf16_matmul"].values) == hosts
+    line = keys["bf16_matmul_sustained"].line()
+    assert "; not from node-d (GPU 0 (GPU-" in line and "check gemm.bf16_sustained is skip:" in line and "600 W" in line
+    assert calibration.document["known_good"]["bf16_matmul_sustained"]["power_limit_w"] == 700
