@@ -30,7 +30,7 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         unused_validation, args = self.validate_argument_spec(argument_spec=CALIBRATE_BASELINE_ARGUMENT_SPEC)
-        result.update(changed=False, hosts=[], left_out={}, keys={}, refused=[], lines=[])
+        result.update(changed=False, run_id=args["run_id"], hosts=[], left_out={}, keys={}, refused=[], lines=[])
         try:
             run_id = latest_run_id(args["results_dir"]) if args["run_id"] == LATEST_RUN else args["run_id"]
             result["run_id"] = run_id

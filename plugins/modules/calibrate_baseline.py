@@ -113,7 +113,7 @@ path:
   type: str
   sample: /srv/validation/site-baselines/h100-sxm.yaml
 run_id:
-  description: The run calibrated from.
+  description: The run calibrated from (as given, where C(latest) could not be followed).
   returned: always
   type: str
 hosts:

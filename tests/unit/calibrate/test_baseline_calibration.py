@@ -188,12 +188,9 @@ def test_latest_names_the_run_the_latest_link_points_at(tmp_path):
     assert latest_run_id(str(tmp_path)) == RUN_ID
 
 
-def test_a_gpu_whose_check_skipped_it_gives_no_value_and_the_key_says_which_host_is_missing(tmp_path):
-    """node-d ran its sustained matmuls at a 600 W limit: its checks skip them (the known-good is at 700 W), so the
-    sustained keys are the median of the other three, and say so; its burst rates count."""
-    hosts = ["node-a", "node-b", "node-c", "node-d"]
-    results = run_of(tmp_path, hosts)
-    gemm = os.path.join(results, RUN_ID, "node-d", "gemm.json")
+def at_a_lower_power_limit(results, host):
+    """The host's sustained matmuls as if run at a 600 W power limit (the recording's is 700 W)."""
+    gemm = os.path.join(results, RUN_ID, host, "gemm.json")
     with open(gemm, encoding="utf-8") as handle:
         envelope = json.load(handle)
     for rate in envelope["data"]["devices"][0]["dtypes"].values():
@@ -201,6 +198,14 @@ def test_a_gpu_whose_check_skipped_it_gives_no_value_and_the_key_says_which_host
             rate["power_states"]["sustained"]["power_limit_w"] = 600.0
     with open(gemm, "w", encoding="utf-8") as handle:
         json.dump(envelope, handle)
+
+
+def test_a_gpu_whose_check_skipped_it_gives_no_value_and_the_key_says_which_host_is_missing(tmp_path):
+    """node-d ran its sustained matmuls at a 600 W limit: its checks skip them (the known-good is at 700 W), so the
+    sustained keys are the median of the other three, and say so; its burst rates count."""
+    hosts = ["node-a", "node-b", "node-c", "node-d"]
+    results = run_of(tmp_path, hosts)
+    at_a_lower_power_limit(results, "node-d")
     calibration = calibrated(results, hosts)
     assert calibration.refusals == [], calibration.lines()
     keys = {key.key: key for key in calibration.keys}
@@ -209,3 +214,14 @@ def test_a_gpu_whose_check_skipped_it_gives_no_value_and_the_key_says_which_host
     line = keys["bf16_matmul_sustained"].line()
     assert "; not from node-d (GPU 0 (GPU-" in line and "check gemm.bf16_sustained is skip:" in line and "600 W" in line
     assert calibration.document["known_good"]["bf16_matmul_sustained"]["power_limit_w"] == 700
+
+
+def test_sustained_rates_at_different_power_limits_with_no_reference_limit_are_refused_naming_them(tmp_path):
+    """A GPU no baseline knows has no reference limit to leave a host out by: the hosts' limits must agree."""
+    hosts = ["node-a", "node-b", "node-c"]
+    results = run_of(tmp_path, hosts, gpu={host: NEW_GPU for host in hosts})
+    at_a_lower_power_limit(results, "node-c")
+    calibration = calibrated(results, hosts, sku="test-accelerator", facts=FACTS)
+    assert calibration.text is None
+    assert "known_good.bf16_matmul_sustained (gemm.bf16_sustained_tflops): the hosts measured it under different " \
+           "power_limit_w: node-a 700, node-b 700, node-c 600" in calibration.refusals
