@@ -20,7 +20,7 @@ from probelib import statuses as host_statuses
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_ROLES = {"probe": "probe_results_dir", "report": "report_results_dir", "collective_hosts": "collective_hosts_results_dir",
                  "act": "act_results_dir"}
-RESULTS_MODULES = ("probe", "report", "open_run", "act")
+RESULTS_MODULES = ("probe", "report", "open_run", "act", "calibrate_baseline")
 
 
 def _python_files(*folders):

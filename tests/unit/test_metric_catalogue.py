@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.units import to_judged_unit
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.metric_catalogue import MetricSpec, spec_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.metric_catalogue import METHODS, MetricSpec, spec_problems
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_baselines
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
     declarations,
@@ -120,6 +120,26 @@ def test_a_baselines_known_good_value_is_in_its_metrics_unit(path):
         entry = known_good.get(spec.baseline_key) if spec.baseline_key else None
         if entry is not None:
             assert to_judged_unit(float(entry["value"]), entry["unit"])[1] == spec.unit, (path, spec.baseline_key)
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "baselines", "*.yaml"))))
+def test_a_metrics_method_is_the_method_of_its_baselines_known_good_entry(path):
+    """A calibrated entry states its metric's method (plugin_utils/calibrate/): burst with burst, sustained with sustained."""
+    with open(path, encoding="utf-8") as handle:
+        known_good = yaml.safe_load(handle).get("known_good") or {}
+    for spec in metric_catalogue().values():
+        entry = known_good.get(spec.baseline_key) if spec.baseline_key else None
+        if entry is not None and entry.get("method") in METHODS:
+            assert entry["method"] == spec.method, (path, spec.id)
+
+
+def test_the_methods_are_the_baseline_schemas():
+    with open(os.path.join(ROOT, "schemas", "baseline.schema.json"), encoding="utf-8") as handle:
+        schema = json.load(handle)
+    assert set(METHODS) <= set(schema["$defs"]["number"]["properties"]["method"]["enum"])
+    assert {spec.method for spec in metric_catalogue().values()} == {None, *METHODS}
+    assert spec_problems("toy", [MetricSpec("toy.rate_gbps", "Rate", "GB/s", "higher", 0.1, method="peak")]) == [
+        "toy: metric toy.rate_gbps: method 'peak' is not one of burst, sustained"]
 
 
 def test_every_title_the_rules_file_holds_names_a_setting_a_probe_produces():

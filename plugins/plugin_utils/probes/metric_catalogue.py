@@ -14,6 +14,8 @@ from typing import Iterable, List, Optional
 # Gb/s: network link rates and RDMA bandwidth, which NICs and perftest state in bits (fabric); never converted to GB/s.
 UNITS = ("GB/s", "Gb/s", "TFLOP/s", "W", "C", "MiB", "s", "ms", "us", "%", "MHz", "count")
 DIRECTIONS = ("higher", "lower", "none")
+# The states a rate is measured in (schemas/baseline.schema.json, a known_good entry's method): burst and sustained.
+METHODS = ("burst", "sustained")
 _ID = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_.]+$")
 
 
@@ -29,6 +31,8 @@ class MetricSpec:
     baseline_key: Optional[str] = None
     # Why drift_tolerance is what it is (a measured spread, with its source).
     drift_source: str = ""
+    # The state it is measured in (one of METHODS), where it has one: the method of its known_good entry.
+    method: Optional[str] = None
 
 
 def spec_problems(probe: str, specs: Iterable[MetricSpec]) -> List[str]:
@@ -53,4 +57,6 @@ def spec_problems(probe: str, specs: Iterable[MetricSpec]) -> List[str]:
         tolerance = spec.drift_tolerance
         if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance):
             problems.append("%s: drift_tolerance must be a fraction > 0 or None, not %r" % (where, tolerance))
+        if spec.method is not None and spec.method not in METHODS:
+            problems.append("%s: method %r is not one of %s" % (where, spec.method, ", ".join(METHODS)))
     return problems

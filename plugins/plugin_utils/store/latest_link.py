@@ -26,3 +26,16 @@ def point_latest_at(results_dir: str, run_id: str, link_name: str = "latest") ->
     os.symlink(check_run_id(run_id), temporary)
     os.replace(temporary, link)
     return link
+
+
+def latest_run_id(results_dir: str, link_name: str = "latest") -> str:
+    """The run id <results>/latest points at (point_latest_at wrote it: a bare run id); ValueError says why there is none."""
+    link = os.path.join(os.path.abspath(results_dir), link_name)
+    if not os.path.islink(link):
+        raise ValueError("%s is %s, so there is no newest run to name; give the run id" % (
+            link, "not a link" if os.path.lexists(link) else "missing"))
+    target = os.readlink(link)
+    try:
+        return check_run_id(target)
+    except ValueError as exc:
+        raise ValueError("%s points at %r, not at a run of %s (%s); give the run id" % (link, target, results_dir, exc)) from exc

@@ -6,13 +6,13 @@ from ..metric_catalogue import MetricSpec
 # {(dtype, power state): the calibration shape's matmul rate in that state}
 STATE_RATES = {
     ("bf16", "burst"): MetricSpec("gemm.bf16_burst_tflops", "BF16 matmul (burst)", "TFLOP/s", "higher", drift_tolerance=0.10,
-                                  baseline_key="bf16_matmul"),
+                                  baseline_key="bf16_matmul", method="burst"),
     ("bf16", "sustained"): MetricSpec("gemm.bf16_sustained_tflops", "BF16 matmul (sustained)", "TFLOP/s", "higher",
-                                      drift_tolerance=0.10, baseline_key="bf16_matmul_sustained"),
+                                      drift_tolerance=0.10, baseline_key="bf16_matmul_sustained", method="sustained"),
     ("fp8_e4m3", "burst"): MetricSpec("gemm.fp8_burst_tflops", "FP8 matmul (burst)", "TFLOP/s", "higher", drift_tolerance=0.10,
-                                      baseline_key="fp8_matmul"),
+                                      baseline_key="fp8_matmul", method="burst"),
     ("fp8_e4m3", "sustained"): MetricSpec("gemm.fp8_sustained_tflops", "FP8 matmul (sustained)", "TFLOP/s", "higher",
-                                          drift_tolerance=0.10, baseline_key="fp8_matmul_sustained"),
+                                          drift_tolerance=0.10, baseline_key="fp8_matmul_sustained", method="sustained"),
 }
 
 METRICS = tuple(STATE_RATES.values())
