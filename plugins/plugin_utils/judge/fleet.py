@@ -12,6 +12,7 @@ from ...module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
 from ..number_format import format_number, format_quantity
 from ..result_fields import dig
+from .busy import busy_checks, settle_busy
 from .causes import Causes, consequences_of, fold_consequences, root_causes
 from .check_helpers import gpu_label, param_source
 from .identity_checks import gpu_identities, same_gpu_checks
@@ -391,6 +392,7 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
     statuses = [check.status for check in checks]
     verdict = worst_verdict(statuses)
     if causes is not None:
+        settle_busy(checks, causes.of)
         fold_consequences(checks, causes, independent)
     bad = [check for check in root_causes(checks) if check.status in STATUS_ORDER]
     bad.sort(key=lambda check: STATUS_ORDER[check.status])
@@ -458,6 +460,8 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
     for probe in sorted(envelopes):
         checks.extend(envelope_checks(name, probe, envelopes[probe], shape, facts, catalogue))
     checks.extend(_run_rules(name, envelopes, host_rules, context, catalogue, tally))
+    for probe in sorted(envelopes):
+        checks.extend(busy_checks(name, probe, _data(envelopes[probe])))
     gpu_groups = _gpu_groups(facts, per_gpu)
     host_group = _host_group(sku, gpu_groups)
     current_samples: Dict[str, List[Metric]] = {}
