@@ -167,6 +167,15 @@ def failing_with_consequences(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]
     return shown
 
 
+def root_actions(verdict: HostVerdict, texts: Optional[CheckTexts] = None) -> List[str]:
+    """The action of each root cause of the verdict (a check that does not pass and follows from none), in the order of
+    its reasons: what the act reads to leave a host whose only cause is a busy GPU in service."""
+    texts = texts or _DEFAULT_TEXTS
+    roots = [check for check in verdict.checks if check.status in ("fail", "error", "warn") and not check.because]
+    roots.sort(key=lambda check: STATUS_ORDER[check.status])
+    return [check.action or texts.of(check.id).action for check in roots]
+
+
 def host_action(verdict: Optional[HostVerdict], texts: Optional[CheckTexts] = None) -> Dict[str, str]:
     """What to do about a host that did not pass, from its worst check: the action in words, its remedy, the check."""
     if verdict is None:

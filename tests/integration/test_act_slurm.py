@@ -328,3 +328,29 @@ def test_a_run_re_judged_after_wrong_drains_resumes_them_past_the_breaker(slurm_
     code, output = act(cluster, tmp_path, "R1")
     assert code == 0, output
     assert [cluster.node(node)["drained"] for node in NODES] == [False, False, False]
+
+
+BUSY = ("health.gpu_processes: GPU 0 (GPU-8eb0778b): busy: 1 compute process(es) of another job on the GPU: python3 "
+        "(pid 2172, 62.8 GiB); measurements there share it, so they are not validated")
+
+
+def test_a_host_whose_only_root_cause_is_a_busy_gpu_is_never_drained(slurm_cluster, tmp_path):
+    """Issue 44: someone's job on the GPU is no fault of the node. gpu-a's memtest ran out of the memory the job held
+    (verdict error, the probe's error folded under the busy GPU): with error among the verdicts that drain, it stays in
+    service and says why, while a real failure beside it is drained."""
+    cluster = slurm_cluster(NODES)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    results = tmp_path / "results"
+    for host, verdict, reasons, actions in (("gpu-a", "error", [BUSY], ["rerun_when_idle"]),
+                                            ("gpu-b", "fail", [CAUSE, BUSY], ["drain", "rerun_when_idle"]),
+                                            ("cpu-c", "pass", [], [])):
+        write_json_atomically(outcome_path(str(results), "R1", host),
+                              host_outcome("R1", started, host, verdict, reasons, verdict != "pass", host + "/dossier.html", actions),
+                              root=str(results))
+    code, output = act(cluster, tmp_path, "R1", "-e", '{"gpufleet_slurm_drain_on": ["fail", "error", "unreachable"]}',
+                       "-e", "gpufleet_slurm_max_drain_percent=100")
+    assert code == 0, output
+    assert cluster.node("n1")["drained"] is False
+    assert cluster.node("n2")["drained"] is True and cluster.node("n2")["reason"] == "gpufleet R1: " + CAUSE
+    left = outcome(tmp_path, "R1", "gpu-a")["action"]
+    assert left["planned"] == "leave" and "a busy GPU is not a broken one, never drained for it" in left["why"]
