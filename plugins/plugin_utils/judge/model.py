@@ -34,7 +34,7 @@ class Check:
     reference: Any = None        # what the value was held against
     reference_source: str = ""   # where the reference came from: baseline file + source, fleet median, previous run
     threshold: str = ""          # the rule's threshold in words, e.g. "== 0", ">= 85 % of reference"
-    because: str = ""            # the id of this host's failing check that this one follows from ("" for a root cause)
+    because: str = ""            # the id of this host's check this one follows from ("" for a root cause; judge/causes.py, busy.py)
     action: str = ""             # what to do where it differs from the rule's action for this cause (rules.ACTIONS)
     remedy: str = ""             # how, where it differs from the rule's remedy
 

@@ -166,3 +166,16 @@ def test_the_record_is_one_contract_between_the_probes_and_the_judge():
         if judging is not None and (judging.busy_distorts or judging.baseline_checks):
             assert name in recording, "%s judges measurements a busy GPU distorts but does not record the GPUs' processes" % name
     assert {"membw", "gemm", "hostbw", "memtest", "fusion", "load", "p2p", "collective"} <= recording
+
+
+def test_the_dossier_shows_the_job_first_with_the_measurements_folded_under_it():
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import verdict_view
+
+    verdict = judged(busy(run())).hosts["host"]
+    view = verdict_view(verdict, texts=CheckTexts(rules()))
+    first = view["failing"][0]
+    assert first["id"] == "health.gpu_processes" and first["action"] == "re-run when the GPU is idle"
+    folded = {row["id"]: row for row in first["consequences"]}
+    assert folded["gemm.bf16_burst"]["status"] == "skip" and folded["gemm.bf16_burst"]["reason"].startswith(NOT_VALIDATED)
+    assert {"gemm.gpu_busy", "membw.gpu_busy", "membw.bandwidth"} <= set(folded)
+    assert not any(row["id"] == "gemm.bf16_burst" for row in view["others"])
