@@ -24,6 +24,7 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping]) -> Dict[st
             "reason": "; ".join(host.reasons),
             "groups": list(host.groups),
             "rule_overrides": rule_overrides.get(host.name) or {},
+            "not_run": host.inputs.get("not_run"),
         }
         for host in run.hosts
     }

@@ -21,6 +21,7 @@ from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .not_compared import mark_not_compared
+from .not_run import not_run_check
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
@@ -454,6 +455,9 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
                           expected_gpus_source=expected_gpus_source, host_data=host_data, machine=shape.shape,
                           earlier_envelopes=earlier[0] if earlier is not None else {})
     checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
+    skipped = not_run_check(name, entry.get("not_run"))
+    if skipped is not None:
+        checks.append(skipped)
     if not envelopes:
         checks.append(_host_check("host.results", name, "", "error", entry.get("reason")
                                   or "the host was reached but no probe result came back"))
@@ -511,7 +515,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                 baseline_problems: Sequence[str] = ()) -> FleetJudgement:
     """Judge every host of one run.
 
-    hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...}}}.
+    hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...},
+    "not_run": {"probes": [...], "why": str} (optional: the profile's probes not run there, judge/not_run.py)}}.
     baselines: validated baseline documents. rules: the rules document ({"rules": [...]}) or its list.
     previous: {name: {probe: envelope}}, each host's latest earlier run (its envelopes carry their run_id).
     previous_problems: {name: {probe: sentence}}, earlier results that could not be read or break their schema; the

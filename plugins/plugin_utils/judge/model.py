@@ -15,7 +15,8 @@ VERDICTS = ("fail", "error", "unreachable", "warn", "pass")
 VERDICT_RANK = {"pass": 0, "warn": 1, "unreachable": 2, "error": 3, "fail": 4}
 GATING_VERDICTS = ("fail", "error", "unreachable")
 # Host-level checks that keep a host out of acceptance even as a warning: nothing on it was validated as a GPU host.
-GATE_BLOCKING_CHECKS = ("host.gpu_measured", "host.nothing_checked")
+# host.not_run: the profile's probes that would disturb a job on the node were not run (judge/not_run.py).
+GATE_BLOCKING_CHECKS = ("host.gpu_measured", "host.nothing_checked", "host.not_run")
 
 
 @dataclass(slots=True)  # a run of 10,000 hosts holds over a million of them (docs/scale.md)

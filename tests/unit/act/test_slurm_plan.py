@@ -30,6 +30,7 @@ def by_node(result):
 
 def test_sinfo_22_05_json_is_read_with_its_drain_flags_reasons_and_partitions():
     states = recorded_states()
+    assert not any(state.job_running for state in states.values())  # three idle slurmd, no job
     assert states["n1"] == NodeState("n1", True, "gpufleet 20261204T000000Z-000001: gemm.correctness: 1 element differs",
                                      ("gpu",))
     assert states["n2"] == NodeState("n2", False, "", ("gpu",))
@@ -43,6 +44,8 @@ def test_the_list_form_of_newer_slurm_and_a_node_listed_per_partition():
                                     {"name": "c", "state": ["ALLOCATED"]}, {"state": "idle"}]})
     assert states["a"] == NodeState("a", True, "x", ("p1", "p2"))
     assert states["b"].drained and not states["c"].drained and sorted(states) == ["a", "b", "c"]
+    # issue 44: a node where a job runs (allocated, mixed, a job ending) gets only the probes that cannot disturb it
+    assert states["c"].job_running and states["b"].job_running and not states["a"].job_running
 
 
 def test_a_failing_host_is_drained_with_the_run_and_its_root_cause():
