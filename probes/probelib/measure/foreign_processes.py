@@ -25,6 +25,8 @@ from probelib.nvml.gpu_processes import read_processes
 
 RECORD_KEY = "foreign_gpu_processes"
 DEFAULT_INTERVAL_S = 1.0
+LOCK_WAIT_S = 5.0
+JOIN_WAIT_S = 5.0
 METHOD = ("NVML's compute processes of every GPU (nvmlDeviceGetComputeRunningProcesses), listed once before the "
           "measurement and every interval_s while it runs (the last as it ends); a process is the probe's own when its "
           "pid is the probe's or a descendant's (/proc/<pid>/stat). before: every process listed then (the probe has "
@@ -131,6 +133,7 @@ class ForeignProcessWatch:
             return self
         if not self.session.usable:
             self.problem = self.session.reason or "NVML is not usable"
+            self.session.close()
             return self
         self.own = own_pids(self.proc_root)
         reader = self.session.reader
@@ -147,17 +150,21 @@ class ForeignProcessWatch:
     def _run(self) -> None:
         while not self.stop.wait(self.interval_s):
             self._list(before=False)
+        self._list(before=False)  # as the measurement ends: in this thread too, so that a hanging NVML holds nothing
 
     def _list(self, before: bool) -> None:
+        if not self.lock.acquire(timeout=LOCK_WAIT_S):  # a listing still hanging in NVML: never wait on it
+            return
         try:
-            with self.lock:
-                self.listings += 1
-                for gpu in self.gpus:
-                    self._list_gpu(gpu, self.session.handles[gpu.nvml_index], before)
+            self.listings += 1
+            for gpu in self.gpus:
+                self._list_gpu(gpu, self.session.handles[gpu.nvml_index], before)
         except Exception as exc:  # a listing that fails is said, never raised into the measurement
             for gpu in self.gpus:
                 if before and gpu.before is None:
                     gpu.before = unavailable("the listing failed: %s: %s" % (type(exc).__name__, exc))
+        finally:
+            self.lock.release()
 
     def _list_gpu(self, gpu: _GpuWatch, handle: Any, before: bool) -> None:
         listed = read_processes(self.session.reader, handle, "Compute", self.proc_root)
@@ -185,18 +192,16 @@ class ForeignProcessWatch:
         """Stop the thread, list once more (as the measurement ends) and return the record."""
         if self.thread is not None:
             self.stop.set()
-            self.thread.join(max(5.0, 2 * self.interval_s))
-            self._list(before=False)
-        if self.session is not None:
-            try:
+            wait_s = max(JOIN_WAIT_S, 2 * self.interval_s)
+            self.thread.join(wait_s)
+            if self.thread.is_alive():
+                self.problem = "a listing of the GPUs' processes did not return within %g s (NVML hangs)" % wait_s
+            else:
                 self.session.close()
-            except Exception:
-                pass
         if self.problem:
             return unavailable(self.problem)
-        with self.lock:
-            return {"method": METHOD, "interval_s": self.interval_s, "listings": self.listings,
-                    "own_pids": sorted(self.own), "gpus": [gpu.record() for gpu in self.gpus]}
+        return {"method": METHOD, "interval_s": self.interval_s, "listings": self.listings,
+                "own_pids": sorted(self.own), "gpus": [gpu.record() for gpu in self.gpus]}
 
 
 def open_nvml_session() -> Any:

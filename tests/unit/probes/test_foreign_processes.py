@@ -119,3 +119,25 @@ def test_a_probe_error_keeps_the_record(monkeypatch, tmp_path):
     out = tmp_path / "out.json"
     runner.main("gemm", "test", collect, argv=["--out", str(out)], spec={}, measures_gpus=True)
     assert '"foreign_gpu_processes"' in out.read_text() and '"free_mib": 3' in out.read_text()
+
+
+def test_a_listing_that_hangs_in_nvml_never_holds_the_probe(tmp_path):
+    import threading
+    release = threading.Event()
+
+    class Hanging(FakeNvml):
+        def nvmlDeviceGetComputeRunningProcesses(self, handle):
+            if self.calls >= 1:
+                release.wait(30)
+            return super().nvmlDeviceGetComputeRunningProcesses(handle)
+
+    module = Hanging([[(JOB, 10.0)]])
+    watch = ForeignProcessWatch(lambda: fake_session(module), interval_s=0.05, proc_root=fake_proc(tmp_path, {JOB: ("python3", 1)}))
+    saved = foreign_processes.JOIN_WAIT_S
+    foreign_processes.JOIN_WAIT_S = 0.2
+    try:
+        record = watch.start().finish()
+    finally:
+        foreign_processes.JOIN_WAIT_S = saved
+        release.set()
+    assert "did not return" in record["unavailable"]
