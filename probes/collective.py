@@ -171,4 +171,4 @@ def _missing(torch: Any, devices: List[Dict[str, Any]], kind: str, backend: str)
 
 
 if __name__ == "__main__":
-    sys.exit(main("collective", DESCRIPTION, collect, requires=("torch",)))
+    sys.exit(main("collective", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

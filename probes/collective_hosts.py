@@ -138,4 +138,4 @@ def _missing(torch: Any, kind: str, backend: str, gpus: int, world_size: int) ->
 
 
 if __name__ == "__main__":
-    sys.exit(main("collective_hosts", DESCRIPTION, collect, requires=("torch",)))
+    sys.exit(main("collective_hosts", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

@@ -76,4 +76,4 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
 
 
 if __name__ == "__main__":
-    sys.exit(main("fusion", DESCRIPTION, collect, requires=("torch",)))
+    sys.exit(main("fusion", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

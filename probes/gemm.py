@@ -168,4 +168,4 @@ def describe_error(error: Dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main("gemm", DESCRIPTION, collect, requires=("torch",)))
+    sys.exit(main("gemm", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

@@ -96,4 +96,4 @@ def outcome_of(entries: List[Dict[str, Any]], errors: List[Dict[str, str]]) -> T
 
 
 if __name__ == "__main__":
-    sys.exit(main("hostbw", DESCRIPTION, collect, requires=("torch",)))
+    sys.exit(main("hostbw", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

@@ -117,4 +117,4 @@ def describe_error(error: Dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main("load", DESCRIPTION, collect, requires=("torch",)))
+    sys.exit(main("load", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

@@ -102,4 +102,4 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
 
 
 if __name__ == "__main__":
-    sys.exit(main("membw", DESCRIPTION, collect, requires=("torch",)))
+    sys.exit(main("membw", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

@@ -110,4 +110,4 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
 
 
 if __name__ == "__main__":
-    sys.exit(main("p2p", DESCRIPTION, collect, requires=("torch",)))
+    sys.exit(main("p2p", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

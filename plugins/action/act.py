@@ -15,7 +15,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.gpufleet.validation.plugins.module_utils.act_spec import ACT_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import node_state_from_dict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act import slurm_plan, slurm_words
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import outcome_problem, with_action
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import ROOT_ACTIONS_FIELD, outcome_problem, with_action
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import (
     earlier_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
@@ -94,7 +94,8 @@ class ActionModule(ActionBase):
                           lines=[])
             return
         states = {entry["name"]: node_state_from_dict(entry) for entry in read.get("nodes") or []}
-        verdicts = [slurm_plan.HostVerdict(host, node_of(args, host), outcome["verdict"], outcome["root_cause"])
+        verdicts = [slurm_plan.HostVerdict(host, node_of(args, host), outcome["verdict"], outcome["root_cause"],
+                                           tuple(outcome.get(ROOT_ACTIONS_FIELD) or ()))
                     for host, outcome in sorted(outcomes.items())]
         started = min((outcome["run_started"] for outcome in outcomes.values() if outcome["run_started"]), default="")
         records = recorded_nodes(states, lambda run_id: other_runs_record(args["results_dir"], run_id))

@@ -31,7 +31,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.host_deadlines
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import cached_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, profile_params, with_derived_params
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
+    JOB_RUNNING, declaration, profile_params, with_derived_params)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     check_probe_name,
     host_dir,
@@ -96,6 +97,13 @@ class ActionModule(ActionBase):
             result_path = probe_result_path(args["results_dir"], args["run_id"], host, name)
             archive, archive_sha256 = cached_probe_archive(name, C.DEFAULT_LOCAL_TMP)
             params = dict(profile_params(args["profile"], name), **(args["params"] or {}))
+            if store_args["beside_a_job"]:
+                if declared is None or declared.disturbs_job:
+                    message = "probe %s was not run on %s: %s" % (name, host, JOB_RUNNING)
+                    display.display("  " + terminal_text(message))
+                    result.update(changed=False, skipped=True, skip_reason="beside_a_job", status="skipped", msg=message)
+                    return result
+                params.update(declared.quiet_params)
             args["params"], input_notes = with_derived_params(name, os.path.dirname(result_path), params)
             load_schema("envelope.schema.json")
             load_schema(name + ".schema.json")
@@ -151,7 +159,7 @@ class ActionModule(ActionBase):
             if inputs or entry_kind(host_fd, INPUTS_FILE) == "missing":
                 record = host_inputs(host, args["run_id"], writer, inputs.get("profile"), inputs.get("rule_overrides"),
                                      inputs.get("groups") or [], args.get("python") or (choice or {}).get("python"),
-                                     choice, inputs.get("probes"))
+                                     choice, inputs.get("not_run"), inputs.get("probes"))
                 write_host_inputs(host_fd, record, shown)
             yield host_fd, record, choice
 

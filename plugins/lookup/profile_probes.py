@@ -22,12 +22,22 @@ options:
     description: "Profiles of the user's own, C({name: [probe, ...]}); a declared profile's name cannot be reused."
     type: dict
     default: {}
+  beside_a_job:
+    description:
+      - Only the probes that cannot disturb a job running on the node (each probe declares it, C(disturbs_job)), for a
+        node that Slurm shows allocated or mixed (docs/acting.md).
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
 - name: Show what the acceptance profile runs
   ansible.builtin.debug:
     msg: "{{ lookup('gpufleet.validation.profile_probes', 'acceptance', wantlist=True) }}"
+
+- name: Show what it runs on a node where a job runs
+  ansible.builtin.debug:
+    msg: "{{ lookup('gpufleet.validation.profile_probes', 'acceptance', beside_a_job=true, wantlist=True) }}"
 """
 
 RETURN = r"""
@@ -40,7 +50,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import profile_probes
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import beside_a_job, profile_probes
 
 
 class LookupModule(LookupBase):
@@ -50,6 +60,10 @@ class LookupModule(LookupBase):
         if len(terms) != 1:
             raise AnsibleLookupError("profile_probes takes one profile name, not %d" % len(terms))
         try:
-            return profile_probes(terms[0], self.get_option("profiles"))
+            probes = profile_probes(terms[0], self.get_option("profiles"))
         except ValueError as exc:
             raise AnsibleLookupError(str(exc)) from exc
+        if self.get_option("beside_a_job"):
+            kept, unused_skipped = beside_a_job(probes)
+            return [name for name, unused_params in kept]
+        return probes

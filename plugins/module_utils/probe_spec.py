@@ -34,4 +34,7 @@ PROBE_STORE_ARGUMENT_SPEC = dict(
     host_inputs=dict(type="dict", default={}),
     # Tried first, before the usual places, when python is not set (gpufleet.validation.find_python's candidates).
     python_candidates=dict(type="list", elements="str", default=[]),
+    # True where Slurm shows the host's node allocated or mixed (a job runs there): a probe that declares it may disturb a
+    # job is not run, one that cannot runs with its declared quiet parameters (docs/acting.md).
+    beside_a_job=dict(type="bool", default=False),
 )

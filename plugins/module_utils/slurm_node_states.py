@@ -21,21 +21,26 @@ DRAIN_WORDS = frozenset(("DRAIN", "DRAINED", "DRAINING"))
 OUT_OF_SERVICE_WORDS = frozenset(("DOWN", "FAIL", "FAILING", "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN",
                                   "POWER_DOWN", "POWERING_UP", "REBOOT_REQUESTED", "REBOOT_ISSUED", "FUTURE",
                                   "UNKNOWN"))
+# A node where a job runs (all its CPUs, some of them, or a job ending): only the probes that cannot disturb a job run
+# there (docs/acting.md, "A node where a job runs").
+JOB_WORDS = frozenset(("ALLOCATED", "MIXED", "COMPLETING"))
 
 
 @dataclass(frozen=True)
 class NodeState:
-    """A Slurm node: drained means the DRAIN flag is set (draining or drained); down, any of OUT_OF_SERVICE_WORDS."""
+    """A Slurm node: drained means the DRAIN flag is set (draining or drained); down, any of OUT_OF_SERVICE_WORDS;
+    job_running, any of JOB_WORDS (allocated or mixed)."""
 
     name: str
     drained: bool
     reason: str
     partitions: Tuple[str, ...]
     down: bool = False
+    job_running: bool = False
 
     def to_dict(self) -> Dict[str, Any]:
         return {"name": self.name, "drained": self.drained, "reason": self.reason, "partitions": list(self.partitions),
-                "down": self.down}
+                "down": self.down, "job_running": self.job_running}
 
 
 def is_node_name(name: Any) -> bool:
@@ -58,14 +63,15 @@ def node_states(sinfo: Mapping[str, Any]) -> Dict[str, NodeState]:
         if earlier is not None:
             partitions = tuple(sorted(set(earlier.partitions) | set(partitions)))
         nodes[name] = NodeState(name, bool(words & DRAIN_WORDS), str(entry.get("reason") or ""), partitions,
-                                bool(words & OUT_OF_SERVICE_WORDS))
+                                bool(words & OUT_OF_SERVICE_WORDS), bool(words & JOB_WORDS))
     return nodes
 
 
 def node_state_from_dict(document: Mapping[str, Any]) -> NodeState:
     """A NodeState from its to_dict() (the module's answer, read back on the controller)."""
     return NodeState(str(document.get("name") or ""), bool(document.get("drained")), str(document.get("reason") or ""),
-                     tuple(str(part) for part in document.get("partitions") or []), bool(document.get("down")))
+                     tuple(str(part) for part in document.get("partitions") or []), bool(document.get("down")),
+                     bool(document.get("job_running")))
 
 
 def _state_words(value: Any) -> Set[str]:

@@ -33,8 +33,8 @@ from ..module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES,
 from .store.stored_run import HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, gate_sentence, headline, host_action,
-                              measurement_references, metric_cell, metric_columns, proof_note, shown_reasons, statistics_rows,
-                              verdict_counts, verdict_rank, verdict_view)
+                              measurement_references, metric_cell, metric_columns, proof_note, root_actions, shown_reasons,
+                              statistics_rows, verdict_counts, verdict_rank, verdict_view)
 
 # The index's first screen lists this many hosts that did not pass, worst first; the table below has them all.
 TODO_HOSTS = 10
@@ -754,7 +754,7 @@ def _write_outcome(run: RunModel, host: HostModel, judgement: FleetJudgement, st
     if verdict is None:
         return None
     document = host_outcome(judgement.run_id, started, host.name, verdict.verdict, verdict.reasons, blocks_gate(verdict),
-                            "%s/%s" % (host.dir_name, DOSSIER_HTML_FILE))
+                            "%s/%s" % (host.dir_name, DOSSIER_HTML_FILE), root_actions(verdict, judgement.texts))
     try:
         write(os.path.join(run.run_dir, OUTCOMES_DIR, outcome_file_name(host.name)), export_json_text(document))
         return None

@@ -8,6 +8,7 @@ import functools
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .judge.busy import NOT_VALIDATED
 from .judge.fleet import NO_EARLIER_RUN
 from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from .judge.rules import ACTION_RANK, ACTION_WORDS, CheckTexts
@@ -182,11 +183,14 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, te
     rows = [check_row(check, texts) for check in checks]
     kept, peers = peer_fold(checks, hosts_of_sku)
     kept_ids = {id(check) for check in kept}
-    others = [row for check, row in zip(checks, rows) if id(check) in kept_ids and row["status"] not in ("fail", "error", "warn")]
+    failing = failing_with_consequences(rows)
+    folded = {id(row) for shown in failing for row in shown["consequences"]}
+    others = [row for check, row in zip(checks, rows) if id(check) in kept_ids and row["status"] not in ("fail", "error", "warn")
+              and id(row) not in folded]
     return {
         "verdict": verdict.verdict, "flag": VERDICT_FLAG.get(verdict.verdict, "bad"), "reasons": list(verdict.reasons),
         "sku": verdict.sku or "unknown", "sku_reason": verdict.sku_reason or ("" if verdict.sku else "no reason given"),
-        "checks": rows, "failing": failing_with_consequences(rows), "others": others,
+        "checks": rows, "failing": failing, "others": others,
         "peers": peers, "total": len(rows), "status_counts": status_counts(checks),
         "changes": before_after_rows(verdict), "changes_since": compared_runs(verdict), "changes_missing": not_compared(verdict),
         "proofs": proofs_view(verdict, texts), "gate": gate_view(verdict, gate_enforced),
@@ -195,12 +199,13 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, te
 
 def failing_with_consequences(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """The rows that did not pass, root causes only, each with the rows that follow from it under "consequences"
-    (one cause, one row: judge/causes.py). A consequence whose root is not among the rows stays a row of its own."""
+    (one cause, one row: judge/causes.py), the measurements a busy GPU left not validated (skips, judge/busy.py) among
+    them. A consequence whose root is not among the rows stays a row of its own."""
     failing = [row for row in rows if row["status"] in ("fail", "error", "warn")]
     following: Dict[str, List[Dict[str, Any]]] = {}
     root_ids = {row["id"] for row in failing if not row["because"]}
-    for row in failing:
-        if row["because"] in root_ids:
+    for row in rows:
+        if row["because"] in root_ids and (row["status"] != "skip" or row["reason"].startswith(NOT_VALIDATED)):
             following.setdefault(row["because"], []).append(row)
     shown, given = [], set()
     for row in failing:
@@ -210,6 +215,17 @@ def failing_with_consequences(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]
         given.add(row["id"])
         shown.append(dict(row, consequences=consequences))
     return shown
+
+
+def root_actions(verdict: HostVerdict, texts: Optional[CheckTexts] = None) -> List[str]:
+    """The action of each root cause of the verdict (a check that does not pass and follows from none), in the order of
+    its reasons: what the act reads to leave a host whose only cause is a busy GPU in service."""
+    texts = texts or _DEFAULT_TEXTS
+    roots = [check for check in verdict.checks if check.status in ("fail", "error", "warn") and not check.because]
+    roots.sort(key=lambda check: STATUS_ORDER[check.status])
+    actions = [check.action or texts.of(check.id).action for check in roots]
+    # a promise not proven for want of a reference or a result is a root cause too, whatever the busy GPU explains
+    return actions + [UNPROVEN_ACTION for proof in verdict.proofs_in("not_proven") if not proof.root]
 
 
 def host_action(verdict: Optional[HostVerdict], texts: Optional[CheckTexts] = None) -> Dict[str, str]:

@@ -60,6 +60,7 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping],
             "rule_overrides": rule_overrides.get(host.name) or {},
             "promises": host_promises(promised_probes(host, profile, custom_profiles)[0]),
             "rule_override_sources": dict((override_sources or {}).get(host.name) or {}),
+            "not_run": host.inputs.get("not_run"),
         }
         for host in run.hosts
     }

@@ -160,10 +160,33 @@ def missing_requirement(modules: Sequence[str]) -> Optional[str]:
     return None
 
 
+def watched(collect: Callable[[Dict[str, Any]], ProbeResult], params: Dict[str, Any]) -> ProbeResult:
+    """collect(params) while the GPUs' other compute processes are listed (probelib/measure/foreign_processes.py); the
+    record goes into the result's data whatever collect returns or raises."""
+    from probelib.measure import foreign_processes
+
+    watch = foreign_processes.watch()
+    try:
+        result = collect(params)
+    except ProbeError as exc:
+        exc.data[foreign_processes.RECORD_KEY] = watch.finish()
+        raise
+    except BaseException:
+        watch.finish()
+        raise
+    record = watch.finish()
+    if isinstance(result.data, dict):
+        result.data[foreign_processes.RECORD_KEY] = record
+    return result
+
+
 def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], ProbeResult],
-         argv: Optional[list] = None, requires: Sequence[str] = (), spec: Optional[Mapping[str, Any]] = None) -> int:
+         argv: Optional[list] = None, requires: Sequence[str] = (), spec: Optional[Mapping[str, Any]] = None,
+         measures_gpus: bool = False) -> int:
     """Parse the command line, run ``collect`` and write its envelope; ``requires`` are modules that must import;
-    ``spec`` the parameter spec (default: the probe's params.json, probelib/params.py says where it is found)."""
+    ``spec`` the parameter spec (default: the probe's params.json, probelib/params.py says where it is found);
+    ``measures_gpus``: a probe whose numbers another job on the GPU distorts, whose data then records the GPUs' other
+    compute processes before and during the measurement (foreign_gpu_processes)."""
     spec_problem = ""
     if spec is None:
         try:
@@ -185,7 +208,10 @@ def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], Probe
             raise ParameterError(spec_problem)
         params = read_params(args.params, spec, args.params_json)
         missing = missing_requirement(requires)
-        result = ProbeResult("unavailable", {}, missing) if missing else collect(params)
+        if missing:
+            result = ProbeResult("unavailable", {}, missing)
+        else:
+            result = watched(collect, params) if measures_gpus else collect(params)
     except ParameterError as exc:
         result = ProbeResult("error", {}, "bad parameters: %s" % exc)
     except ProbeError as exc:

@@ -175,6 +175,18 @@ class SlurmCluster:
         return subprocess.run(["scontrol", *words], env=self.env, check=True, capture_output=True, text=True,
                               timeout=30).stdout
 
+    def job(self, node: str, seconds: int = 600) -> str:
+        """Submit a real job that holds node (sleep seconds) and wait until Slurm shows the node allocated or mixed; its
+        job id (scancel it when done)."""
+        answer = subprocess.run(["sbatch", "--parsable", "-w", node, "-o", os.devnull, "--wrap", "sleep %d" % seconds],
+                                env=self.env, check=True, capture_output=True, text=True, timeout=30).stdout.strip()
+        job_id = answer.split(";")[0]
+        self._wait(lambda: bool({"ALLOCATED", "MIXED"} & set(self.node(node)["words"])), "node %s allocated" % node)
+        return job_id
+
+    def cancel(self, job_id: str) -> None:
+        subprocess.run(["scancel", job_id], env=self.env, check=True, capture_output=True, text=True, timeout=30)
+
     def node(self, name: str) -> Dict[str, object]:
         """name -> {drained, reason, state words} as sinfo --json shows it now."""
         for entry in self.sinfo()["nodes"]:

@@ -328,3 +328,64 @@ def test_a_run_re_judged_after_wrong_drains_resumes_them_past_the_breaker(slurm_
     code, output = act(cluster, tmp_path, "R1")
     assert code == 0, output
     assert [cluster.node(node)["drained"] for node in NODES] == [False, False, False]
+
+
+BUSY = ("health.gpu_processes: GPU 0 (GPU-8eb0778b): busy: 1 compute process(es) of another job on the GPU: python3 "
+        "(pid 2172, 62.8 GiB); measurements there share it, so they are not validated")
+
+
+def test_a_host_whose_only_root_cause_is_a_busy_gpu_is_never_drained(slurm_cluster, tmp_path):
+    """Issue 44: someone's job on the GPU is no fault of the node. gpu-a's memtest ran out of the memory the job held
+    (verdict error, the probe's error folded under the busy GPU): with error among the verdicts that drain, it stays in
+    service and says why, while a real failure beside it is drained."""
+    cluster = slurm_cluster(NODES)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    results = tmp_path / "results"
+    for host, verdict, reasons, actions in (("gpu-a", "error", [BUSY], ["rerun_when_idle"]),
+                                            ("gpu-b", "fail", [CAUSE, BUSY], ["drain", "rerun_when_idle"]),
+                                            ("cpu-c", "pass", [], [])):
+        write_json_atomically(outcome_path(str(results), "R1", host),
+                              host_outcome("R1", started, host, verdict, reasons, verdict != "pass", host + "/dossier.html", actions),
+                              root=str(results))
+    code, output = act(cluster, tmp_path, "R1", "-e", '{"gpufleet_slurm_drain_on": ["fail", "error", "unreachable"]}',
+                       "-e", "gpufleet_slurm_max_drain_percent=100")
+    assert code == 0, output
+    assert cluster.node("n1")["drained"] is False
+    assert cluster.node("n2")["drained"] is True and cluster.node("n2")["reason"] == "gpufleet R1: " + CAUSE
+    left = outcome(tmp_path, "R1", "gpu-a")["action"]
+    assert left["planned"] == "leave" and "a busy GPU is not a broken one, never drained for it" in left["why"]
+
+
+def test_a_node_where_a_job_runs_gets_only_the_probes_that_cannot_disturb_it(slurm_cluster, tmp_path):
+    """Issue 44: with gpufleet_act=slurm, validate.yml reads Slurm before probing; on a node Slurm shows allocated (a
+    real job holds it), only health (without CUDA init), tuning and fabric (without traffic) run, the console and the
+    dossier name the probes not run and why, and the node is not drained for it."""
+    cluster = slurm_cluster(NODES)
+    job = cluster.job("n2")
+    try:
+        path = tmp_path / "inventory.ini"
+        path.write_text("localhost ansible_connection=local ansible_python_interpreter=%s gpufleet_slurm_node_name=n2\n"
+                        % sys.executable)
+        results = tmp_path / "results"
+        argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-i", str(path), "-e", "gpufleet_results_dir=%s" % results,
+                "-e", "gpufleet_run_id=R1", "-e", "gpufleet_profile=beside",
+                "-e", json.dumps({"gpufleet_profiles": {"beside": ["health", "tuning", "membw"]}}),
+                "-e", "gpufleet_act=slurm", "-e", "gpufleet_slurm_conf=" + cluster.conf]
+        completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+        output = completed.stdout + completed.stderr
+        assert "Slurm shows this host's node allocated or mixed (a job runs there): only the probes that cannot disturb a job run " \
+               "(health, tuning, with their quiet parameters); not run: membw" in " ".join(output.split()), output
+        host = results / "R1" / "localhost"
+        assert (host / "health.json").is_file() and (host / "tuning.json").is_file() and not (host / "membw.json").exists()
+        with open(host / "health.json", encoding="utf-8") as handle:
+            health = json.load(handle)
+        # its quiet parameters: no CUDA context next to the job (where the data holds the section: NVML may be absent here)
+        assert health["data"].get("cuda_init", {"unavailable": "skipped: parameter cuda_init is false"}) == {
+            "unavailable": "skipped: parameter cuda_init is false"}
+        with open(host / "inputs.json", encoding="utf-8") as handle:
+            assert json.load(handle)["not_run"]["probes"] == ["membw"]
+        dossier = (host / "dossier.md").read_text(encoding="utf-8")
+        assert "(host.not\\_run)" in dossier and "not run here: membw (Slurm showed the node allocated or mixed" in dossier
+        assert cluster.node("n2")["drained"] is False
+    finally:
+        cluster.cancel(job)

@@ -167,6 +167,9 @@ def test_the_full_profile_runs_every_measurement_probe_on_the_cpu_path(tmp_path)
         if probe != "health":
             assert envelope["status"] == "ok", envelope["reason"]
             assert [device.get("kind") or device["device"]["kind"] for device in envelope["data"]["devices"]] == ["cpu"]
+            # issue 44: every measuring probe records the GPUs' other processes; on this CPU machine, why it cannot
+            record = envelope["data"]["foreign_gpu_processes"]
+            assert list(record) == ["unavailable"] and record["unavailable"], record
     with open(os.path.join(run_dir, "localhost", "gemm.json")) as handle:
         gemm = json.load(handle)
     assert any("memory_bandwidth_gbps from this run's membw result" in note for note in gemm["notes"])

@@ -7,23 +7,28 @@ taint, a ticket, another scheduler). The one definition of the document that the
 host as its ``gpufleet_outcome`` variable (docs/acting.md). Pure."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 OUTCOME_SCHEMA_VERSION = "1"
 NO_SCHEDULER = "none"
 NOT_ACTED = "none"
 OUTCOME_FIELDS = ("schema_version", "run_id", "run_started", "host", "verdict", "root_cause", "reasons", "gate", "dossier",
                   "action")
+# Written by this version, read where present: the action of each root cause (judge/rules.py ACTIONS), worst first; an
+# act never drains a host whose root causes all say rerun_when_idle (another job on the GPU: a busy GPU, not a broken one).
+ROOT_ACTIONS_FIELD = "root_actions"
 ACTION_FIELDS = ("scheduler", "node", "planned", "done", "why")
 
 
 def host_outcome(run_id: str, run_started: str, host: str, verdict: str, reasons: List[str], gate: bool,
-                 dossier: str) -> Dict[str, Any]:
+                 dossier: str, root_actions: Sequence[str] = ()) -> Dict[str, Any]:
     """The outcome as the report knows it: nothing acted on yet. run_started: when the run started (ISO 8601 UTC);
-    root_cause is the verdict's first (worst) reason, "" for a host that passes."""
+    root_cause is the verdict's first (worst) reason, "" for a host that passes; root_actions: the action of each of
+    the verdict's root causes, in the order of reasons."""
     return {"schema_version": OUTCOME_SCHEMA_VERSION, "run_id": run_id, "run_started": run_started, "host": host,
             "verdict": verdict,
-            "root_cause": reasons[0] if reasons else "", "reasons": list(reasons), "gate": bool(gate),
+            "root_cause": reasons[0] if reasons else "", "reasons": list(reasons), ROOT_ACTIONS_FIELD: list(root_actions),
+            "gate": bool(gate),
             "dossier": dossier,
             "action": action_part(NO_SCHEDULER, None, NOT_ACTED, False,
                                   "no scheduler was asked to act (gpufleet_act is not set)")}
@@ -52,4 +57,7 @@ def outcome_problem(document: Any) -> Optional[str]:
         return "schema_version %r, this collection reads %r" % (document.get("schema_version"), OUTCOME_SCHEMA_VERSION)
     if not all(isinstance(document.get(name), str) for name in ("host", "verdict", "root_cause", "run_started")):
         return "host, verdict, root_cause and run_started must be text"
+    actions = document.get(ROOT_ACTIONS_FIELD, [])
+    if not isinstance(actions, list) or not all(isinstance(action, str) for action in actions):
+        return "%s must be a list of text" % ROOT_ACTIONS_FIELD
     return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_states import NodeState, is_node_name
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.busy import BUSY_ACTION
 
 REASON_PREFIX = "gpufleet "
 # Slurm keeps the reason as given; one line, short enough to read in `sinfo -R`.
@@ -25,12 +26,19 @@ DRAIN, RESUME, LEAVE = "drain", "resume", "leave"
 @dataclass(frozen=True)
 class HostVerdict:
     """host: the inventory name; node: its Slurm node name; verdict: pass, warn, fail, error or unreachable;
-    root_cause: the verdict's first reason, one line."""
+    root_cause: the verdict's first reason, one line; root_actions: the action of each root cause ("" unknown: an
+    outcome written before they were)."""
 
     host: str
     node: str
     verdict: str
     root_cause: str
+    root_actions: Tuple[str, ...] = ()
+
+    @property
+    def only_busy(self) -> bool:
+        """Every root cause is another job on a GPU (a busy GPU, not a broken one): never drained for it."""
+        return bool(self.root_actions) and all(action == BUSY_ACTION for action in self.root_actions)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,9 @@ def decide(host: HostVerdict, state: Optional[NodeState], records: Mapping[str, 
         return Action(host.host, host.node, LEAVE, "%s by someone else (%s): never touched"
                       % ("drained" if state.drained else "out of service" if state.down else "given a reason",
                          state.reason or "no reason"))
+    if host.verdict in drain_on and host.only_busy:
+        return Action(host.host, host.node, LEAVE, "verdict %s only because another job computes on its GPUs (%s): a busy GPU "
+                      "is not a broken one, never drained for it; re-run when the GPU is idle" % (host.verdict, host.root_cause))
     if host.verdict in drain_on:
         if handed_over or not (state.drained or state.down):
             return Action(host.host, host.node, DRAIN, drain_reason(run_id, host.root_cause))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional
 
 from ..probes.metric_catalogue import MetricSpec
+from .busy import without_busy
 from .machine_facts import Machine
 from .metrics import Metric
 from .model import Check
@@ -56,11 +57,12 @@ class ProbeCatalogue:
         return self.metric_specs.get(metric_id)
 
     def probe_metrics(self, probe: str, data: Any) -> List[Metric]:
-        """The metrics of one probe's data ([] for a probe without metrics or without data)."""
+        """The metrics of one probe's data ([] for a probe without metrics or without data), less those of a GPU another
+        job computed on while the probe measured (judge/busy.py)."""
         function = self.metrics.get(probe)
         if function is None or not isinstance(data, dict):
             return []
-        return function(data)
+        return without_busy(function(data), data)
 
     def probe_settings(self, probe: str, data: Any) -> List[Setting]:
         """The settings of one probe's data ([] for a probe without settings or without data)."""

@@ -12,6 +12,7 @@ from ...module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
 from ..number_format import format_number, format_quantity
 from ..result_fields import dig
+from .busy import busy_checks, settle_busy
 from .causes import Causes, consequences_of, fold_consequences, root_causes
 from .check_helpers import gpu_label, param_source
 from .identity_checks import gpu_identities, same_gpu_checks
@@ -21,6 +22,7 @@ from .settings import Setting, fleet_minorities, minority_checks, settings_drift
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .not_compared import mark_not_compared
 from .promises import HostFacts, Promise, prove_all
+from .not_run import not_run_check
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, unknown_group
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision, relative_change
@@ -392,6 +394,7 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
     statuses = [check.status for check in checks]
     verdict = worst_verdict(statuses)
     if causes is not None:
+        settle_busy(checks, causes.of)
         fold_consequences(checks, causes, independent)
     bad = [check for check in root_causes(checks) if check.status in STATUS_ORDER]
     bad.sort(key=lambda check: STATUS_ORDER[check.status])
@@ -474,12 +477,17 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
                           expected_gpus_source=expected_gpus_source, host_data=host_data, machine=shape.shape,
                           earlier_envelopes=earlier[0] if earlier is not None else {}, baseline_problems=baseline_problems)
     checks = [_host_check("rules.overrides", name, "", "error", problem) for problem in problems]
+    skipped = not_run_check(name, entry.get("not_run"))
+    if skipped is not None:
+        checks.append(skipped)
     if not envelopes:
         checks.append(_host_check("host.results", name, "", "error", entry.get("reason")
                                   or "the host was reached but no probe result came back"))
     for probe in sorted(envelopes):
         checks.extend(envelope_checks(name, probe, envelopes[probe], shape, facts, catalogue))
     checks.extend(_run_rules(name, envelopes, host_rules, context, catalogue, tally))
+    for probe in sorted(envelopes):
+        checks.extend(busy_checks(name, probe, _data(envelopes[probe])))
     gpu_groups = _gpu_groups(facts, per_gpu)
     host_group = _host_group(sku, gpu_groups)
     current_samples: Dict[str, List[Metric]] = {}
@@ -535,8 +543,9 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...},
-    "promises": [Promise, ...]}}; a host given promises is not_validated where one is not proven (judge/promises.py), one
-    without (None) is judged on its checks alone.
+    "promises": [Promise, ...], "not_run": {"probes": [...], "why": str}}}. A host given promises is not_validated where one
+    is not proven (judge/promises.py), one without (None) is judged on its checks alone; not_run (optional) names the
+    profile's probes not run there (judge/not_run.py).
     baselines: validated baseline documents. rules: the rules document ({"rules": [...]}) or its list.
     previous: {name: {probe: envelope}}, each host's latest earlier run (its envelopes carry their run_id).
     previous_problems: {name: {probe: sentence}}, earlier results that could not be read or break their schema; the

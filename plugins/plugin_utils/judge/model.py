@@ -17,7 +17,8 @@ VERDICT_RANK = {"pass": 0, "warn": 1, "not_validated": 2, "unreachable": 3, "err
 GATING_VERDICTS = ("fail", "error", "unreachable", "not_validated")
 VERDICT_WORDS = {"not_validated": "not validated"}
 # Host-level checks that keep a host out of acceptance even as a warning: nothing on it was validated as a GPU host.
-GATE_BLOCKING_CHECKS = ("host.gpu_measured", "host.nothing_checked")
+# host.not_run: the profile's probes that would disturb a job on the node were not run (judge/not_run.py).
+GATE_BLOCKING_CHECKS = ("host.gpu_measured", "host.nothing_checked", "host.not_run")
 
 
 @dataclass(slots=True)  # a run of 10,000 hosts holds over a million of them (docs/scale.md)
@@ -36,7 +37,7 @@ class Check:
     reference: Any = None        # what the value was held against
     reference_source: str = ""   # where the reference came from: baseline file + source, fleet median, previous run
     threshold: str = ""          # the rule's threshold in words, e.g. "== 0", ">= 85 % of reference"
-    because: str = ""            # the id of this host's failing check that this one follows from ("" for a root cause)
+    because: str = ""            # the id of this host's check this one follows from ("" for a root cause; judge/causes.py, busy.py)
     action: str = ""             # what to do where it differs from the rule's action for this cause (rules.ACTIONS)
     remedy: str = ""             # how, where it differs from the rule's remedy
 

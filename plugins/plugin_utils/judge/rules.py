@@ -20,11 +20,12 @@ from .baseline_origin import baseline_file
 SEVERITIES = ("fail", "warn")
 RULE_KEYS = ("id", "probe", "check", "severity", "title", "action", "remedy", "params", "description", "enabled", "follows")
 # What an operator does about a check that does not pass (a rule's "action"), and how the reports say it.
-ACTIONS = ("drain", "reboot", "reseat_rma", "fix_config", "rerun", "none")
+# rerun_when_idle: another job computes on the GPU (judge/busy.py); nothing is wrong with the host and it is never drained.
+ACTIONS = ("drain", "reboot", "reseat_rma", "fix_config", "rerun", "rerun_when_idle", "none")
 ACTION_WORDS = {"drain": "drain", "reboot": "reboot", "reseat_rma": "reseat or RMA", "fix_config": "fix config",
-                "rerun": "re-run", "none": "none"}
+                "rerun": "re-run", "rerun_when_idle": "re-run when the GPU is idle", "none": "none"}
 # The worse an action, the earlier a host needing it is listed: a drained node before one whose config is off.
-ACTION_RANK = {"drain": 0, "reseat_rma": 1, "reboot": 2, "fix_config": 3, "rerun": 4, "none": 5, "": 6}
+ACTION_RANK = {"drain": 0, "reseat_rma": 1, "reboot": 2, "fix_config": 3, "rerun": 4, "rerun_when_idle": 4, "none": 5, "": 6}
 OVERRIDE_KEYS = ("severity", "params", "enabled")
 STATUS_RANK = {"pass": 0, "skip": 0, "warn": 1, "error": 2, "fail": 3}
 T = TypeVar("T")

@@ -8,7 +8,7 @@ docs/adding-a-probe.md walks through writing a probe.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 # derived_params(host_dir, params) -> (params with what the same run already measured on the host, notes saying what
@@ -65,5 +65,11 @@ class ProbeRun:
     # A probe that runs from a role and playbook of its own rather than a profile of the probe role.
     own_playbook: str = ""
     summary: str = ""
+    # Whether running it can disturb a job running on the node (GPU time or memory, CPU, traffic): on a node Slurm shows
+    # allocated or mixed, only probes with False run (gpufleet_act=slurm; docs/acting.md). Left out: it can (fail safe).
+    disturbs_job: bool = True
+    # Parameters under which a probe that declares disturbs_job=False stays quiet on such a node (fabric: no RDMA
+    # traffic); they win over the profile's and the user's.
+    quiet_params: Mapping[str, Any] = field(default_factory=dict)
     # What a profile that runs the probe promises (docs/judge.md, "What a pass proves").
     headlines: Tuple[Headline, ...] = ()

@@ -5,9 +5,10 @@ Read only when a run is judged (registry.probe_catalogue), never by the probe ac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import FrozenSet, Mapping, Optional
 
 from ..judge.baseline_checks import against_known_good
+from ..judge.busy import unless_busy
 from ..judge.catalogue import CheckFunction, MetricsFunction
 from ..judge.machine_facts import MachineDeclaration
 from ..judge.measurement import MeasurementsFunction, metrics_of
@@ -34,6 +35,9 @@ class ProbeJudging:
     # The probe that describes the machine declares how (judge/machine_facts.py): the GPUs the SKU is identified from,
     # how many the host should have, their identities and drift, the fleet index's columns. One probe at most.
     machine: Optional[MachineDeclaration] = None
+    # The names of its own checks whose findings another job on the GPU distorts (rates, ratios, clocks, throttling):
+    # on a busy GPU they are "not validated: busy" skips (judge/busy.py), as its baseline checks always are.
+    busy_distorts: FrozenSet[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.baseline_checks and self.measurements is None:
@@ -41,7 +45,11 @@ class ProbeJudging:
         both = sorted(set(self.checks) & set(self.baseline_checks))
         if both:
             raise DeclarationError("check(s) %s declared both in checks and in baseline_checks" % ", ".join(both))
-        baseline = {name: against_known_good(metric, self.measurements) for name, metric in self.baseline_checks.items()}
-        object.__setattr__(self, "checks", dict(self.checks, **baseline))
+        unknown = sorted(set(self.busy_distorts) - set(self.checks))
+        if unknown:
+            raise DeclarationError("busy_distorts names %s, which are not the probe's checks" % ", ".join(unknown))
+        own = {name: unless_busy(function) if name in self.busy_distorts else function for name, function in self.checks.items()}
+        baseline = {name: unless_busy(against_known_good(metric, self.measurements)) for name, metric in self.baseline_checks.items()}
+        object.__setattr__(self, "checks", dict(own, **baseline))
         if self.metrics is None and self.measurements is not None:
             object.__setattr__(self, "metrics", metrics_of(self.measurements))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..probe_archive import available_probes
 from .declaration import DeclarationError, ProbeRun, ProbeSection
@@ -217,3 +217,20 @@ def profile_probes(profile: Any, custom: Any = None) -> List[str]:
     if not isinstance(profile, str) or profile not in found:
         raise ValueError("%r is not a profile (known profiles: %s)" % (profile, ", ".join(sorted(found))))
     return found[profile]
+
+
+JOB_RUNNING = "Slurm shows its node allocated or mixed: a job runs there, which this probe would disturb"
+
+
+def beside_a_job(probes: Sequence[str]) -> Tuple[List[Tuple[str, Dict[str, Any]]], List[Tuple[str, str]]]:
+    """Of a profile's probes, those that run on a node where a job runs: ([(probe, its quiet parameters)], [(probe
+    skipped, why)]). A probe runs there only when its declaration says it cannot disturb a job (disturbs_job=False)."""
+    found = _declarations(None)
+    kept, skipped = [], []
+    for name in probes:
+        probe = found.get(name)
+        if probe is not None and not probe.disturbs_job:
+            kept.append((name, dict(probe.quiet_params)))
+        else:
+            skipped.append((name, JOB_RUNNING))
+    return kept, skipped

@@ -253,10 +253,13 @@ def write_host_inputs(host_fd: int, inputs: Dict[str, Any], shown: str) -> None:
 
 def host_inputs(host: str, run_id: str, writer: Dict[str, Any], profile: str, rule_overrides: Any,
                 groups: List[str], python: Optional[str],
-                python_choice: Optional[Dict[str, Any]] = None, probes: Optional[List[str]] = None) -> Dict[str, Any]:
+                python_choice: Optional[Dict[str, Any]] = None, not_run: Any = None,
+                probes: Optional[List[str]] = None) -> Dict[str, Any]:
     """What a later report needs to judge this host exactly as its own run would have; ``python_choice`` is how
-    gpufleet.validation.find_python chose the Python when none was given; ``probes``, the probes its profile runs (what
-    the profile promises is judged from them, a profile of the user's own included)."""
+    gpufleet.validation.find_python chose the Python when none was given; ``not_run``: {"probes": [...], "why": ...},
+    the profile's probes the role did not run on the host (a job runs on its node), judged as such (judge/not_run.py);
+    ``probes``, the probes its profile runs (what the profile promises is judged from them, a profile of the user's own
+    included)."""
     inputs = {"host": host, "dir_name": host_dir_name(host), "run_id": run_id, "writer_id": writer["writer_id"],
               "profile": profile, "rule_overrides": rule_overrides if isinstance(rule_overrides, dict) else {},
               "groups": list(groups or []), "python": python or ANSIBLE_PYTHON}
@@ -264,6 +267,8 @@ def host_inputs(host: str, run_id: str, writer: Dict[str, Any], profile: str, ru
         inputs["probes"] = list(probes)
     if python_choice is not None:
         inputs["python_choice"] = python_choice
+    if isinstance(not_run, dict) and not_run.get("probes"):
+        inputs["not_run"] = {"probes": [str(probe) for probe in not_run["probes"]], "why": str(not_run.get("why") or "")}
     return inputs
 
 

@@ -1,11 +1,11 @@
 """A host's outcome (plugins/plugin_utils/act/outcome.py): what the report writes and the act completes."""
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import (
-    OUTCOME_FIELDS, action_part, host_outcome, outcome_problem, with_action)
+    OUTCOME_FIELDS, ROOT_ACTIONS_FIELD, action_part, host_outcome, outcome_problem, with_action)
 
 
 def test_the_report_s_outcome_names_the_root_cause_and_no_action():
     document = host_outcome("R", "2026-12-04T02:00:00Z", "gpu-1", "fail", ["a: worst", "b: next"], True, "gpu-1/dossier.html")
-    assert tuple(sorted(document)) == tuple(sorted(OUTCOME_FIELDS))
+    assert tuple(sorted(document)) == tuple(sorted(OUTCOME_FIELDS + (ROOT_ACTIONS_FIELD,)))
     assert document["root_cause"] == "a: worst" and document["reasons"] == ["a: worst", "b: next"]
     assert document["action"] == {"scheduler": "none", "node": None, "planned": "none", "done": False,
                                   "why": "no scheduler was asked to act (gpufleet_act is not set)"}
@@ -29,6 +29,28 @@ def test_an_outcome_edited_or_from_another_version_is_named():
     assert "schema_version '2'" in outcome_problem(dict(document, schema_version="2"))
     assert outcome_problem(dict(document, verdict=None)) == "host, verdict, root_cause and run_started must be text"
     assert outcome_problem(dict(document, host=["a"])) == "host, verdict, root_cause and run_started must be text"
+    assert outcome_problem(dict(document, root_actions="drain")) == "root_actions must be a list of text"
+    assert outcome_problem({key: value for key, value in document.items() if key != ROOT_ACTIONS_FIELD}) is None  # older
+
+
+def test_the_outcome_carries_the_action_of_each_root_cause_for_the_act():
+    """Issue 44: the act leaves a host whose only cause is a busy GPU in service; it reads that from root_actions, which
+    the report fills from the verdict's root causes (report_verdicts.root_actions)."""
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, HostVerdict
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import CheckTexts
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import root_actions
+
+    texts = CheckTexts({"rules": [{"id": "health.gpu_processes", "probe": "health", "check": "gpu_processes", "severity": "warn",
+                                   "action": "rerun_when_idle"}]})
+    checks = [Check("health.gpu_processes", "h", "health", "warn", "busy: python3 (pid 2172, 62.8 GiB)"),
+              Check("gemm.bf16_burst", "h", "gemm", "skip", "not validated: busy: ...", because="health.gpu_processes"),
+              Check("gemm.gpu_busy", "h", "gemm", "warn", "not validated: busy: ...", because="health.gpu_processes",
+                    action="rerun_when_idle"),
+              Check("membw.repeat_cv", "h", "membw", "pass", "fine")]
+    verdict = HostVerdict("h", "warn", ["health.gpu_processes: busy"], checks)
+    assert root_actions(verdict, texts) == ["rerun_when_idle"]
+    document = host_outcome("R", "", "h", "warn", verdict.reasons, True, "d", root_actions(verdict, texts))
+    assert document[ROOT_ACTIONS_FIELD] == ["rerun_when_idle"] and outcome_problem(document) is None
 
 
 def test_the_report_writes_each_judged_host_s_outcome_beside_its_dossier(tmp_path):

@@ -30,6 +30,7 @@ def by_node(result):
 
 def test_sinfo_22_05_json_is_read_with_its_drain_flags_reasons_and_partitions():
     states = recorded_states()
+    assert not any(state.job_running for state in states.values())  # three idle slurmd, no job
     assert states["n1"] == NodeState("n1", True, "gpufleet 20261204T000000Z-000001: gemm.correctness: 1 element differs",
                                      ("gpu",))
     assert states["n2"] == NodeState("n2", False, "", ("gpu",))
@@ -43,6 +44,8 @@ def test_the_list_form_of_newer_slurm_and_a_node_listed_per_partition():
                                     {"name": "c", "state": ["ALLOCATED"]}, {"state": "idle"}]})
     assert states["a"] == NodeState("a", True, "x", ("p1", "p2"))
     assert states["b"].drained and not states["c"].drained and sorted(states) == ["a", "b", "c"]
+    # issue 44: a node where a job runs (allocated, mixed, a job ending) gets only the probes that cannot disturb it
+    assert states["c"].job_running and states["b"].job_running and not states["a"].job_running
 
 
 def test_a_failing_host_is_drained_with_the_run_and_its_root_cause():
@@ -248,3 +251,23 @@ def test_a_quote_that_scontrol_would_strip_never_reaches_the_reason():
     """scontrol strips a leading or trailing '"' from Reason= (22.05.8): the node held a reason the record did not."""
     reason = drain_reason(RUN, 'toolchain: torch says "12.8"')
     assert reason.endswith("torch says '12.8'") and '"' not in reason
+
+
+BUSY_CAUSE = "health.gpu_processes: GPU 0 (GPU-8eb0778b): busy: 1 compute process(es) of another job on the GPU: python3 (pid 2172, 62.8 GiB)"
+
+
+@pytest.mark.parametrize("verdict_word", ["fail", "error", "warn", "not_validated"])
+def test_a_host_whose_only_root_cause_is_a_busy_gpu_is_never_drained(verdict_word):
+    """Issue 44: another job on the GPU is no fault of the node, whatever gpufleet_slurm_drain_on says."""
+    busy = HostVerdict("n2", "n2", verdict_word, BUSY_CAUSE, ("rerun_when_idle", "rerun_when_idle"))
+    result = plan([busy], recorded_states(), {}, RUN, drain_on=("fail", "error", "warn", "not_validated"))
+    action = by_node(result)["n2"]
+    assert action.action == LEAVE and "never drained for it" in action.reason and "pid 2172" in action.reason
+    assert result.changes() == []
+
+
+def test_a_busy_gpu_does_not_shield_another_root_cause():
+    both = HostVerdict("n2", "n2", "fail", "gemm.correctness: 1 element differs", ("drain", "rerun_when_idle"))
+    assert by_node(plan([both], recorded_states(), {}, RUN))["n2"].action == DRAIN
+    unknown = HostVerdict("n2", "n2", "fail", BUSY_CAUSE)  # an outcome written before root_actions: as before
+    assert by_node(plan([unknown], recorded_states(), {}, RUN))["n2"].action == DRAIN

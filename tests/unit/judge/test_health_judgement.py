@@ -187,7 +187,7 @@ def test_unexpected_process_warns_allowed_one_passes():
     overrides["health.gpu_processes"] = {"params": {"allowed_process_names": ["dcgm-exporter"]}}
     verdict = judge_one(envelope, overrides=overrides)
     check = one(verdict, "health.gpu_processes", 0)
-    assert check.status == "warn" and "/usr/bin/python3 (pid 4242)" in check.reason
+    assert check.status == "warn" and "/usr/bin/python3 (pid 4242, 1.17 GiB)" in check.reason  # pid, name, memory (issue 44)
     assert one(verdict, "health.gpu_processes", 1).status == "pass"
     assert verdict.verdict == "warn"
 

@@ -86,3 +86,13 @@ def assert_schema_header(probe):
     assert "unavailable" not in loaded.get("$defs", {})
     assert UNAVAILABLE_REF in _refs(loaded)
     return loaded
+
+
+def assert_foreign_processes_recorded(data):
+    """A measuring probe's data records the GPUs' other compute processes (probelib/measure/foreign_processes.py): on a
+    machine without NVML, why not; with it, each GPU's listings before and during the measurement."""
+    record = data["foreign_gpu_processes"]
+    if set(record) == {"unavailable"}:
+        assert record["unavailable"]
+        return
+    assert record["listings"] >= 2 and all(set(gpu) >= {"before", "during", "unattributed"} for gpu in record["gpus"])

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
-from probe_runs import PYTHON, ROOT, assert_schema_header, run_probe, shadow_module, validate_envelope
+from probe_runs import assert_foreign_processes_recorded, PYTHON, ROOT, assert_schema_header, run_probe, shadow_module, validate_envelope
 from probelib.params import probe_defaults
 
 MIB = 1 << 20
@@ -58,6 +58,7 @@ def test_gloo_with_two_cpu_ranks(tmp_path):
     assert plan["worker_env_set"] == {"GLOO_SOCKET_IFNAME": "lo"}
     assert data["devices"] == [] and data["errors"] == []
     assert data["software"]["backend"] == "gloo" and data["software"]["torch_version"]
+    assert_foreign_processes_recorded(data)
     assert data["environment_nccl"] == {"NCCL_ALGO": "Ring", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
     assert "do-not-leak-this" not in json.dumps(envelope)
     (curve,) = data["curves"]

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
-from probe_runs import assert_schema_header, probe_path, run_probe
+from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_path, run_probe
 from probelib.fusion import compare
 from probelib.fusion.device_run import DeviceRun
 from probelib.fusion.plan import resolve_plan
@@ -37,6 +37,7 @@ def test_help_works_without_running():
 
 def test_the_cpu_path_runs_and_its_envelope_is_valid(envelope):
     assert envelope_problems(envelope) == []
+    assert_foreign_processes_recorded(envelope["data"])
     assert envelope["probe"] == "fusion" and envelope["status"] in ("ok", "partial"), envelope["reason"]
     data = envelope["data"]
     assert data["plan"]["name"] == "cpu-default-quick" and data["plan"]["dtype"] == "float32"

@@ -5,7 +5,7 @@ from functools import partial
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
-from probe_runs import assert_schema_header, probe_help, run_probe
+from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_help, run_probe
 from probelib.params import probe_defaults
 
 _validator = partial(schema_validator, "gemm.schema.json")
@@ -31,6 +31,7 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
     assert envelope["probe"] == "gemm" and envelope["status"] == "ok", envelope["reason"]
     data = envelope["data"]
     _validator().validate(data)
+    assert_foreign_processes_recorded(data)
     assert envelope["environment"]["torch_version"]
     assert data["errors"] == []
     device = data["devices"][0]

@@ -6,7 +6,7 @@ import jsonschema
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
-from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module
+from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_help, run_probe, shadow_module
 
 _validator = partial(schema_validator, "hostbw.schema.json")
 
@@ -24,6 +24,7 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
     assert envelope["probe"] == "hostbw" and envelope["status"] in ("ok", "partial")
     data = envelope["data"]
     _validator().validate(data)
+    assert_foreign_processes_recorded(data)
     assert data["errors"] == []
     assert "torch_version" in envelope["environment"]
     assert envelope["duration_s"] < 60

@@ -5,7 +5,7 @@ runs no load, and still writes schema-valid data."""
 import os
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
-from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
+from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
 
 
 def _run(tmp_path, params=None, env=None):
@@ -21,6 +21,7 @@ def test_probe_runs_here_and_matches_the_schemas(tmp_path):
     validate_envelope(envelope, "load")
     assert envelope["probe"] == "load" and "torch_version" in envelope["environment"]
     data = envelope["data"]
+    assert_foreign_processes_recorded(data)
     assert data["plan"]["duration_s"] == 20.0 and data["plan"]["dtype"] == "bf16"
     if envelope["status"] == "unavailable":
         reason = envelope["reason"]

@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import membw
-from probe_runs import assert_schema_header, probe_path, run_probe
+from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_path, run_probe
 from probelib import device_outcome
 from probelib.membw import device_run
 from probelib.membw.device_run import DeviceRun
@@ -53,6 +53,7 @@ def test_probe_runs_here_and_matches_schema(tmp_path):
     assert envelope["probe"] == "membw" and envelope["status"] == "ok", envelope["reason"]
     data = envelope["data"]
     _validator().validate(data)
+    assert_foreign_processes_recorded(data)
     assert data["method"]["bytes_counted"] == "read + written (2 x buffer size per copy)"
     assert data["plan"]["name"] == "cpu-default" and data["plan"]["quick"] is False
     assert data["errors"] == []

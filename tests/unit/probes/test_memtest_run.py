@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from probe_runs import assert_schema_header, probe_path, run_probe, validate_envelope
+from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_path, run_probe, validate_envelope
 
 pytest.importorskip("torch")
 
@@ -28,6 +28,7 @@ def test_one_worker_tests_host_memory_in_the_probes_process(tmp_path):
     validate_envelope(envelope, "memtest")
     assert envelope["status"] == "ok", envelope["reason"]
     data = envelope["data"]
+    assert_foreign_processes_recorded(data)
     assert data["plan"]["kind"] == "cpu" and data["plan"]["budget_s"] == 0.5 and data["plan"]["inject"] is None
     together = data["together"]
     assert together["mode"] == "in_process" and together["released_together"] is True

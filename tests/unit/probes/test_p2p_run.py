@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
-from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
+from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
 
 
 def _run(tmp_path, params=None, env=None):
@@ -25,6 +25,7 @@ def test_probe_runs_here_and_matches_the_schemas(tmp_path):
     validate_envelope(envelope, "p2p")
     assert envelope["probe"] == "p2p" and "torch_version" in envelope["environment"]
     data = envelope["data"]
+    assert_foreign_processes_recorded(data)
     if envelope["status"] == "unavailable":
         count = len(data["devices"])
         assert count < 2 and envelope["reason"] == "%d GPU(s) visible: no pair to measure" % count

@@ -30,4 +30,5 @@ def peak_busbw_metrics(spec: MetricSpec) -> Callable[[Dict[str, Any]], List[Metr
 JUDGING = ProbeJudging(
     checks=COLLECTIVE_CHECKS,
     metrics=peak_busbw_metrics(PEAK_BUSBW),
+    busy_distorts=frozenset({"busbw_largest", "p2p_gain"}),
 )

@@ -14,4 +14,7 @@ RUN = ProbeRun(
     profiles={"acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}, "quick": {"rdma_bandwidth": False}},
     needs_gpu=False,
     summary="RDMA ports (state, rate, counters), network interfaces, each GPU's nearest NIC, GPUDirect RDMA, RDMA bandwidth",
+    # sysfs reads only, without ib_write_bw's traffic
+    disturbs_job=False,
+    quiet_params={"rdma_bandwidth": False},
 )

@@ -82,4 +82,5 @@ JUDGING = ProbeJudging(
     measurements=gemm_measurements,
     baseline_checks={"bf16_burst": STATE_RATES[("bf16", "burst")], "bf16_sustained": STATE_RATES[("bf16", "sustained")],
                      "fp8_burst": STATE_RATES[("fp8_e4m3", "burst")], "fp8_sustained": STATE_RATES[("fp8_e4m3", "sustained")]},
+    busy_distorts=frozenset(TOGETHER_CHECKS),
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ...judge.busy import process_words
 from ...judge.catalogue import CheckFunction
 from ...number_format import format_quantity
 from ...result_fields import MISSING, dig, is_unavailable
@@ -562,12 +563,13 @@ def gpu_processes(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
             name = process.get("name")
             name = name if isinstance(name, str) else "<name unreadable>"
             if name not in allowed and name.rsplit("/", 1)[-1] not in allowed:
-                unexpected.append("%s (pid %s)" % (name, process.get("pid")))
+                unexpected.append(process_words(process))
         fields = {"value": unexpected, "reference": sorted(allowed), "reference_source": param_source(rule, "allowed_process_names"),
                   "threshold": "no compute process outside allowed_process_names"}
         if unexpected:
-            return make_check(rule, host, rule["severity"], "%s: %d unexpected compute process(es) on the GPU: %s; measurements "
-                              "would share it" % (gpu_label(gpu), len(unexpected), ", ".join(unexpected)), gpu, **fields)
+            return make_check(rule, host, rule["severity"], "%s: busy: %d compute process(es) of another job on the GPU: %s; "
+                              "measurements there share it, so they are not validated" % (gpu_label(gpu), len(unexpected),
+                                                                                           ", ".join(unexpected)), gpu, **fields)
         return make_check(rule, host, "pass", "%s: no unexpected compute process" % gpu_label(gpu), gpu, **fields)
     return per_gpu(host, data, rule, "the GPU's processes", judge)
 

@@ -10,5 +10,8 @@ RUN = ProbeRun(
     # health alone is the fastest check of every host, e.g. a nightly sweep of a large fleet
     profiles={"health": {}, "quick": {}, "acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
     summary="device nodes, cgroup, CUDA init, NVML inventory and state per GPU",
+    # NVML, sysfs and the kernel log only: CUDA is not initialised next to a job (a context on every GPU takes memory)
+    disturbs_job=False,
+    quiet_params={"cuda_init": False},
     headlines=(Headline("health.cuda_init"), Headline("health.device_majors"), Headline("health.gpu_count")),
 )

@@ -46,4 +46,5 @@ JUDGING = ProbeJudging(
     checks={"together_uplink": hostbw_together_uplink},
     measurements=hostbw_measurements,
     baseline_checks={"pinned_h2d": PINNED["h2d"], "pinned_d2h": PINNED["d2h"]},
+    busy_distorts=frozenset({"together_uplink"}),
 )

@@ -25,4 +25,5 @@ def p2p_metrics(data: Dict[str, Any]) -> List[Metric]:
 JUDGING = ProbeJudging(
     checks=P2P_CHECKS,
     metrics=p2p_metrics,
+    busy_distorts=frozenset({"unidirectional_vs_link_class", "bidirectional_vs_link_class", "pair_vs_host_median"}),
 )

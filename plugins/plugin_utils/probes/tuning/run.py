@@ -12,4 +12,5 @@ RUN = ProbeRun(
     profiles={"acceptance": {}, "full": {}, "post_upgrade": {}, "interconnect": {}},
     needs_gpu=False,
     summary="PCIe payload, read request, link, ACS and ASPM on every GPU's path; kernel, C-state, cpufreq and memory tuning",
+    disturbs_job=False,
 )
