@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections import OrderedDict, abc
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -10,6 +11,7 @@ from urllib.parse import unquote
 
 from ...module_utils.envelope_statuses import ENVELOPE_STATUSES, STATUS_RANK
 from ..result_fields import unavailable_fields
+from ..unreadable_result import stand_in_envelope, unreadable_reason
 from .paths import RUN_LEVEL_DIRS, host_dir_name, is_hashed_dir_name, raw_file_name, result_file_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
 from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
@@ -43,6 +45,8 @@ class ProbeEntry:
     collection_version: Optional[str] = None
     started: Any = None
     readable: bool = False  # the envelope is a non-empty object (one that the judge reads)
+    # What the judge reads instead of a result that could not be read back (unreadable_result.py); None for the others.
+    stand_in: Optional[Dict[str, Any]] = None
 
     def __post_init__(self) -> None:
         if self.held_envelope:
@@ -103,13 +107,15 @@ _RECENT_ENVELOPES = _RecentEnvelopes()
 
 
 class StoredEnvelopes(abc.Mapping):
-    """{probe: envelope} of a host's readable results, each read back from the store when it is asked for."""
+    """{probe: envelope} of a host's readable results, each read back from the store when it is asked for, and the
+    stand-in of each result that could not be read (so that the judge makes it an error of that probe)."""
 
     def __init__(self, entries: Mapping[str, ProbeEntry]) -> None:
-        self._entries = {probe: entry for probe, entry in entries.items() if entry.readable}
+        self._entries = {probe: entry for probe, entry in entries.items() if entry.readable or entry.stand_in is not None}
 
     def __getitem__(self, probe: str) -> Dict[str, Any]:
-        return self._entries[probe].envelope
+        entry = self._entries[probe]
+        return entry.envelope if entry.readable else entry.stand_in
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
@@ -141,7 +147,7 @@ class RunModel:
     run_id: str
     run_dir: str
     hosts: List[HostModel]
-    # Directories in the run that are not judged, each with why: no stored inputs, or a link that is not followed.
+    # Directories in the run that are not judged, each with why: no stored inputs (a link is a host in error instead).
     stray: List[Dict[str, str]] = field(default_factory=list)
     writers: List[Dict[str, Any]] = field(default_factory=list)  # run.json: the playbook runs that wrote it
 
@@ -175,14 +181,26 @@ def stored_entry(host_path: str, probe: str, envelope: Dict[str, Any], identity:
                       started=envelope.get("started"), readable=bool(envelope))
 
 
+def unreadable_entry(probe: str, reason: str, raw_file: Optional[str] = None) -> ProbeEntry:
+    """The entry of a result that could not be read back (or written): an error with the reason, which the dossier shows
+    and the judge is handed as a stand-in envelope."""
+    return ProbeEntry(probe, "error", reason, {}, result_file_name(probe), raw_file, stand_in=stand_in_envelope(probe, reason))
+
+
 def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     """The probe's entry with what the fleet needs of its envelope; the envelope itself is read again when asked for."""
-    json_file = result_file_name(probe)
-    raw_file = raw_file_name(probe) if os.path.isfile(os.path.join(host_path, raw_file_name(probe))) else None
+    try:
+        raw_kind = os.lstat(os.path.join(host_path, raw_file_name(probe))).st_mode
+    except OSError:
+        raw_kind = 0
+    raw_file = raw_file_name(probe) if stat.S_ISREG(raw_kind) else None
+    shown = os.path.join(os.path.basename(host_path), result_file_name(probe))
     try:
         envelope, identity = read_envelope_with_identity(host_path, probe)
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return ProbeEntry(probe, "error", "result file unreadable: %s" % exc, {}, json_file, raw_file)
+        return unreadable_entry(probe, unreadable_reason(shown, exc), raw_file)
+    if not envelope:
+        return unreadable_entry(probe, unreadable_reason(shown, "an empty JSON object, not an envelope"), raw_file)
     status = envelope.get("status")
     reason = envelope.get("reason")
     reason = "" if reason is None else str(reason)
@@ -203,8 +221,7 @@ def read_host_probes(host_path: str) -> Dict[str, ProbeEntry]:
             written = None
         if written is not None and written > when:
             continue  # written again since the failure
-        probes[probe] = ProbeEntry(probe, "error", write_failure_reason(probe, error_name, written is not None), {},
-                                   result_file_name(probe), None)
+        probes[probe] = unreadable_entry(probe, write_failure_reason(probe, error_name, written is not None))
     return probes
 
 
@@ -264,7 +281,9 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
              host_groups: Optional[Mapping[str, Sequence[str]]] = None) -> RunModel:
     """Every expected host, and every host directory on disk that a playbook run of this run wrote (its inputs.json
     names the host), with its probes, state and stored inputs. A run written before run.json existed is read the old
-    way: every directory is a host, named by unquoting its directory name."""
+    way: every directory is a host, named by unquoting its directory name. A link where a host's directory would be is
+    never followed: it is a host in error (named by unquoting the link's name, or by the name itself where it was cut and
+    hashed), so that it stays in every output and the gate refuses it."""
     host_groups = host_groups or {}
     run_path = os.path.abspath(run_path)
     try:
@@ -282,9 +301,9 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
     links: Dict[str, str] = {}
     for dir_name, link_target in _entries_on_disk(run_path).items():
         if link_target is not None:
+            # Nothing is read through it, so the host is known only by its directory's name: an error, never left out.
             links[dir_name] = _link_reason(run_path, dir_name, link_target)
-            if dir_name not in expected_dirs:
-                stray.append({"dir": dir_name, "why": links[dir_name]})
+            names_by_dir.setdefault(dir_name, dir_name if is_hashed_dir_name(dir_name) else unquote(dir_name))
             continue
         inputs, why = read_host_inputs(os.path.join(run_path, dir_name))
         if inputs:
