@@ -25,7 +25,15 @@ _KIND_WORDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a charact
                (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"))
 
 
-class LinkRefused(OSError):
+class FileRefused(OSError):
+    """The store refused a file or directory for what it is (a link, not a regular file, too large); its words say
+    what and why, without Python's "[Errno N]" in front."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class LinkRefused(FileRefused):
     """A symbolic link (or something that is not a directory) stands where the store needs a directory or file."""
 
 
@@ -144,10 +152,10 @@ def read_bytes_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = Non
     return read_file_at(dir_fd, name, limit, shown)[0]
 
 
-def not_a_regular_file(mode: int, shown: str) -> OSError:
+def not_a_regular_file(mode: int, shown: str) -> FileRefused:
     """The refusal of a file that is not a regular file, naming what it is."""
     kind = next((words for is_kind, words in _KIND_WORDS if is_kind(mode)), "not a regular file (mode %o)" % stat.S_IFMT(mode))
-    return OSError(errno.EINVAL, "%s is %s, not a regular file: the store writes only regular files, so something else "
+    return FileRefused(errno.EINVAL, "%s is %s, not a regular file: the store writes only regular files, so something else "
                    "put it there; it is not read: move it away" % (shown, kind))
 
 
@@ -176,11 +184,11 @@ def read_file_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None
         if not stat.S_ISREG(info.st_mode):
             raise not_a_regular_file(info.st_mode, shown)
         if info.st_size > limit:
-            raise OSError(errno.EFBIG, "%s is %d bytes, over the %d-byte limit for a stored result; it is not read"
+            raise FileRefused(errno.EFBIG, "%s is %d bytes, over the %d-byte limit for a stored result; it is not read"
                           % (shown, info.st_size, limit))
         payload = handle.read(limit + 1)
         if len(payload) > limit:
-            raise OSError(errno.EFBIG, "%s grew past the %d-byte limit for a stored result while it was read; it is not "
+            raise FileRefused(errno.EFBIG, "%s grew past the %d-byte limit for a stored result while it was read; it is not "
                           "used" % (shown, limit))
         return payload, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 

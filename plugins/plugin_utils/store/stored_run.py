@@ -272,6 +272,12 @@ def _entries_on_disk(run_path: str) -> Dict[str, Optional[str]]:
         os.close(fd)
 
 
+def _name_of_dir(dir_name: str) -> str:
+    """The host a directory is for when nothing in it can be read: host_dir_name writes unsafe bytes as %XX, so
+    unquoting gives back the inventory name; a name that was cut and hashed is shown as it is."""
+    return dir_name if is_hashed_dir_name(dir_name) else unquote(dir_name)
+
+
 def _link_reason(run_path: str, dir_name: str, target: str) -> str:
     return ("its results directory %s is a symbolic link (to %s): nothing was read or written through it; remove the "
             "link and run the host again" % (os.path.join(os.path.basename(run_path), dir_name), target))
@@ -282,8 +288,9 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
     """Every expected host, and every host directory on disk that a playbook run of this run wrote (its inputs.json
     names the host), with its probes, state and stored inputs. A run written before run.json existed is read the old
     way: every directory is a host, named by unquoting its directory name. A link where a host's directory would be is
-    never followed: it is a host in error (named by unquoting the link's name, or by the name itself where it was cut and
-    hashed), so that it stays in every output and the gate refuses it."""
+    never followed, and a directory whose inputs.json is there but cannot be read is not judged: each is a host in error
+    (named by unquoting the directory's name, or by the name itself where it was cut and hashed), so that it stays in
+    every output and the gate refuses it."""
     host_groups = host_groups or {}
     run_path = os.path.abspath(run_path)
     try:
@@ -298,31 +305,36 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
         expected_dirs.add(dir_name)
     stray: List[Dict[str, str]] = []
     inputs_by_dir: Dict[str, Dict[str, Any]] = {}
-    links: Dict[str, str] = {}
+    unjudged: Dict[str, str] = {}  # directory -> why its results are not read: a link, or inputs.json that cannot be
     for dir_name, link_target in _entries_on_disk(run_path).items():
         if link_target is not None:
             # Nothing is read through it, so the host is known only by its directory's name: an error, never left out.
-            links[dir_name] = _link_reason(run_path, dir_name, link_target)
-            names_by_dir.setdefault(dir_name, dir_name if is_hashed_dir_name(dir_name) else unquote(dir_name))
+            unjudged[dir_name] = _link_reason(run_path, dir_name, link_target)
+            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
             continue
-        inputs, why = read_host_inputs(os.path.join(run_path, dir_name))
+        host_path = os.path.join(run_path, dir_name)
+        inputs, why = read_host_inputs(host_path)
         if inputs:
             inputs_by_dir[dir_name] = inputs
             names_by_dir[dir_name] = inputs["host"] if dir_name not in expected_dirs else names_by_dir[dir_name]
+        elif os.path.lexists(os.path.join(host_path, INPUTS_FILE)):
+            # Only the store writes it: a host's directory whose inputs cannot be read is that host's error.
+            unjudged[dir_name] = ("its results are not judged: %s (the store wrote it with the rule overrides and groups "
+                                  "its run judged the host with); probe the host again in a new run" % why)
+            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
         elif dir_name in expected_dirs:
             continue
         elif record is not None or is_hashed_dir_name(dir_name):
             stray.append({"dir": dir_name, "why": "not judged: %s" % why})
         else:
-            # host_dir_name writes unsafe bytes as %XX, so unquoting gives back the inventory name.
-            names_by_dir.setdefault(dir_name, unquote(dir_name))
+            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
 
     hosts = []
     for dir_name, name in names_by_dir.items():
         host_path = os.path.join(run_path, dir_name)
         inputs = inputs_by_dir.get(dir_name, {})
-        if dir_name in links:
-            probes, state, reasons = {}, "error", [links[dir_name]]
+        if dir_name in unjudged:
+            probes, state, reasons = {}, "error", [unjudged[dir_name]]
         else:
             probes = read_host_probes(host_path)
             state, reasons = host_state(probes)
