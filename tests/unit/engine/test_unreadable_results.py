@@ -26,10 +26,10 @@ from ansible_collections.gpufleet.validation.plugins.action.report import judged
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, judge_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import safe_fs
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import find_previous_results
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.read import RESULT_LIMIT_BYTES
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.safe_fs import read_file_at
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import stored_envelope_problems
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.unreadable_result import UNREADABLE_VALUE
@@ -146,7 +146,7 @@ def hostile_run(results):
     copy_host(run_path, "healthy", 1)
     for number, (case, file_name, plant, unused_words) in enumerate(HOSTILE, start=2):
         replace(copy_host(run_path, case, number), file_name, plant)
-    elsewhere = copy_host(str(results), "elsewhere", 99)
+    elsewhere = copy_host(os.path.dirname(str(results)), "elsewhere", 99)   # beside the results directory, not a run
     os.symlink(elsewhere, os.path.join(run_path, "linked"))
     return run_path
 
@@ -221,7 +221,7 @@ def test_reading_a_fifo_or_a_sparse_file_returns_at_once_with_what_it_is(tmp_pat
         for name, words in (("membw.json", "is a FIFO (named pipe), not a regular file"), ("gemm.json", "over the")):
             def job(name=name):
                 with pytest.raises(OSError) as raised:
-                    read_file_at(fd, name, RESULT_LIMIT_BYTES, "gpu-a01/" + name)
+                    safe_fs.read_file_at(fd, name, RESULT_LIMIT_BYTES, "gpu-a01/" + name)
                 return str(raised.value)
             text, seconds = promptly(job)
             assert words in text and text.startswith("gpu-a01/" + name), text
@@ -233,7 +233,6 @@ def test_reading_a_fifo_or_a_sparse_file_returns_at_once_with_what_it_is(tmp_pat
 def test_a_fifo_swapped_in_after_the_type_check_is_refused_by_its_fstat(tmp_path, monkeypatch):
     """The check before opening is for devices (opening one can act on it); O_NONBLOCK and the fstat are what close the
     race: a FIFO that takes the name between the two opens at once and is refused."""
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import safe_fs  # pylint: disable=import-outside-toplevel
     os.mkfifo(str(tmp_path / "membw.json"))
     monkeypatch.setattr(safe_fs, "_lstat_at", lambda dir_fd, name: None)   # as if it were not there yet when looked at
     fd = os.open(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
@@ -295,7 +294,7 @@ def test_the_report_over_a_run_of_hostile_files_lists_every_host_in_error_and_fi
         assert ">%s<" % name in index, name
         assert int(suites[name].get("errors")) >= 1, name
     assert "is a FIFO (named pipe), not a regular file" in index
-    assert not os.path.exists(os.path.join(str(tmp_path), "results", "elsewhere", "dossier.html"))   # never through the link
+    assert not os.path.exists(os.path.join(str(tmp_path), "elsewhere", "dossier.html"))   # nothing written through the link
 
 
 @pytest.mark.parametrize("hosts", [(), ("gpu-a01", "healthy")], ids=["no-inventory", "inventory"])
