@@ -152,11 +152,17 @@ def read_bytes_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = Non
     return read_file_at(dir_fd, name, limit, shown)[0]
 
 
+def kind_words(mode: int) -> str:
+    """What a file of this mode is, in words ("a FIFO (named pipe)", "a regular file" ...)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((words for is_kind, words in _KIND_WORDS if is_kind(mode)), "a file of type %o" % stat.S_IFMT(mode))
+
+
 def not_a_regular_file(mode: int, shown: str) -> FileRefused:
     """The refusal of a file that is not a regular file, naming what it is."""
-    kind = next((words for is_kind, words in _KIND_WORDS if is_kind(mode)), "not a regular file (mode %o)" % stat.S_IFMT(mode))
     return FileRefused(errno.EINVAL, "%s is %s, not a regular file: the store writes only regular files, so something else "
-                   "put it there; it is not read: move it away" % (shown, kind))
+                       "put it there; it is not read: move it away" % (shown, kind_words(mode)))
 
 
 def read_file_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> Tuple[bytes, Tuple[int, ...]]:

@@ -14,7 +14,7 @@ from ..result_fields import unavailable_fields
 from ..unreadable_result import stand_in_envelope, unreadable_reason
 from .paths import RUN_LEVEL_DIRS, host_dir_name, is_hashed_dir_name, raw_file_name, result_file_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
-from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
+from .safe_fs import DIRECTORY_FLAGS, entry_kind, kind_words, link_target_at
 from .read import read_envelope_with_identity, read_json_below, result_probes, write_failures
 from .results import WRITE_FAILED_MARK
 
@@ -278,6 +278,18 @@ def _name_of_dir(dir_name: str) -> str:
     return dir_name if is_hashed_dir_name(dir_name) else unquote(dir_name)
 
 
+def _not_a_directory(run_path: str, dir_name: str) -> str:
+    """Why an expected host's results directory is not one (a file, a FIFO ... where it should be), or ""."""
+    try:
+        mode = os.lstat(os.path.join(run_path, dir_name)).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
+        return ""
+    return ("its results directory %s is %s, not a directory: nothing was read from it; move it away and run the host "
+            "again" % (os.path.join(os.path.basename(run_path), dir_name), kind_words(mode)))
+
+
 def _link_reason(run_path: str, dir_name: str, target: str) -> str:
     return ("its results directory %s is a symbolic link (to %s): nothing was read or written through it; remove the "
             "link and run the host again" % (os.path.join(os.path.basename(run_path), dir_name), target))
@@ -328,6 +340,11 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
             stray.append({"dir": dir_name, "why": "not judged: %s" % why})
         else:
             names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
+
+    for dir_name in expected_dirs - set(unjudged) - set(inputs_by_dir):
+        not_a_dir = _not_a_directory(run_path, dir_name)
+        if not_a_dir:
+            unjudged[dir_name] = not_a_dir
 
     hosts = []
     for dir_name, name in names_by_dir.items():

@@ -323,3 +323,16 @@ def test_a_run_record_that_is_a_fifo_does_not_hang_the_report(tmp_path):
     replace(run_path, "run.json", os.mkfifo)
     run, unused_judgement = judged(results, run_path)
     assert [host.name for host in run.hosts] == ["healthy"]
+
+
+def test_a_fifo_where_an_expected_hosts_directory_should_be_is_that_hosts_error(tmp_path):
+    """Before: read as a host with no result at all ("not reached"), which hid what stands there."""
+    results = tmp_path / "results"
+    run_path = new_run(results)
+    copy_host(run_path, "healthy", 1)
+    os.mkfifo(os.path.join(run_path, "gpu-b01"))
+    unused_run, judgement = judged(results, run_path, ("healthy", "gpu-b01"))
+    verdict = judgement.hosts["gpu-b01"]
+    assert verdict.verdict == "error" and blocks_gate(verdict)
+    assert verdict.reasons == ["host.results: its results directory %s/gpu-b01 is a FIFO (named pipe), not a directory: "
+                               "nothing was read from it; move it away and run the host again" % RUN_ID], verdict.reasons
