@@ -23,11 +23,11 @@ _AGAIN = "probe the host again in a new run to replace it"
 
 def unreadable_reason(shown: str, why: Any) -> str:
     """The reason of the result file shown (its host's directory and name) that could not be read, from why it could
-    not: an OSError (its words, which name the file where the store raised it), a ValueError (the JSON is broken), or
-    words that follow the file's name."""
+    not: an OSError (the store's own refusals name the file; the system's get its name and errno), a ValueError (the
+    JSON is broken), or words that follow the file's name."""
     if isinstance(why, OSError) and why.strerror:
         code = errno.errorcode.get(why.errno or 0)
-        text = why.strerror if why.filename is None else "%s: %s%s" % (shown, why.strerror, " (%s)" % code if code else "")
+        text = why.strerror if shown in why.strerror else "%s: %s%s" % (shown, why.strerror, " (%s)" % code if code else "")
     else:
         text = "%s: %s" % (shown, why)
     return "%s: %s; %s" % (UNREADABLE_RESULT, text, _AGAIN)

@@ -191,11 +191,11 @@ def read_file_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None
             raise not_a_regular_file(info.st_mode, shown)
         if info.st_size > limit:
             raise FileRefused(errno.EFBIG, "%s is %d bytes, over the %d-byte limit for a stored result; it is not read"
-                          % (shown, info.st_size, limit))
+                              % (shown, info.st_size, limit))
         payload = handle.read(limit + 1)
         if len(payload) > limit:
-            raise FileRefused(errno.EFBIG, "%s grew past the %d-byte limit for a stored result while it was read; it is not "
-                          "used" % (shown, limit))
+            raise FileRefused(errno.EFBIG, "%s grew past the %d-byte limit for a stored result while it was read; it is "
+                              "not used" % (shown, limit))
         return payload, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 

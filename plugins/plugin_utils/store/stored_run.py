@@ -317,7 +317,7 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
         expected_dirs.add(dir_name)
     stray: List[Dict[str, str]] = []
     inputs_by_dir: Dict[str, Dict[str, Any]] = {}
-    unjudged: Dict[str, str] = {}  # directory -> why its results are not read: a link, or inputs.json that cannot be
+    unjudged: Dict[str, str] = {}  # directory -> why nothing in it is read: a link, not a directory, inputs.json unreadable
     for dir_name, link_target in _entries_on_disk(run_path).items():
         if link_target is not None:
             # Nothing is read through it, so the host is known only by its directory's name: an error, never left out.

@@ -12,6 +12,7 @@ a writer the test fails by its deadline instead of hanging the suite.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -32,7 +33,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.read import RESULT_LIMIT_BYTES
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import stored_envelope_problems
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.unreadable_result import UNREADABLE_VALUE
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.unreadable_result import UNREADABLE_VALUE, unreadable_reason
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RECORDED = os.path.join(ROOT, "docs", "examples", "h200x1", "out-of-the-box")
@@ -336,3 +337,9 @@ def test_a_fifo_where_an_expected_hosts_directory_should_be_is_that_hosts_error(
     assert verdict.verdict == "error" and blocks_gate(verdict)
     assert verdict.reasons == ["host.results: its results directory %s/gpu-b01 is a FIFO (named pipe), not a directory: "
                                "nothing was read from it; move it away and run the host again" % RUN_ID], verdict.reasons
+
+
+def test_a_system_error_is_said_with_the_file_and_its_errno():
+    reason = unreadable_reason("gpu-a01/membw.json", PermissionError(errno.EACCES, "Permission denied", "membw.json"))
+    assert reason == ("result file unreadable: gpu-a01/membw.json: Permission denied (EACCES); probe the host again in a "
+                      "new run to replace it")
