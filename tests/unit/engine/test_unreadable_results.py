@@ -343,3 +343,36 @@ def test_a_system_error_is_said_with_the_file_and_its_errno():
     reason = unreadable_reason("gpu-a01/membw.json", PermissionError(errno.EACCES, "Permission denied", "membw.json"))
     assert reason == ("result file unreadable: gpu-a01/membw.json: Permission denied (EACCES); probe the host again in a "
                       "new run to replace it")
+
+
+def _break_cuda_init(host_path):
+    path = os.path.join(host_path, "health.json")
+    with open(path, encoding="utf-8") as handle:
+        envelope = json.load(handle)
+    envelope["data"]["cuda_init"].update(ok=False, stage="cuInit", error="CUDA_ERROR_NO_DEVICE", reason="cuInit failed: 100")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(envelope, handle)
+
+
+def test_an_unreadable_result_is_never_folded_under_a_broken_gpu_stack(tmp_path):
+    """A membw that ended in error follows a failed CUDA init (the stack broke every GPU probe); a membw.json that is a
+    FIFO does not: the file, not the GPU, went wrong, and the row says so on its own."""
+    results = tmp_path / "results"
+    run_path = new_run(results)
+    ended = copy_host(run_path, "ended", 1)
+    fifo = copy_host(run_path, "fifo", 2)
+    for host_path in (ended, fifo):
+        _break_cuda_init(host_path)
+    path = os.path.join(ended, "membw.json")
+    with open(path, encoding="utf-8") as handle:
+        envelope = json.load(handle)
+    envelope.update(status="error", reason="CUDA error: no CUDA-capable device is detected")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(envelope, handle)
+    replace(fifo, "membw.json", os.mkfifo)
+    unused_run, judgement = judged(results, run_path)
+    assert probe_status(judgement.hosts["ended"], "membw").because == "health.cuda_init"   # the fold this test relies on
+    check = probe_status(judgement.hosts["fifo"], "membw")
+    assert check.status == "error" and check.value == UNREADABLE_VALUE and not check.because, check
+    assert any(reason.startswith("membw.probe_status: the membw result cannot be judged: ") for reason in
+               judgement.hosts["fifo"].reasons), judgement.hosts["fifo"].reasons
