@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import zlib
@@ -16,6 +17,7 @@ import pytest
 import yaml
 from test_validate_playbook import ANSIBLE_PLAYBOOK, ROOT  # pylint: disable=import-error
 
+from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import descendants, process_table
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
 
 HEALTH_OK = os.path.join(ROOT, "tests", "fixtures", "health_h200x2_ok_by_the_action.json")
@@ -51,7 +53,7 @@ def write_result(results, run_id, host, content):
     (directory / "health.json").write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
 
 
-def report(tmp_path, results, hosts=(), extra=None):
+def report(tmp_path, results, hosts=(), extra=None, timeout=300):
     """rc, output and seconds of playbooks/report.yml on run CURRENT; hosts get the RIG overrides from an inventory."""
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"vars": {"gpufleet_rule_overrides": RIG},
@@ -61,8 +63,20 @@ def report(tmp_path, results, hosts=(), extra=None):
     if hosts:
         argv += ["-e", "gpufleet_hosts=all"]
     started = time.monotonic()
-    completed = subprocess.run(argv, cwd=ROOT, capture_output=True, timeout=300, check=False)
-    return completed.returncode, completed.stdout + completed.stderr, time.monotonic() - started
+    with subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # A report that blocks fails the test, ended with every process it forked (ansible's workers start
+            # sessions of their own, so its process group would leave them behind).
+            for pid in descendants(process_table() or {}, process.pid) + [process.pid]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            process.communicate()
+            pytest.fail("playbooks/report.yml was still running after %d s: a read blocked" % timeout)
+    return process.returncode, stdout + stderr, time.monotonic() - started
 
 
 def fleet_of(results):
@@ -197,3 +211,34 @@ def test_a_host_name_with_control_characters_reaches_no_written_file_raw(control
 def test_a_host_name_with_control_characters_reaches_the_terminal_escaped(control_character_run):
     output = control_character_run[1]
     assert not RAW_CONTROL.search(output), RAW_CONTROL.findall(output)[:5]
+
+
+def test_hostile_result_files_and_a_linked_host_directory_are_errors_the_gate_refuses_and_the_report_finishes(tmp_path):
+    """Issue 44, point 5, through the real playbooks/report.yml made from the run's directory alone (no inventory): a
+    FIFO where a result should be (before: the report hung for ever), a link to /dev/zero and a host directory that is a
+    link (before: the host vanished) are each that host's error in fleet.json, and the gate names them."""
+    results = tmp_path / "results"
+    hosts = ["node-ok", "node-fifo", "node-zero", "node-linked"]
+    for host in hosts[:3]:
+        write_result(results, CURRENT, host, health(CURRENT, host))
+    fifo, zero = (results / CURRENT / host / "health.json" for host in ("node-fifo", "node-zero"))
+    fifo.unlink()
+    os.mkfifo(str(fifo))
+    zero.unlink()
+    os.symlink("/dev/zero", str(zero))
+    write_result(tmp_path, "elsewhere", "node-linked", health(CURRENT, "node-linked"))
+    os.symlink(str(tmp_path / "elsewhere" / "node-linked"), str(results / CURRENT / "node-linked"))
+    # A report that blocks fails here by subprocess's TimeoutExpired instead of hanging the suite (it takes about 15 s).
+    code, output, unused = report(tmp_path, results, extra={"gpufleet_profile": "acceptance"}, timeout=150)
+    text = output.decode("utf-8", "replace")
+    assert code == 2 and "Traceback" not in text, text
+    fleet = fleet_of(results)
+    assert sorted(fleet["hosts"]) == sorted(hosts)
+    for host, words in (("node-fifo", "health.json is a FIFO (named pipe), not a regular file"),
+                        ("node-zero", "health.json is a symbolic link (to /dev/zero)"),
+                        ("node-linked", "is a symbolic link (to %s)" % (tmp_path / "elsewhere" / "node-linked"))):
+        verdict = fleet["hosts"][host]
+        assert verdict["verdict"] == "error" and any(words in reason for reason in verdict["reasons"]), (host, verdict)
+    assert fleet["hosts"]["node-ok"]["verdict"] != "error"
+    refused = re.search(r"acceptance failed for \d+ host\(s\): ([^\"\n]*)", text)
+    assert refused and {"node-fifo", "node-zero", "node-linked"} <= set(refused.group(1).split(", ")), text

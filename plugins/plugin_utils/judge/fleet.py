@@ -12,6 +12,7 @@ from ...module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
 from ..number_format import format_number, format_quantity
 from ..result_fields import dig
+from ..unreadable_result import UNREADABLE_VALUE, is_stand_in
 from .busy import busy_checks, settle_busy
 from .causes import Causes, consequences_of, fold_consequences, root_causes
 from .check_helpers import gpu_label, param_source
@@ -72,10 +73,13 @@ def expected_gpus_override(rules: List[Dict[str, Any]], check: str) -> Optional[
 
 def envelope_checks(host: str, probe: str, envelope: Mapping[str, Any], shape: ExpectedGpus,
                     facts: Optional[MachineFacts], catalogue: ProbeCatalogue) -> List[Check]:
-    """One check for a probe whose envelope is not ok: error/timeout/unreachable -> error; unavailable -> fail/warn/skip."""
+    """One check for a probe whose envelope is not ok: error/timeout/unreachable -> error; unavailable -> fail/warn/skip.
+    A stored result that could not be read (its stand-in, unreadable_result.py) is an error with what is wrong with it."""
     status = envelope.get("status")
     reason = envelope.get("reason") or "no reason given"
     check_id = "%s.probe_status" % probe
+    if is_stand_in(envelope):
+        return [_host_check(check_id, host, probe, "error", "the %s result cannot be judged: %s" % (probe, reason), value=UNREADABLE_VALUE)]
     if status in FAILED_STATUSES:
         return [_host_check(check_id, host, probe, "error", "the %s probe ended with status %s: %s" % (probe, status, reason), value=status)]
     if status == "partial":

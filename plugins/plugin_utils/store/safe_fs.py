@@ -3,7 +3,9 @@
 The root (the results directory the user names) may itself be a link: that is the user's choice. Below it, every
 directory is opened with O_NOFOLLOW | O_DIRECTORY relative to its parent's descriptor and every file is created with
 O_EXCL | O_NOFOLLOW and renamed into place, so a link planted anywhere in the run's tree is refused, never written
-through: rename replaces a link at the destination instead of following it.
+through: rename replaces a link at the destination instead of following it. A file is read only when it is a regular
+file no larger than the reader's bound: a FIFO, a device or a socket is refused before it is opened (and opened without
+blocking, so one swapped in meanwhile is refused by its fstat instead of hanging the reader).
 """
 from __future__ import annotations
 
@@ -16,10 +18,22 @@ from typing import Iterable, Iterator, List, Optional, Tuple, Union
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+              | getattr(os, "O_NOCTTY", 0))
+# What each kind of file that is not a regular file is called in a refusal.
+_KIND_WORDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"))
 
 
-class LinkRefused(OSError):
+class FileRefused(OSError):
+    """The store refused a file or directory for what it is (a link, not a regular file, too large); its words say
+    what and why, without Python's "[Errno N]" in front."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class LinkRefused(FileRefused):
     """A symbolic link (or something that is not a directory) stands where the store needs a directory or file."""
 
 
@@ -138,23 +152,51 @@ def read_bytes_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = Non
     return read_file_at(dir_fd, name, limit, shown)[0]
 
 
+def kind_words(mode: int) -> str:
+    """What a file of this mode is, in words ("a FIFO (named pipe)", "a regular file" ...)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((words for is_kind, words in _KIND_WORDS if is_kind(mode)), "a file of type %o" % stat.S_IFMT(mode))
+
+
+def not_a_regular_file(mode: int, shown: str) -> FileRefused:
+    """The refusal of a file that is not a regular file, naming what it is."""
+    return FileRefused(errno.EINVAL, "%s is %s, not a regular file: the store writes only regular files, so something else "
+                       "put it there; it is not read: move it away" % (shown, kind_words(mode)))
+
+
 def read_file_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> Tuple[bytes, Tuple[int, ...]]:
     """read_bytes_at, and the identity of the file it read (device, inode, size, modification time in ns), taken from
-    the open file: a later read of the same name can tell whether the file was replaced in between."""
+    the open file: a later read of the same name can tell whether the file was replaced in between.
+
+    Never blocks and never reads more than limit + 1 bytes: a link is refused (O_NOFOLLOW), anything but a regular file
+    is refused by its lstat before it is opened (opening a device can act on it) and by its fstat after (O_NONBLOCK: a
+    FIFO swapped in between opens at once), a file larger than limit by its size before a byte is read (a sparse file
+    of 2 GiB reads nothing), and one that grows past limit while read by what was read."""
+    shown = shown or name
+    found = _lstat_at(dir_fd, name)
+    if found is not None and stat.S_ISLNK(found.st_mode):
+        raise _refuse(dir_fd, name, shown)
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        raise not_a_regular_file(found.st_mode, shown)
     try:
         fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):
-            raise _refuse(dir_fd, name, shown or name) from exc
+            raise _refuse(dir_fd, name, shown) from exc
         raise
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "%s is not a regular file" % (shown or name))
+            raise not_a_regular_file(info.st_mode, shown)
         if info.st_size > limit:
-            raise OSError(errno.EFBIG, "%s is %d bytes, over the %d-byte limit for a stored result; it is not read"
-                          % (shown or name, info.st_size, limit))
-        return handle.read(limit + 1)[:limit], (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+            raise FileRefused(errno.EFBIG, "%s is %d bytes, over the %d-byte limit for a stored result; it is not read"
+                              % (shown, info.st_size, limit))
+        payload = handle.read(limit + 1)
+        if len(payload) > limit:
+            raise FileRefused(errno.EFBIG, "%s grew past the %d-byte limit for a stored result while it was read; it is "
+                              "not used" % (shown, limit))
+        return payload, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _lstat_at(dir_fd: int, name: str) -> Optional[os.stat_result]:

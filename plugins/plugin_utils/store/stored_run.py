@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections import OrderedDict, abc
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -10,9 +11,10 @@ from urllib.parse import unquote
 
 from ...module_utils.envelope_statuses import ENVELOPE_STATUSES, STATUS_RANK
 from ..result_fields import unavailable_fields
+from ..unreadable_result import stand_in_envelope, unreadable_reason
 from .paths import RUN_LEVEL_DIRS, host_dir_name, is_hashed_dir_name, raw_file_name, result_file_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
-from .safe_fs import DIRECTORY_FLAGS, entry_kind, link_target_at
+from .safe_fs import DIRECTORY_FLAGS, entry_kind, kind_words, link_target_at
 from .read import read_envelope_with_identity, read_json_below, result_probes, write_failures
 from .results import WRITE_FAILED_MARK
 
@@ -43,6 +45,8 @@ class ProbeEntry:
     collection_version: Optional[str] = None
     started: Any = None
     readable: bool = False  # the envelope is a non-empty object (one that the judge reads)
+    # What the judge reads instead of a result that could not be read back (unreadable_result.py); None for the others.
+    stand_in: Optional[Dict[str, Any]] = None
 
     def __post_init__(self) -> None:
         if self.held_envelope:
@@ -103,13 +107,15 @@ _RECENT_ENVELOPES = _RecentEnvelopes()
 
 
 class StoredEnvelopes(abc.Mapping):
-    """{probe: envelope} of a host's readable results, each read back from the store when it is asked for."""
+    """{probe: envelope} of a host's readable results, each read back from the store when it is asked for, and the
+    stand-in of each result that could not be read (so that the judge makes it an error of that probe)."""
 
     def __init__(self, entries: Mapping[str, ProbeEntry]) -> None:
-        self._entries = {probe: entry for probe, entry in entries.items() if entry.readable}
+        self._entries = {probe: entry for probe, entry in entries.items() if entry.readable or entry.stand_in is not None}
 
     def __getitem__(self, probe: str) -> Dict[str, Any]:
-        return self._entries[probe].envelope
+        entry = self._entries[probe]
+        return entry.envelope if entry.readable else entry.stand_in
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
@@ -141,7 +147,7 @@ class RunModel:
     run_id: str
     run_dir: str
     hosts: List[HostModel]
-    # Directories in the run that are not judged, each with why: no stored inputs, or a link that is not followed.
+    # Directories in the run that are not judged, each with why: no stored inputs (a link is a host in error instead).
     stray: List[Dict[str, str]] = field(default_factory=list)
     writers: List[Dict[str, Any]] = field(default_factory=list)  # run.json: the playbook runs that wrote it
 
@@ -175,14 +181,26 @@ def stored_entry(host_path: str, probe: str, envelope: Dict[str, Any], identity:
                       started=envelope.get("started"), readable=bool(envelope))
 
 
+def unreadable_entry(probe: str, reason: str, raw_file: Optional[str] = None) -> ProbeEntry:
+    """The entry of a result that could not be read back (or written): an error with the reason, which the dossier shows
+    and the judge is handed as a stand-in envelope."""
+    return ProbeEntry(probe, "error", reason, {}, result_file_name(probe), raw_file, stand_in=stand_in_envelope(probe, reason))
+
+
 def read_probe_entry(host_path: str, probe: str) -> ProbeEntry:
     """The probe's entry with what the fleet needs of its envelope; the envelope itself is read again when asked for."""
-    json_file = result_file_name(probe)
-    raw_file = raw_file_name(probe) if os.path.isfile(os.path.join(host_path, raw_file_name(probe))) else None
+    try:
+        raw_kind = os.lstat(os.path.join(host_path, raw_file_name(probe))).st_mode
+    except OSError:
+        raw_kind = 0
+    raw_file = raw_file_name(probe) if stat.S_ISREG(raw_kind) else None
+    shown = os.path.join(os.path.basename(host_path), result_file_name(probe))
     try:
         envelope, identity = read_envelope_with_identity(host_path, probe)
     except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return ProbeEntry(probe, "error", "result file unreadable: %s" % exc, {}, json_file, raw_file)
+        return unreadable_entry(probe, unreadable_reason(shown, exc), raw_file)
+    if not envelope:
+        return unreadable_entry(probe, unreadable_reason(shown, "an empty JSON object, not an envelope"), raw_file)
     status = envelope.get("status")
     reason = envelope.get("reason")
     reason = "" if reason is None else str(reason)
@@ -203,8 +221,7 @@ def read_host_probes(host_path: str) -> Dict[str, ProbeEntry]:
             written = None
         if written is not None and written > when:
             continue  # written again since the failure
-        probes[probe] = ProbeEntry(probe, "error", write_failure_reason(probe, error_name, written is not None), {},
-                                   result_file_name(probe), None)
+        probes[probe] = unreadable_entry(probe, write_failure_reason(probe, error_name, written is not None))
     return probes
 
 
@@ -255,6 +272,24 @@ def _entries_on_disk(run_path: str) -> Dict[str, Optional[str]]:
         os.close(fd)
 
 
+def _name_of_dir(dir_name: str) -> str:
+    """The host a directory is for when nothing in it can be read: host_dir_name writes unsafe bytes as %XX, so
+    unquoting gives back the inventory name; a name that was cut and hashed is shown as it is."""
+    return dir_name if is_hashed_dir_name(dir_name) else unquote(dir_name)
+
+
+def _not_a_directory(run_path: str, dir_name: str) -> str:
+    """Why an expected host's results directory is not one (a file, a FIFO ... where it should be), or ""."""
+    try:
+        mode = os.lstat(os.path.join(run_path, dir_name)).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
+        return ""
+    return ("its results directory %s is %s, not a directory: nothing was read from it; move it away and run the host "
+            "again" % (os.path.join(os.path.basename(run_path), dir_name), kind_words(mode)))
+
+
 def _link_reason(run_path: str, dir_name: str, target: str) -> str:
     return ("its results directory %s is a symbolic link (to %s): nothing was read or written through it; remove the "
             "link and run the host again" % (os.path.join(os.path.basename(run_path), dir_name), target))
@@ -264,7 +299,10 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
              host_groups: Optional[Mapping[str, Sequence[str]]] = None) -> RunModel:
     """Every expected host, and every host directory on disk that a playbook run of this run wrote (its inputs.json
     names the host), with its probes, state and stored inputs. A run written before run.json existed is read the old
-    way: every directory is a host, named by unquoting its directory name."""
+    way: every directory is a host, named by unquoting its directory name. A link where a host's directory would be is
+    never followed, and a directory whose inputs.json is there but cannot be read is not judged: each is a host in error
+    (named by unquoting the directory's name, or by the name itself where it was cut and hashed), so that it stays in
+    every output and the gate refuses it."""
     host_groups = host_groups or {}
     run_path = os.path.abspath(run_path)
     try:
@@ -279,31 +317,41 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
         expected_dirs.add(dir_name)
     stray: List[Dict[str, str]] = []
     inputs_by_dir: Dict[str, Dict[str, Any]] = {}
-    links: Dict[str, str] = {}
+    unjudged: Dict[str, str] = {}  # directory -> why nothing in it is read: a link, not a directory, inputs.json unreadable
     for dir_name, link_target in _entries_on_disk(run_path).items():
         if link_target is not None:
-            links[dir_name] = _link_reason(run_path, dir_name, link_target)
-            if dir_name not in expected_dirs:
-                stray.append({"dir": dir_name, "why": links[dir_name]})
+            # Nothing is read through it, so the host is known only by its directory's name: an error, never left out.
+            unjudged[dir_name] = _link_reason(run_path, dir_name, link_target)
+            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
             continue
-        inputs, why = read_host_inputs(os.path.join(run_path, dir_name))
+        host_path = os.path.join(run_path, dir_name)
+        inputs, why = read_host_inputs(host_path)
         if inputs:
             inputs_by_dir[dir_name] = inputs
             names_by_dir[dir_name] = inputs["host"] if dir_name not in expected_dirs else names_by_dir[dir_name]
+        elif os.path.lexists(os.path.join(host_path, INPUTS_FILE)):
+            # Only the store writes it: a host's directory whose inputs cannot be read is that host's error.
+            unjudged[dir_name] = ("its results are not judged: %s (the store wrote it with the rule overrides and groups "
+                                  "its run judged the host with); probe the host again in a new run" % why)
+            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
         elif dir_name in expected_dirs:
             continue
         elif record is not None or is_hashed_dir_name(dir_name):
             stray.append({"dir": dir_name, "why": "not judged: %s" % why})
         else:
-            # host_dir_name writes unsafe bytes as %XX, so unquoting gives back the inventory name.
-            names_by_dir.setdefault(dir_name, unquote(dir_name))
+            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
+
+    for dir_name in expected_dirs - set(unjudged) - set(inputs_by_dir):
+        not_a_dir = _not_a_directory(run_path, dir_name)
+        if not_a_dir:
+            unjudged[dir_name] = not_a_dir
 
     hosts = []
     for dir_name, name in names_by_dir.items():
         host_path = os.path.join(run_path, dir_name)
         inputs = inputs_by_dir.get(dir_name, {})
-        if dir_name in links:
-            probes, state, reasons = {}, "error", [links[dir_name]]
+        if dir_name in unjudged:
+            probes, state, reasons = {}, "error", [unjudged[dir_name]]
         else:
             probes = read_host_probes(host_path)
             state, reasons = host_state(probes)

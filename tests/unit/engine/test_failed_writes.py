@@ -52,8 +52,9 @@ def _assert_reported_as_a_failed_write(results):
     assert any(WRITTEN_AS in reason for reason in host.reasons), host.reasons
     assert not any("not reached" in reason for reason in host.reasons), host.reasons
     verdict = judge_run(run, str(results), {}).hosts[HOST]
+    # The failed write reaches the judge as that probe's error (unreadable_result.py), as an unreadable result does.
     assert verdict.verdict == "error" and verdict.reasons == [
-        "host.results: health: %s: the host was reached and probe health ran, but its result could not be stored; make "
+        "health.probe_status: the health result cannot be judged: %s: the host was reached and probe health ran, but its result could not be stored; make "
         "room in the results directory (or make it writable) and probe the host again" % WRITTEN_AS], verdict.reasons
 
 
