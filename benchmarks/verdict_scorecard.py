@@ -70,6 +70,7 @@ class Case:
     custom_profiles: Optional[Dict[str, List[str]]] = None
     overrides: Dict[str, Any] = field(default_factory=dict)
     why: str = ""                 # why the expectation is what it is, where not obvious
+    previous: str = ""            # an earlier run of the same host, stored beside it (the drift checks compare with it)
 
 
 def _expected(entry: Dict[str, Any]) -> Expected:
@@ -83,7 +84,8 @@ def _case(entry: Dict[str, Any], recordings: Dict[str, str]) -> Case:
     recording = recordings.get(entry["recording"], entry["recording"])
     return Case(name=entry["name"], recording=recording, profile=entry.get("profile"), injection=entry.get("injection", "none"),
                 expected=_expected(entry["expected"]), source=entry["source"], custom_profiles=entry.get("custom_profiles"),
-                overrides=dict(entry.get("overrides") or {}), why=entry.get("why", ""))
+                overrides=dict(entry.get("overrides") or {}), why=entry.get("why", ""),
+                previous=recordings.get(entry.get("previous", ""), entry.get("previous", "")))
 
 
 def load_corpus(path: str = CORPUS) -> Dict[str, List[Case]]:
@@ -139,6 +141,9 @@ def prepare(case: Case, workdir: str) -> Bench:
     results = os.path.join(workdir, "results")
     run_path = os.path.join(results, os.path.basename(source.rstrip("/")))
     shutil.copytree(source, run_path, symlinks=True)
+    if case.previous:
+        earlier = os.path.join(ROOT, case.previous)
+        shutil.copytree(earlier, os.path.join(results, os.path.basename(earlier.rstrip("/"))), symlinks=True)
     host_dir = _host_dir(run_path)
     bench = Bench(results_dir=results, run_path=run_path, host_path=os.path.join(run_path, host_dir), host=host_dir,
                   profile=case.profile, custom_profiles=case.custom_profiles, overrides=dict(case.overrides))
@@ -295,6 +300,13 @@ def healthy_table(cases: Sequence[Case], results: Sequence[Dict[str, Any]], prob
     return lines
 
 
+def _warm() -> None:
+    """Import the judge and read the probes' declarations once: each case's process is forked from this one."""
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_catalogue
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_verdicts, run_judgement  # noqa: F401  pylint: disable=unused-import
+    probe_catalogue()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=CORPUS)
@@ -302,6 +314,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--timeout-s", type=float, default=TIMEOUT_S)
     args = parser.parse_args(argv)
     corpus = load_corpus(args.corpus)
+    _warm()
     out = []
     totals = {}
     for group, healthy in (("cases", False), ("healthy", True)):

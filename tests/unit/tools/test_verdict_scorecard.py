@@ -36,6 +36,9 @@ def test_each_recording_exists_with_one_host(case):
     path = os.path.join(ROOT, case.recording)
     assert os.path.isdir(path) and not os.path.islink(path), case.recording
     assert scorecard._host_dir(path)  # pylint: disable=protected-access
+    if case.previous:
+        earlier = os.path.join(ROOT, case.previous)
+        assert os.path.isdir(earlier) and os.path.basename(earlier) < os.path.basename(path), case.previous
 
 
 def _changed(recording, bench):
