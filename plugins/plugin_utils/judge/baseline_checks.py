@@ -25,6 +25,8 @@ from .repeats import decide, describe_repeats, finite
 # The thresholds every rule judged through judge_measurements holds (rules/default.yaml): fail and warn below a % of the
 # known-good value.
 BASELINE_THRESHOLDS = ("fail_below_pct", "warn_below_pct")
+# The action of a decision the repeats leave open (judge/repeats.py: unstable, or too few repeats to fail).
+UNDECIDED_ACTION = "rerun"
 
 
 def _reference(context: Any, section: str, key: Optional[str]) -> Tuple[Optional[float], str]:
@@ -154,10 +156,14 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
         elif decision.status != "pass":
             words += "; below %g %% %s" % (warn_pct if decision.status == "warn" else fail_pct,
                                            "warns" if decision.status == "warn" else "fails")
-        checks.append(make_check(rule, host, decision.status, words, gpu, value=round(decision.value, 3),
-                                 unit=unit, reference=known_good, reference_source=known_source,
-                                 threshold=">= %g %% of %s (warn below %g %%), median of repeats; %s" % (
-                                     fail_pct, reference_words, warn_pct, param_source(rule, "fail_below_pct"))))
+        check = make_check(rule, host, decision.status, words, gpu, value=round(decision.value, 3),
+                           unit=unit, reference=known_good, reference_source=known_source,
+                           threshold=">= %g %% of %s (warn below %g %%), median of repeats; %s" % (
+                               fail_pct, reference_words, warn_pct, param_source(rule, "fail_below_pct")))
+        if decision.note:
+            # undecided, not slow: the rule's action (a drain for a slow GPU) does not fit; measuring again does
+            check.action, check.remedy = UNDECIDED_ACTION, "Measure again on a quiet GPU (%s)." % decision.note.split(":", 1)[0]
+        checks.append(check)
     return checks
 
 
