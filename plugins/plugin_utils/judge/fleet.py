@@ -22,7 +22,7 @@ from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .not_compared import mark_not_compared
-from .promises import HostFacts, Promise, prove_all
+from .promises import HostFacts, Promise, prove_all, unproven_lines
 from .not_run import not_run_check
 from .rules import RuleContext, cap_status, effective_rules, rule_list
 from .sku import identify_host, unknown_group
@@ -420,7 +420,7 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
         # what left the promises unproven first: the root cause they follow from (a busy GPU), then each of them
         roots = [root for root in dict.fromkeys(proof.root for proof in unproven) if root]
         first = [line for line in reasons if line.split(":", 1)[0] in roots]
-        reasons = first + ["not proven: %s" % proof.line() for proof in unproven] + [line for line in reasons if line not in first]
+        reasons = first + unproven_lines(unproven) + [line for line in reasons if line not in first]
     return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups),
                        proofs=proofs)
 

@@ -66,9 +66,6 @@ class Proof:
     def to_dict(self) -> Dict[str, str]:
         return asdict(self)
 
-    def line(self) -> str:
-        return "%s: %s%s" % (self.check, self.because, "; to fix: %s" % self.fix if self.fix else "")
-
 
 @dataclass
 class HostVerdict:

@@ -134,3 +134,14 @@ def prove_all(promises: Sequence[Promise], checks: Sequence[Check], rules: Seque
     """Every promise of one host, in the order promised."""
     by_id = {rule["id"]: rule for rule in rules if isinstance(rule, Mapping) and "id" in rule}
     return [prove(promise, checks, by_id, facts) for promise in promises]
+
+
+def unproven_lines(proofs: Sequence[Proof]) -> List[str]:
+    """The verdict's reasons for the promises not proven: one line per cause, naming every headline it left unproven
+    ("not proven: health.cuda_init, health.gpu_count: the health probe ended unavailable: ...; to fix: ...")."""
+    causes: dict = {}
+    for proof in proofs:
+        if proof.state == "not_proven":
+            causes.setdefault((proof.because, proof.fix), []).append(proof.check)
+    return ["not proven: %s: %s%s" % (", ".join(checks), because, "; to fix: %s" % fix if fix else "")
+            for (because, fix), checks in causes.items()]
