@@ -24,7 +24,9 @@ while time.monotonic() < end:
     torch.cuda.synchronize()
 PY
 job=$!
+# the job must not outlive the script, a timeout's SIGTERM included: a later run would find the GPU busy
 trap 'kill $job 2>/dev/null; wait $job 2>/dev/null' EXIT
+trap 'exit 143' INT TERM
 sleep 15
 started=$(date +%s)
 ansible-playbook validate.yml -e gpufleet_profile="$profile" -e '{"gpufleet_profiles": {"busy": ["health", "membw", "gemm"]}}' \

@@ -11,13 +11,20 @@ export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH LC_ALL=C.UTF-8 LANG=C.UTF-8
 results=/tmp/post_upgrade
 ansible-playbook validate.yml -e gpufleet_profile=post_upgrade -e gpufleet_results_dir=$results >"$out/playbook-post_upgrade-before.log" 2>&1
 echo "post_upgrade before the upgrade: rc=$?" | tee -a "$out/summary.txt"
+# Any CUDA initialisation as root (nvidia-modprobe) re-makes a stale node with the right major: plant it only once no
+# process of the first run (or anyone's) is left on the GPU, and say what the node is just before the run.
+for _ in $(seq 60); do
+  [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)" ] && break
+  sleep 1
+done
 node=/dev/nvidia-uvm
 read -r major_hex minor_hex mode < <(stat -c '%t %T %a' "$node")
 restore() { rm -f "$node" && mknod -m "$mode" "$node" c "$((16#$major_hex))" "$((16#$minor_hex))"; }
 trap restore EXIT
 rm -f "$node" && mknod -m "$mode" "$node" c 504 "$((16#$minor_hex))"
+echo "planted $node: $(stat -c '%t:%T' "$node") (hex major:minor); compute processes: $(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader 2>&1 | tr '\n' ' ')" | tee -a "$out/summary.txt"
 ansible-playbook validate.yml -e gpufleet_profile=post_upgrade -e gpufleet_results_dir=$results >"$out/playbook-post_upgrade-after.log" 2>&1
-echo "post_upgrade after a stale $node (major 504): rc=$?" | tee -a "$out/summary.txt"
+echo "post_upgrade after a stale $node (major 504): rc=$? (node after the run: $(stat -c '%t:%T' "$node"))" | tee -a "$out/summary.txt"
 restore
 trap - EXIT
 echo "restored $node: $(stat -c '%t:%T' "$node")" | tee -a "$out/summary.txt"
