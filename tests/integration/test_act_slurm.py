@@ -154,7 +154,8 @@ def test_new_nodes_handed_over_drained_are_resumed_only_when_acceptance_passes(s
 
 def test_validate_drains_a_failing_host_and_gives_the_user_s_own_play_its_outcome(slurm_cluster, tmp_path):
     """The whole run: the local machine's report fails it (an override says it has 4 GPUs; this machine has none),
-    the act drains its node, and a play of the user's after validate.yml reads gpufleet_outcome."""
+    the act drains its node, and a play of the user's after validate.yml reads gpufleet_outcome. Report only
+    (gpufleet_gate: false): with the gate on, validate.yml fails the host it refuses, which then reaches no later play."""
     cluster = slurm_cluster(NODES)
     playbook = tmp_path / "site.yml"
     playbook.write_text(yaml.safe_dump([
@@ -169,7 +170,7 @@ def test_validate_drains_a_failing_host_and_gives_the_user_s_own_play_its_outcom
     argv = [ANSIBLE_PLAYBOOK, str(playbook), "-i", str(path), "-e", "gpufleet_results_dir=%s" % (tmp_path / "results"),
             "-e", "gpufleet_profile=health", "-e", json.dumps({
                 "gpufleet_rule_overrides": {"health.gpu_count": {"params": {"expected": 4}}},
-                "probe_params": {"health": {"cuda_init": False}}}),
+                "probe_params": {"health": {"cuda_init": False}}, "gpufleet_gate": False}),
             "-e", "gpufleet_act=slurm", "-e", "gpufleet_slurm_conf=" + cluster.conf]
     # The user's playbook lives elsewhere: the collection is found as if installed.
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, "collections"))

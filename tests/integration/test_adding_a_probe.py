@@ -74,7 +74,9 @@ def collection_with_toy(tmp_path_factory):
     contracts = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not gpu"] + UNIT_CONTRACTS,
                                cwd=copy, capture_output=True, text=True, timeout=900, check=False)
     results = work / "results"
-    argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-e", "gpufleet_profile=toy", "-e", "gpufleet_results_dir=%s" % results]
+    # report only: on this GPU-less machine the gate refuses the host (no GPU was validated there: host.gpu_measured)
+    argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-e", "gpufleet_profile=toy", "-e", "gpufleet_gate=false",
+            "-e", "gpufleet_results_dir=%s" % results]
     completed = subprocess.run(argv, cwd=copy, capture_output=True, text=True, timeout=600, check=False)
     runs = [entry for entry in os.listdir(results) if entry != "latest"] if results.is_dir() else []
     return (completed.returncode, completed.stdout + completed.stderr, results / runs[0] if len(runs) == 1 else None,

@@ -32,6 +32,9 @@ from test_validate_playbook import (  # pylint: disable=import-error
 # The health probe alone, without its CUDA initialisation: these tests are about the inputs, not the measurements.
 HEALTH_ONLY = ("-e", "gpufleet_profile=health")
 NO_CUDA_INIT = {"health": {"cuda_init": False}}
+# Report only: every profile gates (issue 44) and the gate refuses a CPU host (no headline proven), so a test about
+# inputs that reads a completed run's exit code asks for no gate.
+REPORT_ONLY = ("-e", "gpufleet_gate=false")
 REFUSED = "problem(s) in the run's inputs, so nothing was run"
 # The probe scripts of the collection, as the refusals list them (sorted by name).
 KNOWN_PROBES = "known probes: %s" % ", ".join(sorted(declarations()))
@@ -190,7 +193,7 @@ def custom_judge_run(tmp_path_factory):
     (baselines / "broken.yaml").write_text("id: broken\nmatch: {name_regex: [unclosed\n")
     (baselines / "incomplete.yaml").write_text("id: incomplete\nname: only a name\n")
     results = work / "results"
-    code, output = run_playbook(results, *HEALTH_ONLY, "-e", json.dumps({
+    code, output = run_playbook(results, *HEALTH_ONLY, *REPORT_ONLY, "-e", json.dumps({
         "gpufleet_rules_file": str(work / "rules.yaml"), "gpufleet_baselines_dir": str(baselines), "probe_params": NO_CUDA_INIT}))
     return code, output, results, baselines
 
@@ -215,7 +218,11 @@ def test_a_malformed_baseline_file_is_reported_by_name_and_the_run_completes(cus
         with open(os.path.join(run_dir, name)) as handle:
             text = handle.read()
         assert "baselines/broken.yaml skipped" in text and "baselines/incomplete.yaml skipped" in text
-    assert fleet["hosts"]["localhost"]["verdict"] in ("pass", "warn", "fail", "error")
+    # the user's rules have no health.cuda_init (nor device_majors): what health promises is not proven (issue 44)
+    localhost = fleet["hosts"]["localhost"]
+    assert localhost["verdict"] == "not_validated", localhost
+    assert any(proof["check"] == "health.cuda_init" and proof["because"] == "the rules in use have no rule health.cuda_init"
+               for proof in localhost["not_proven"]), localhost["not_proven"]
 
 
 def test_the_users_own_rules_file_is_the_one_the_judge_uses(custom_judge_run):
@@ -235,7 +242,7 @@ def test_rejudging_a_stored_run_with_broken_overrides_reports_them_per_host_inst
     run_id = os.path.basename(only_run_dir(results))
     overrides = {"health.gpu_count": {"params": {"expected": "four"}}, "health.gpu_cnt": {"severity": "warn"}}
     argv = [ANSIBLE_PLAYBOOK, "playbooks/report.yml", "-i", "localhost,", "-e", "gpufleet_hosts=all", "-e", "gpufleet_run_id=%s" % run_id,
-            "-e", "gpufleet_results_dir=%s" % results, "-e", json.dumps({"gpufleet_rule_overrides": overrides})]
+            "-e", "gpufleet_results_dir=%s" % results, "-e", json.dumps({"gpufleet_rule_overrides": overrides}), *REPORT_ONLY]
     completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output
@@ -282,7 +289,7 @@ def test_host_names_with_path_separators_shell_or_html_stay_inside_the_run_and_a
     names = [name.format(tmp=tmp_path) for name in HOSTILE_NAMES]
     inventory = write_inventory(tmp_path / "inventory.yml", {name: {} for name in names}, group_vars={"probe_params": NO_CUDA_INIT})
     results = tmp_path / "out" / "results"
-    code, output = run_playbook(results, "-i", inventory, *HEALTH_ONLY)
+    code, output = run_playbook(results, "-i", inventory, *HEALTH_ONLY, *REPORT_ONLY)
     assert code == 0, output
     run_dir = only_run_dir(results)
 

@@ -22,7 +22,10 @@ if os.path.dirname(FLEET_SCRIPT) not in sys.path:
     sys.path.insert(0, os.path.dirname(FLEET_SCRIPT))
 import netns_fleet as fleet_lib  # noqa: E402  pylint: disable=wrong-import-position
 CPU_MAX_BYTES = 65536
-QUICK_GLOO = {"collective_hosts_params": {"backend": "gloo", "cpu_max_bytes": CPU_MAX_BYTES, "rendezvous_timeout_s": 90}}
+# Report only (gpufleet_gate: false): the gate refuses every host of a CPU machine (issue 44); these tests are about the
+# all-reduce, and a host not reached still fails the run.
+QUICK_GLOO = {"collective_hosts_params": {"backend": "gloo", "cpu_max_bytes": CPU_MAX_BYTES, "rendezvous_timeout_s": 90},
+              "gpufleet_gate": False}
 
 
 def run_collective_playbook(fleet, results_dir, *extra):

@@ -7,7 +7,8 @@ that hangs (killed at its timeout with its whole process group), crashes (killed
 a result that breaks its schema, and a missing interpreter. For each: the other host is validated in full, the faulty
 host's probe result says what happened with a reason a person can act on (and keeps what the probe wrote in
 <probe>.raw), the fleet report gives the host the verdict error with that reason, the faulty host's next probe still
-runs, and the run exits 0 with a warning per host that did not pass (the quick profile; docs/reports.md).
+runs, and the run exits 0 with a line per host that did not pass (a report-only run, gpufleet_gate: false, as
+runs.QUICK asks: a CPU host proves no headline, issue 44; docs/reports.md).
 """
 import json
 import os

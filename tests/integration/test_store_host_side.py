@@ -27,8 +27,9 @@ import misbehaving_python  # noqa: E402  pylint: disable=wrong-import-position
 GOOD = ("node-good-1", "node-good-2")
 VICTIM = "node-victim"
 # The health probe alone (without CUDA initialisation) keeps a run at a few seconds; runs.QUICK adds membw, to see the
-# victim's next probe run for real.
-HEALTH = ("-e", json.dumps({"gpufleet_profile": "health", "probe_params": {"health": {"cuda_init": False}}}))
+# victim's next probe run for real. Both report only (gpufleet_gate: false): a CPU host proves no headline (issue 44),
+# and these tests are about what the store keeps, not the gate.
+HEALTH = ("-e", json.dumps({"gpufleet_profile": "health", "probe_params": {"health": {"cuda_init": False}}, "gpufleet_gate": False}))
 SECRETS = {"HF_TOKEN": "hf_tEsTtOkEnNoTrEaL0123456789",
            "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYNOTREAL"}
 

@@ -7,7 +7,8 @@ import os
 from test_bad_input import NO_CUDA_INIT, write_inventory  # pylint: disable=import-error
 from test_validate_playbook import run_playbook  # pylint: disable=import-error
 
-HEALTH = ("-e", json.dumps({"gpufleet_profile": "health", "probe_params": NO_CUDA_INIT}))
+# Report only (gpufleet_gate: false): the gate refuses every host of a CPU machine (issue 44), and this test is about names.
+HEALTH = ("-e", json.dumps({"gpufleet_profile": "health", "probe_params": NO_CUDA_INIT, "gpufleet_gate": False}))
 HOSTS = ("run.json", "index.html", "fleet.json", "junit.xml", "gpu-a01")
 
 
@@ -23,7 +24,7 @@ def test_hosts_named_like_the_runs_files_and_a_real_latest_directory(tmp_path):
     assert sorted(fleet["hosts"]) == sorted(HOSTS), fleet["hosts"].keys()
     for host in HOSTS:
         entry = fleet["hosts"][host]
-        assert entry["verdict"] not in ("error", "unreachable"), (host, entry)
+        assert entry["verdict"] == "not_validated" and entry["not_proven"], (host, entry)  # a CPU host, judged like any other
         assert (run_dir / entry["dossier"]["html"]).is_file() and (run_dir / os.path.dirname(entry["dossier"]["html"]) / "health.json").is_file()
         assert '"%s: %s' % (host, entry["verdict"]) in output, host  # the verdict line the role prints
     assert json.loads((run_dir / "run.json").read_text())["run_id"] == "names"

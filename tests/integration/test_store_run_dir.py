@@ -19,7 +19,10 @@ if FAULTS_DIR not in sys.path:
 
 from faults import runs  # noqa: E402  pylint: disable=wrong-import-position
 
-HEALTH = ("-e", json.dumps({"gpufleet_profile": "health", "probe_params": NO_CUDA_INIT}))
+# Report only (gpufleet_gate: false): the gate refuses every host of a CPU machine (issue 44); the exit codes these
+# tests read are the store's own refusals.
+HEALTH = ("-e", json.dumps({"gpufleet_profile": "health", "probe_params": NO_CUDA_INIT, "gpufleet_gate": False}))
+REPORT_ONLY = ("-e", "gpufleet_gate=false")
 # Slow enough that a second playbook run can start while the first still holds its host.
 SLOW_QUICK = runs.SLOW_MEMBW
 RESUME = ("-e", "gpufleet_resume=true")
@@ -103,7 +106,7 @@ def test_resuming_a_run_records_the_second_writer_and_keeps_the_first_runs_hosts
             if name.endswith(".json")} == {name: digest for name, digest in kept.items() if name.endswith(".json")}
     # --limit leaves out the implicit localhost, so neither run reported: the report of both is one more command.
     completed = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/report.yml", "-e", "gpufleet_results_dir=%s" % results,
-                                "-e", "gpufleet_run_id=grow"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                                "-e", "gpufleet_run_id=grow", *REPORT_ONLY], cwd=ROOT, capture_output=True, text=True, timeout=300,
                                check=False)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert set(fleet_hosts(str(results / "grow"))) == {"gpu-a01", "gpu-a02"}
@@ -163,7 +166,7 @@ def test_a_stray_directory_without_stored_inputs_is_listed_not_judged(tmp_path):
     (results / "stray" / "dropped-in").mkdir()
     (results / "stray" / "dropped-in" / "health.json").write_text("{}")
     completed = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/report.yml", "-e", "gpufleet_results_dir=%s" % results,
-                                "-e", "gpufleet_run_id=stray"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                                "-e", "gpufleet_run_id=stray", *REPORT_ONLY], cwd=ROOT, capture_output=True, text=True, timeout=300,
                                check=False)
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output

@@ -45,8 +45,9 @@ def test_three_slices_at_once_then_one_report_judge_each_host_as_one_run_would(n
     assert sorted(writer["limit"] for writer in record["writers"]) == sorted(fleet.names)
     assert len({writer["writer_id"] for writer in record["writers"]}) == 3
 
+    # report only, as the slices ran (runs.QUICK): the gate refuses every host of a CPU machine (issue 44)
     completed = subprocess.run([runs.ANSIBLE_PLAYBOOK, "playbooks/report.yml", "-e", "gpufleet_results_dir=%s" % results,
-                                "-e", "gpufleet_run_id=sliced"], cwd=runs.ROOT, capture_output=True, text=True,
+                                "-e", "gpufleet_run_id=sliced", "-e", "gpufleet_gate=false"], cwd=runs.ROOT, capture_output=True, text=True,
                                timeout=runs.PLAYBOOK_TIMEOUT_S, check=False)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     runs.assert_reported_as(run_dir, strict, "fail", "health.gpu_count")

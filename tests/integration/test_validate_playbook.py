@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from junitparser import JUnitXml
+from junitparser import Error, Failure, JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_rerun import rerun_command
@@ -41,6 +41,40 @@ def assert_schema_valid(envelope):
 
 # The store's own records (docs/store.md), not probe results.
 STORE_FILES = ("run.json", "writer.json", "inputs.json")
+# Report only: every profile gates (issue 44) and the gate refuses this GPU-less machine, so a test about something
+# other than the run's outcome that reads a completed run's exit code asks for no gate.
+REPORT_ONLY = ("-e", "gpufleet_gate=false")
+# On this machine (no GPU: the health probe ends unavailable) what health promises is not proven: its verdict is
+# not_validated, which the gate refuses in every profile that runs health (issue 44).
+NOT_PROVEN_HERE = "not proven: health.cuda_init: the health probe ended unavailable: "
+
+
+def assert_refused_here(run_dir, output, fleet):
+    """The run's outcome on this GPU-less machine: localhost not_validated (health.cuda_init not proven, the health probe
+    unavailable), refused by the gate in the summary, fleet.json, the index, the dossier and junit.xml."""
+    with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
+        health = json.load(handle)
+    if health["status"] != "unavailable":
+        pytest.skip("the health probe ran here (%s): this machine has a GPU stack" % health["status"])
+    host = fleet["hosts"]["localhost"]
+    assert host["verdict"] == "not_validated", host
+    assert host["refused_by_gate"] is True and fleet["gate"]["enforced"] is True and fleet["gate"]["passed"] is False
+    assert any(reason.startswith(NOT_PROVEN_HERE) for reason in host["reasons"]), host["reasons"]
+    assert "health.cuda_init" in [proof["check"] for proof in host["not_proven"]], host["not_proven"]
+    assert "localhost: not_validated - %s" % NOT_PROVEN_HERE in output, output
+    assert "the gate refused 1 host(s): localhost" in output, output
+    assert "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"refused by the gate: not validated; the reasons are" in output
+    for name in ("index.html", "index.md"):
+        with open(os.path.join(run_dir, name)) as handle:
+            assert "Refused by the gate: 1 host of 1 (localhost); the run exits 2." in handle.read(), name
+    for name in ("dossier.html", "dossier.md"):
+        with open(os.path.join(run_dir, "localhost", name)) as handle:
+            dossier = re.sub(r"\\(.)", r"\1", handle.read()) if name.endswith(".md") else handle.read()  # Markdown's escapes out
+        assert "Refused by the gate" in dossier and "Not proven" in dossier and "health.cuda_init" in dossier, name
+    (suite,) = [suite for suite in JUnitXml.fromfile(os.path.join(run_dir, "junit.xml")) if suite.name == "localhost"]
+    failed = [(case.name, result) for case in suite for result in case.result if isinstance(result, (Failure, Error))]
+    assert [(name, type(result).__name__) for name, result in failed] == [("host.verdict", "Failure")], failed
+    assert failed[0][1].message.startswith(NOT_PROVEN_HERE), failed[0][1].message
 
 
 def every_result_file(run_dir):
@@ -54,6 +88,7 @@ def every_result_file(run_dir):
 
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory):
+    """The README's first command as it is: the quick profile on localhost, its gate on."""
     results = tmp_path_factory.mktemp("results")
     code, output = run_playbook(results)
     return code, output, results
@@ -61,7 +96,7 @@ def local_run(tmp_path_factory):
 
 def test_validate_localhost_writes_schema_valid_results(local_run):
     code, output, results = local_run
-    assert code == 0, output
+    assert code == 2, output  # the gate refuses this GPU-less machine (assert_refused_here)
     run_dir = only_run_dir(results)
     files = list(every_result_file(run_dir))
     expected = ["fleet.json", "localhost/fabric.json", "localhost/health.json", "localhost/membw.json"]
@@ -105,6 +140,9 @@ def test_validate_localhost_renders_the_dossier_and_the_index(local_run):
         assert health["reason"].split(":")[0] in dossier
     assert 'href="localhost/dossier.html"' in index
     assert "fleet index: %s" % os.path.join(run_dir, "index.html") in output
+    # issue 44: the dossier and the index open with what the gate did and what is not proven
+    assert "Refused by the gate" in dossier and "Refused by the gate" in dossier_md and "Refused by the gate" in index
+    assert "Not proven" in dossier and "Not proven" in dossier_md and "not proven" in index
 
 
 def test_validate_localhost_judges_and_writes_the_standard_outputs(local_run):
@@ -113,16 +151,13 @@ def test_validate_localhost_judges_and_writes_the_standard_outputs(local_run):
     with open(os.path.join(run_dir, "fleet.json")) as handle:
         fleet = json.load(handle)
     verdict = fleet["hosts"]["localhost"]["verdict"]
-    assert verdict in ("pass", "warn", "fail", "error")
     assert "localhost: %s" % verdict in output
     suites = JUnitXml.fromfile(os.path.join(run_dir, "junit.xml"))
     names = [suite.name for suite in suites]
     assert "localhost" in names
-    if code == 0 and verdict in ("pass", "warn"):
-        # The quick profile passed this host (exit 0): junit.xml must not fail it (issue 31: a warn host without a GPU
-        # got a failing host.verdict case); what acceptance would say is in that case's system-out.
-        (suite,) = [suite for suite in suites if suite.name == "localhost"]
-        assert (suite.failures, suite.errors) == (0, 0), [(case.name, case.result) for case in suite if not case.is_passed]
+    # issue 44: every profile gates, and a pass is a proof; quick's health headlines are not proven on this machine
+    assert code == 2, output
+    assert_refused_here(run_dir, output, fleet)
     families = {family.name: family for family in
                 text_string_to_metric_families(open(os.path.join(run_dir, "gpufleet.prom")).read())}
     verdict_samples = [sample for sample in families["gpufleet_host_verdict"].samples
@@ -141,23 +176,70 @@ def test_acceptance_fails_the_run_and_names_the_failed_host(tmp_path):
         pytest.skip("this machine has 8 GPUs")
     assert code == 2, output
     # Lines of text, not a Python list; the failing host (here the controller itself) fails on its own line.
-    assert "acceptance failed for 1 host(s): localhost" in output
-    assert "['acceptance failed" not in output and "Action failed: [" not in output
+    assert "the gate refused 1 host(s): localhost" in output
+    assert "['the gate refused" not in output and "Action failed: [" not in output
     assert output.count("localhost: fail - ") == 1, output
-    assert "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"refused by the acceptance gate: fail;" in output
+    assert "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"refused by the gate: fail;" in output
 
 
-def test_quick_profile_reports_the_same_failure_and_exits_zero(tmp_path):
+def test_quick_profile_gates_the_same_failure(tmp_path):
+    """Issue 44: every profile gates, quick as acceptance (before, quick reported the failure and exited 0)."""
     overrides = json.dumps({"gpufleet_rule_overrides": {"health.gpu_count": {"params": {"expected": 8}}}})
     code, output = run_playbook(tmp_path / "results", "-e", overrides)
-    assert code == 0, output
+    assert code == 2, output
+    assert "the gate refused 1 host(s): localhost" in output
+    assert "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"refused by the gate: fail;" in output
     # The verdict is said once, in the summary, not again as a warning.
     assert output.count("localhost: fail - ") == 1, output
     assert "[WARNING]: localhost: fail" not in output
 
 
+def test_every_profile_gates_and_gpufleet_gate_false_reports_only(local_run, tmp_path):
+    """Issue 44, point 9, on this GPU-less machine: the quick profile (the README's first command), a profile of the
+    user's own (before: only acceptance gated, so it exited 0) and -e gpufleet_gate=false (the one switch that reports
+    only) on the same unproven host."""
+    code, output, results = local_run
+    run_dir = only_run_dir(results)
+    with open(os.path.join(run_dir, "fleet.json")) as handle:
+        fleet = json.load(handle)
+    assert code == 2, output
+    assert_refused_here(run_dir, output, fleet)
+    assert fleet["gate"]["gating_hosts"] == ["localhost"], fleet["gate"]
+    assert "the gate is off" not in output
+
+    mine = ("-e", json.dumps({"gpufleet_profiles": {"mine": ["health"]}, "gpufleet_profile": "mine",
+                              "probe_params": {"health": {"cuda_init": False}}}))
+    code, output = run_playbook(tmp_path / "mine", *mine)
+    mine_dir = only_run_dir(tmp_path / "mine")
+    with open(os.path.join(mine_dir, "fleet.json")) as handle:
+        fleet = json.load(handle)
+    assert code == 2, output
+    assert_refused_here(mine_dir, output, fleet)
+
+    code, output = run_playbook(tmp_path / "off", *mine, *REPORT_ONLY)
+    off_dir = only_run_dir(tmp_path / "off")
+    with open(os.path.join(off_dir, "fleet.json")) as handle:
+        fleet = json.load(handle)
+    assert code == 0, output
+    host = fleet["hosts"]["localhost"]
+    # the same verdict and proofs, said, not enforced
+    assert host["verdict"] == "not_validated" and host["refused_by_gate"] is True and host["not_proven"], host
+    assert fleet["gate"]["enforced"] is False and fleet["gate"]["passed"] is False, fleet["gate"]
+    assert "the gate is off (gpufleet_gate: false): this run reports only, it refuses no host" in output, output
+    assert "the gate refused" not in output and "fatal: [localhost]" not in output, output
+    assert recap(output)["localhost"]["failed"] == 0, output
+    with open(os.path.join(off_dir, "index.html")) as handle:
+        assert "The gate is off (gpufleet_gate: false): this run reports only; it would refuse 1 host: localhost." in handle.read()
+    with open(os.path.join(off_dir, "localhost", "dossier.html")) as handle:
+        assert "The gate would refuse this host (this run reports only: gpufleet_gate is false)" in handle.read()
+    (suite,) = [suite for suite in JUnitXml.fromfile(os.path.join(off_dir, "junit.xml")) if suite.name == "localhost"]
+    # a not_validated host fails its host.verdict case whatever the gate: the file reports the host (docs/reports.md)
+    failed = [(case.name, type(result).__name__) for case in suite for result in case.result if isinstance(result, (Failure, Error))]
+    assert failed == [("host.verdict", "Failure")], failed
+
+
 def test_the_full_profile_runs_every_measurement_probe_on_the_cpu_path(tmp_path):
-    code, output = run_playbook(tmp_path / "results", "-e", "gpufleet_profile=full")
+    code, output = run_playbook(tmp_path / "results", "-e", "gpufleet_profile=full", *REPORT_ONLY)
     assert code == 0, output
     run_dir = only_run_dir(tmp_path / "results")
     for probe in ("health", "membw", "memtest", "gemm", "hostbw"):
@@ -199,7 +281,7 @@ def test_check_mode_runs_nothing_and_says_so(tmp_path):
 
 def test_a_missing_interpreter_is_recorded_and_the_run_goes_on(tmp_path):
     missing = str(tmp_path / "nowhere" / "python3")
-    code, output = run_playbook(tmp_path / "results", "-e", "gpufleet_python=%s" % missing)
+    code, output = run_playbook(tmp_path / "results", "-e", "gpufleet_python=%s" % missing, *REPORT_ONLY)
     assert code == 0, output
     run_dir = only_run_dir(tmp_path / "results")
     with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
@@ -231,7 +313,8 @@ def test_an_unreachable_host_is_reported_and_the_others_are_validated(tmp_path):
         "      ansible_port: %d\n"
         "      ansible_connection: ssh\n"
         "      ansible_ssh_common_args: -o ConnectTimeout=5\n" % (sys.executable, _closed_local_port()))
-    code, output = run_playbook(tmp_path / "results", "-i", str(inventory))
+    # report only: a host not reached fails the run even so, and localhost (refused by the gate here) is not failed for it
+    code, output = run_playbook(tmp_path / "results", "-i", str(inventory), *REPORT_ONLY)
     run_dir = only_run_dir(tmp_path / "results")
     with open(os.path.join(run_dir, "ghost", "health.json")) as handle:
         ghost = json.load(handle)
@@ -284,14 +367,14 @@ def test_the_readme_inventory_runs_where_python3_on_path_is_a_broken_pyenv_shim(
     inventory.write_text("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n")
     env = dict(os.environ, PATH="%s:%s" % (shims, os.environ["PATH"]))
     code, output = run_playbook(tmp_path / "results", "-i", str(inventory), "-e", "gpufleet_profile=health",
-                                "-e", json.dumps({"probe_params": {"health": {"cuda_init": False}}}), env=env)
+                                "-e", json.dumps({"probe_params": {"health": {"cuda_init": False}}}), *REPORT_ONLY, env=env)
     assert code == 0, output
     run_dir = only_run_dir(tmp_path / "results")
     with open(os.path.join(run_dir, "localhost", "health.json")) as handle:
         health = json.load(handle)
     assert health["status"] in ("ok", "partial", "unavailable"), health["reason"]
     with open(os.path.join(run_dir, "fleet.json")) as handle:
-        assert json.load(handle)["hosts"]["localhost"]["verdict"] in ("pass", "warn")
+        assert json.load(handle)["hosts"]["localhost"]["verdict"] == "not_validated"  # judged, as any GPU-less host
     assert "pyenv" not in output and "\\x0a" not in output, output
 
 
@@ -319,7 +402,7 @@ def test_the_built_collection_installs_and_runs_the_same_playbook(tmp_path):
                ANSIBLE_CONFIG=str(tmp_path / "ansible.cfg"))
     code, output = run_playbook(
         tmp_path / "results", "-i", "localhost,", "-e", "ansible_connection=local",
-        "-e", "ansible_python_interpreter=%s" % sys.executable,
+        "-e", "ansible_python_interpreter=%s" % sys.executable, *REPORT_ONLY,
         playbook="gpufleet.validation.validate", cwd=str(tmp_path), env=env)
     assert code == 0, output
     run_dir = only_run_dir(tmp_path / "results")

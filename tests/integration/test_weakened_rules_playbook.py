@@ -7,7 +7,7 @@ import sys
 
 import yaml
 
-from test_bad_input import HEALTH_ONLY, NO_CUDA_INIT, REFUSED, assert_refused_before_anything_ran  # pylint: disable=import-error
+from test_bad_input import HEALTH_ONLY, NO_CUDA_INIT, REFUSED, REPORT_ONLY, assert_refused_before_anything_ran  # pylint: disable=import-error
 from test_validate_playbook import ROOT, only_run_dir, run_playbook  # pylint: disable=import-error
 
 
@@ -41,7 +41,7 @@ def test_a_group_variable_disabling_every_rule_is_refused_naming_the_host_the_pr
 def test_a_rule_downgraded_by_a_group_override_is_named_in_the_console_and_in_fleet_json(tmp_path):
     inventory = _rack_inventory(tmp_path / "inventory.yml", {"gpufleet_rule_overrides": {"health.device_majors": {"severity": "warn"}}})
     results = tmp_path / "results"
-    code, output = run_playbook(results, "-i", inventory, *HEALTH_ONLY)
+    code, output = run_playbook(results, "-i", inventory, *HEALTH_ONLY, *REPORT_ONLY)
     assert code == 0, output
     assert ("rule weakened: health.device_majors downgraded (severity warn where rules/default.yaml says fail) by "
             "gpufleet_rule_overrides on 1 of 1 host (group rack_a): localhost") in output, output

@@ -21,7 +21,10 @@ PLAYBOOK_TIMEOUT_S = 600
 # Good hosts on this CPU-only machine: health is unavailable with its reason (no NVML, no CUDA build of torch), or ok
 # on a machine that has them; the measurement probes run on the CPU and are ok.
 GOOD_STATUSES = {"health": ("ok", "partial", "unavailable"), "membw": ("ok",)}
-GOOD_VERDICTS = ("pass", "warn")
+# A good host of these runs is not validated, and only for want of proofs (issue 44): health runs without its CUDA
+# initialisation, so health.cuda_init is never proven, and membw on the CPU proves no GPU's bandwidth. A fault that
+# reached the host would make it fail, err or be unreachable instead.
+GOOD_VERDICTS = ("not_validated",)
 # The store's own records (docs/store.md), not probe results.
 STORE_FILES = ("run.json", "writer.json", "inputs.json")
 # The report's per-host outcomes (<run>/outcomes/<host>.json, docs/acting.md): not probe results.
@@ -36,8 +39,11 @@ def is_probe_result(path, run_dir) -> bool:
 
 # A profile of its own, health then membw (what the fault tests stop, kill and count), rather than quick, whose probes
 # change as probes join it (fabric did): health without its CUDA initialisation in a fresh process (torch has no CUDA
-# here), membw on a 16 MiB buffer, so that a fault test spends its time on the fault.
-HEALTH_THEN_MEMBW = {"gpufleet_profiles": {"health_then_membw": ["health", "membw"]}, "gpufleet_profile": "health_then_membw"}
+# here), membw on a 16 MiB buffer, so that a fault test spends its time on the fault. Report only (gpufleet_gate:
+# false): every profile gates (issue 44) and these runs prove no headline on a CPU host, so the exit code would say that
+# and not the fault; a host not reached still fails the run (exit 2).
+HEALTH_THEN_MEMBW = {"gpufleet_profiles": {"health_then_membw": ["health", "membw"]}, "gpufleet_profile": "health_then_membw",
+                     "gpufleet_gate": False}
 QUICK = ("-e", json.dumps(dict(HEALTH_THEN_MEMBW, probe_params={"health": {"cuda_init": False}, "membw": {"sizes_mib": [16]}})))
 # The same with membw slow enough that a run can be killed or interrupted while it runs, after health is stored.
 SLOW_MEMBW = ("-e", json.dumps(dict(HEALTH_THEN_MEMBW, probe_params={"health": {"cuda_init": False},
@@ -190,13 +196,15 @@ def index_row(run_dir, host: str) -> str:
 
 
 def assert_validated(run_dir, host: str, probes=("health", "membw")) -> None:
-    """The host was validated in full: every probe's result schema-valid with a good status, a verdict, a dossier."""
+    """The host ran in full: every probe's result schema-valid with a good status, the verdict of a good CPU host (not
+    validated for want of proofs only: GOOD_VERDICTS), a dossier."""
     for probe in probes:
         envelope = envelope_of(run_dir, host, probe)
         assert envelope["status"] in GOOD_STATUSES[probe], (host, probe, envelope["status"], envelope["reason"])
         assert not os.path.exists(os.path.join(str(run_dir), host, probe + ".raw"))
     verdict = fleet_host(run_dir, host)
     assert verdict["verdict"] in GOOD_VERDICTS, (host, verdict["verdict"], verdict["reasons"])
+    assert verdict["not_proven"] and not [check for check in verdict["checks"] if check["status"] in ("fail", "error")], (host, verdict)
     assert os.path.getsize(os.path.join(str(run_dir), host, "dossier.html")) > 0
     assert os.path.getsize(os.path.join(str(run_dir), host, "dossier.md")) > 0
     assert "| **%s** |" % verdict["verdict"] in index_row(run_dir, host) or "| %s |" % verdict["verdict"] in index_row(run_dir, host)
