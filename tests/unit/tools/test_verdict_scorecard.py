@@ -98,7 +98,7 @@ def test_a_fault_and_a_healthy_recording_judged_end_to_end():
 def test_a_wrong_verdict_root_or_false_alarm_is_named():
     expected = scorecard.Expected("pass", [""], "none")
     given = {"verdict": "warn", "root": "membw.repeat_cv", "action": "re-run", "reasons": ["membw.repeat_cv: noisy"],
-             "reason_ids": ["membw.repeat_cv"], "sources": {}}
+             "reason_ids": [["membw.repeat_cv"]], "sources": {}}
     assert scorecard.wrongs(expected, given, healthy=True) == [
         "verdict warn, expected pass", "root cause membw.repeat_cv, expected none", "action re-run, expected none",
         "false alarm: membw.repeat_cv: noisy"]
