@@ -129,7 +129,9 @@ def _recorded_profile(run_path: str) -> Optional[str]:
 # --- one case, in a process of its own -------------------------------------------------------------------------------
 
 def _host_dir(run_path: str) -> str:
-    hosts = sorted(name for name in os.listdir(run_path) if os.path.isdir(os.path.join(run_path, name)))
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import RUN_LEVEL_DIRS
+    hosts = sorted(name for name in os.listdir(run_path)
+                   if os.path.isdir(os.path.join(run_path, name)) and name not in RUN_LEVEL_DIRS)
     if len(hosts) != 1:
         raise ValueError("%s holds %d host directories; a case's recording holds one" % (run_path, len(hosts)))
     return hosts[0]
