@@ -69,3 +69,36 @@ def test_every_probe_has_a_schema_a_time_limit_a_way_to_run_a_view_a_doc_page_an
     assert bool(rules) != bool(declared.judges_nothing), (probe, [rule["id"] for rule in rules])
     judging = judging_of(probe)
     assert bool(judging is not None and judging.checks) == bool(rules), probe
+
+
+def _shipped_rules():
+    with open(os.path.join(ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+        return {rule["id"]: rule for rule in yaml.safe_load(handle)["rules"]}
+
+
+def _datasheet_keys():
+    keys = set()
+    for path in glob.glob(os.path.join(ROOT, "baselines", "*.yaml")):
+        with open(path, encoding="utf-8") as handle:
+            keys.update((yaml.safe_load(handle).get("datasheet") or {}).keys())
+    return keys
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_every_headline_names_a_fail_rule_of_its_probe_and_a_datasheet_key_some_sku_has(probe):
+    """Issue 44: what a profile promises is its probes' headlines; a headline whose rule is missing, another probe's, or
+    only a warning could never be proven (or would fail nothing), and a needs_datasheet key no baseline knows would
+    never be promised."""
+    rules, datasheet_keys = _shipped_rules(), _datasheet_keys()
+    for headline in declarations()[probe].headlines:
+        rule = rules.get(headline.rule)
+        assert rule is not None, "%s's headline %s is no rule of rules/default.yaml" % (probe, headline.rule)
+        assert rule["probe"] == probe and rule["severity"] == "fail", (headline.rule, rule["probe"], rule["severity"])
+        assert not headline.needs_datasheet or headline.needs_datasheet in datasheet_keys, headline
+
+
+def test_the_acceptance_profile_promises_what_issue_44_says_a_pass_proves():
+    promised = {headline.rule for probe in profiles()["acceptance"] for headline in declarations()[probe].headlines}
+    assert promised >= {"membw.bandwidth", "gemm.bf16_burst", "gemm.bf16_sustained", "gemm.fp8_burst", "gemm.fp8_sustained",
+                        "hostbw.pinned_h2d", "hostbw.pinned_d2h", "memtest.errors", "gemm.correctness", "load.correctness",
+                        "p2p.unidirectional", "p2p.bidirectional", "collective.busbw"}
