@@ -82,7 +82,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 nodes:
-  description: Every node as read before any change (name, drained, reason, partitions, down, job_running: allocated or mixed).
+  description: Every node as read before any change (name, drained, reason, partitions, down, and job_running, true when allocated or mixed).
   returned: always
   type: list
   elements: dict
