@@ -23,7 +23,7 @@ description:
   - Loads the rules file (C(gpufleet_rules_file), or the report role's C(report_rules_file) when set; default
     C(rules/default.yaml)) and fails when it is not valid YAML or
     breaks C(schemas/rules.schema.json), or when a rule's C(params.path) names a field its probe's schema rules out,
-    naming the file and the problem; a rules file with no rule (C(rules: [])) is refused. Fails when the rules file
+    naming the file and the problem; a rules file whose C(rules) list is empty is refused. Fails when the rules file
     or a host's C(gpufleet_rule_overrides) leaves a probe of the host's profile (custom C(gpufleet_profiles) included)
     that C(rules/default.yaml) judges with no enabled rule, naming the host, the probe and the variable; a probe that
     judges nothing by its declaration is exempt. A broken file in the baselines folder

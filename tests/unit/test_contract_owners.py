@@ -212,3 +212,19 @@ def test_a_rule_without_the_params_its_check_reads_is_refused(tmp_path, rule_id,
     path.write_text(yaml.safe_dump({"rules": [rule]}), encoding="utf-8")
     with pytest.raises(ValueError, match=re.escape("rule %s: params %s missing: the %s check reads" % (rule_id, missing, rule["check"]))):
         load_rules(str(path))
+
+
+MODULE_DOC_BLOCKS = ("DOCUMENTATION", "EXAMPLES", "RETURN")
+
+
+@pytest.mark.parametrize("module", sorted(os.path.basename(path)[:-3] for path in glob.glob(os.path.join(ROOT, "plugins", "modules", "*.py"))
+                                          if not path.endswith("__init__.py")))
+def test_every_modules_documentation_examples_and_return_are_yaml(module):
+    """ansible-test sanity refuses a module whose doc block is not YAML (a C(x: y) in a plain line is a mapping); said
+    here in a second, not after the sanity run's minutes."""
+    blocks = {}
+    for node in _tree(os.path.join(ROOT, "plugins", "modules", module + ".py")).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and getattr(node.targets[0], "id", None) in MODULE_DOC_BLOCKS:
+            blocks[node.targets[0].id] = yaml.safe_load(node.value.value)
+    assert set(blocks) == set(MODULE_DOC_BLOCKS), sorted(blocks)
+    assert isinstance(blocks["DOCUMENTATION"], dict) and blocks["DOCUMENTATION"]["module"] == module
