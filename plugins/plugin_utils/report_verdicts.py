@@ -129,12 +129,17 @@ def status_counts(checks: Iterable[Check]) -> List[Tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: STATUS_ORDER.get(item[0], 1))
 
 
-def proofs_view(verdict: HostVerdict, texts: Optional[CheckTexts] = None) -> Dict[str, List[Dict[str, str]]]:
+def proofs_view(verdict: HostVerdict, texts: Optional[CheckTexts] = None) -> Dict[str, Any]:
     """What the host's profile promised, by state (proven, not_proven, not_promised), each with the check's title."""
     texts = texts or _DEFAULT_TEXTS
-    view: Dict[str, List[Dict[str, str]]] = {"proven": [], "not_proven": [], "not_promised": []}
+    view: Dict[str, Any] = {"proven": [], "not_proven": [], "not_promised": []}
     for proof in verdict.proofs:
         view.setdefault(proof.state, []).append(dict(proof.to_dict(), title=texts.of(proof.check).title))
+    # not promised, one line per reason: "GPU-to-GPU bandwidth, All-reduce correct (measured between GPUs: ...)"
+    reasons: Dict[str, List[str]] = {}
+    for entry in view["not_promised"]:
+        reasons.setdefault(entry["because"], []).append(entry["title"])
+    view["not_promised_by_reason"] = [{"titles": titles, "because": because} for because, titles in reasons.items()]
     return view
 
 
@@ -177,7 +182,7 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, te
         return {"verdict": NOT_JUDGED, "flag": VERDICT_FLAG[NOT_JUDGED], "reasons": [NOT_JUDGED_REASON],
                 "sku": "unknown", "sku_reason": "not judged", "checks": [], "failing": [], "others": [], "peers": None,
                 "total": 0, "status_counts": [], "changes": [], "changes_since": "", "changes_missing": [],
-                "proofs": {"proven": [], "not_proven": [], "not_promised": []},
+                "proofs": {"proven": [], "not_proven": [], "not_promised": [], "not_promised_by_reason": []},
                 "gate": {"refused": True, "enforced": gate_enforced, "why": NOT_JUDGED_REASON}}
     checks = sorted(verdict.checks, key=check_sort_key) if include_checks else []
     rows = [check_row(check, texts) for check in checks]

@@ -205,3 +205,13 @@ def test_check_mode_says_nothing_is_written():
     assert _check_mode_message(True) == ("check mode: nothing is probed or written; a real run would write "
                                          "results/20261201T000000Z-000001")
     assert _check_mode_message(False) == "run 20261201T000000Z-000001: results in results/20261201T000000Z-000001"
+
+
+def test_the_dossier_says_what_the_pass_proves_and_what_one_gpu_is_not_promised(acceptance):
+    """Issue 44: a pass names what it proves; the headlines measured between GPUs are not promised on one GPU, said once."""
+    markdown = acceptance["localhost/dossier.md"]
+    top = markdown.split("## What to do", 1)[0]
+    assert "## What a pass proves here" in top and "**Proven** (13): CUDA initialises" in top and "Not proven" not in top
+    (line,) = [line for line in top.splitlines() if line.startswith("Not promised on this host: ")]
+    assert line.count("measured between GPUs: this host has 1 GPU") == 1, line
+    assert "Refused by the gate" not in top
