@@ -287,9 +287,9 @@ def case_table(cases: Sequence[Case], results: Sequence[Dict[str, Any]], problem
         expected = case.expected
         shown = _triple(given.get("verdict", "no verdict"), given.get("root", ""), given.get("action", "")) if "crashed" not in given \
             else ["crashed", _cell(given["crashed"], 60), "-"]
-        lines.append("| %s |" % " | ".join([_cell(case.name)] + _triple(expected.verdict, " or ".join(r or "none" for r in expected.root),
-                                                                          expected.action) + shown +
-                                             ["yes" if not wrong else "**NO**", _cell(case.source)]))
+        roots = " or ".join(r or "none" for r in expected.root)
+        cells = [_cell(case.name)] + _triple(expected.verdict, roots, expected.action) + shown
+        lines.append("| %s |" % " | ".join(cells + ["yes" if not wrong else "**NO**", _cell(case.source)]))
     return lines
 
 
@@ -298,9 +298,9 @@ def healthy_table(cases: Sequence[Case], results: Sequence[Dict[str, Any]], prob
     for case, given, wrong in zip(cases, results, problems):
         given_words = given["crashed"] if "crashed" in given else "%s (%s)" % (given["verdict"], given["root"] or "no reason")
         expected = "%s%s" % (case.expected.verdict, " (%s)" % " or ".join(case.expected.root) if any(case.expected.root) else "")
-        lines.append("| %s |" % " | ".join([_cell("%s: %s" % (case.name, case.recording)), _cell(case.profile or "as recorded"),
-                                             _cell(expected), _cell(given_words, 80), _cell("; ".join(wrong) or "none", 400),
-                                             "yes" if not wrong else "**NO**"]))
+        cells = [_cell("%s: %s" % (case.name, case.recording)), _cell(case.profile or "as recorded"), _cell(expected),
+                 _cell(given_words, 80), _cell("; ".join(wrong) or "none", 400), "yes" if not wrong else "**NO**"]
+        lines.append("| %s |" % " | ".join(cells))
     return lines
 
 
@@ -312,7 +312,7 @@ def _warm() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--corpus", default=CORPUS)
     parser.add_argument("--case", action="append", default=[], help="only the cases (or healthy recordings) of this name")
     parser.add_argument("--timeout-s", type=float, default=TIMEOUT_S)

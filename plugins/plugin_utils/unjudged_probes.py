@@ -80,6 +80,6 @@ def unjudged_probe_problems(hosts: Mapping[str, Mapping], rules, shipped, rules_
         said = ["%s missing from it" % ", ".join(missing)] * bool(missing) + ["%s disabled in it" % ", ".join(off)] * bool(off)
         problems.append("%s %s leaves probe %s of profile %s with no enabled rule for host(s) %s (the shipped rules of %s: %s), so "
                         "the probe would run and judge nothing and a host could pass without it; add or enable at least one "
-                        "rule of probe %s" % (rules_variable, rules_path, probe, profile, named_hosts(names, 10), probe,
-                                               "; ".join(said), probe))
+                        "rule of probe %s" % (
+                            rules_variable, rules_path, probe, profile, named_hosts(names, 10), probe, "; ".join(said), probe))
     return problems

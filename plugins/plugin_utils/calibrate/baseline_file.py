@@ -28,8 +28,9 @@ def new_document(sku: str, gpu_name: str, match: Dict[str, Any], facts: Mapping[
     if missing or unknown:
         return None, ("no baseline knows this GPU, so the new file needs what no result says: give %s in the facts "
                       "(gpufleet_calibrate_facts), e.g. {form_factor: sxm, nvlink_links: 18, pcie: {gen: 5, width: 16, "
-                      "source: <datasheet>}}; optional: %s%s" % (", ".join(STATED_FACTS), ", ".join(OPTIONAL_FACTS),
-                                                                   "; not a baseline field: %s" % ", ".join(unknown) if unknown else ""))
+                      "source: <datasheet>}}; optional: %s%s" % (
+                          ", ".join(STATED_FACTS), ", ".join(OPTIONAL_FACTS),
+                          "; not a baseline field: %s" % ", ".join(unknown) if unknown else ""))
     document: Dict[str, Any] = {"id": sku, "name": facts.get("name") or gpu_name, "form_factor": facts["form_factor"],
                                 "match": match, "gpus_per_node": facts.get("gpus_per_node"),
                                 "nvlink_links": facts["nvlink_links"], "pcie": copy.deepcopy(facts["pcie"])}

@@ -76,8 +76,9 @@ def _disagreement(summary: Summary, base: Any, prefix: str) -> Optional[Tuple[st
                 _counts_words(said), _counts_words(found))
     if not _is_count(value) or value == len(entries):
         return None
-    return ("%s%s is %d but %s %d entr%s%s" % (prefix, summary.field, value, listed, len(entries),
-                                             "y" if len(entries) == 1 else "ies", _where_words(summary.where)),
+    entries_word = "entry" if len(entries) == 1 else "entries"
+    return ("%s%s is %d but %s %d %s%s" % (prefix, summary.field, value, listed, len(entries), entries_word,
+                                           _where_words(summary.where)),
             value, len(entries))
 
 
@@ -140,7 +141,7 @@ def summaries_agree(declarations: Sequence[Summary], host: str, data: Dict[str, 
     if checks:
         return checks
     if not compared:
-        return [make_check(rule, host, "skip", "no summary was compared: %s" % "; ".join(_why_not_compared(summary, data)
-                                                                                      for summary in declarations))]
+        why = "; ".join(_why_not_compared(summary, data) for summary in declarations)
+        return [make_check(rule, host, "skip", "no summary was compared: %s" % why)]
     return [make_check(rule, host, "pass", "every summary field agrees with the list it summarises (%s)" % ", ".join(compared),
                        value=len(compared), threshold="== what the list holds")]

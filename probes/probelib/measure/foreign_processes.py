@@ -212,4 +212,3 @@ def open_nvml_session() -> Any:
 def watch(interval_s: float = DEFAULT_INTERVAL_S) -> ForeignProcessWatch:
     """Start watching the host's GPUs through NVML."""
     return ForeignProcessWatch(open_nvml_session, interval_s).start()
-

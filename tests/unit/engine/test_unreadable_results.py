@@ -256,8 +256,8 @@ def test_the_previous_run_reader_neither_hangs_nor_crashes_on_hostile_files(tmp_
     os.mkfifo(os.path.join(host, "zzz.json"))
     copy_host(new_run(results), "gpu-a01", 1)
     wanted = {"gpu-a01": ["health", "membw", "gemm", "hostbw"]}
-    found, seconds = promptly(lambda: find_previous_results(str(results), RUN_ID, ["gpu-a01"],
-                                                             check_envelope=stored_envelope_problems, wanted=wanted))
+    found, seconds = promptly(lambda: find_previous_results(
+        str(results), RUN_ID, ["gpu-a01"], check_envelope=stored_envelope_problems, wanted=wanted))
     assert seconds < 10, seconds
     assert found.run_ids == {"gpu-a01": EARLIER_RUN_ID}
     problems = found.problems["gpu-a01"]

@@ -190,8 +190,8 @@ def test_a_collective_on_the_cpu_is_not_held_to_its_devices():
 
 
 def _recorded_runs():
-    runs = sorted(set(os.path.dirname(path) for path in glob.glob(os.path.join(ROOT, "docs", "examples", "**", "health.json"),
-                                                                   recursive=True)))
+    pattern = os.path.join(ROOT, "docs", "examples", "**", "health.json")
+    runs = sorted(set(os.path.dirname(path) for path in glob.glob(pattern, recursive=True)))
     return runs + sorted(glob.glob(os.path.join(FIXTURES, "health_*.json")))
 
 

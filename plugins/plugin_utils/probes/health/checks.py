@@ -567,9 +567,9 @@ def gpu_processes(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
         fields = {"value": unexpected, "reference": sorted(allowed), "reference_source": param_source(rule, "allowed_process_names"),
                   "threshold": "no compute process outside allowed_process_names"}
         if unexpected:
-            return make_check(rule, host, rule["severity"], "%s: busy: %d compute process(es) of another job on the GPU: %s; "
-                              "measurements there share it, so they are not validated" % (gpu_label(gpu), len(unexpected),
-                                                                                           ", ".join(unexpected)), gpu, **fields)
+            words = "%s: busy: %d compute process(es) of another job on the GPU: %s; measurements there share it, so they are " \
+                "not validated" % (gpu_label(gpu), len(unexpected), ", ".join(unexpected))
+            return make_check(rule, host, rule["severity"], words, gpu, **fields)
         return make_check(rule, host, "pass", "%s: no unexpected compute process" % gpu_label(gpu), gpu, **fields)
     return per_gpu(host, data, rule, "the GPU's processes", judge)
 

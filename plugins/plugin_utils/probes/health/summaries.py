@@ -21,7 +21,6 @@ HEALTH_SUMMARIES = (
 )
 
 
-
 def summaries_agree(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     return held_to_their_lists(HEALTH_SUMMARIES, host, data, rule)
 
