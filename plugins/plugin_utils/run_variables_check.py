@@ -31,7 +31,9 @@ ACT_VARIABLES = ("gpufleet_act", "gpufleet_slurm_host", "gpufleet_slurm_conf", "
                  "gpufleet_slurm_scontrol", "gpufleet_slurm_drain_on",
                  "gpufleet_slurm_max_drain_percent", "gpufleet_slurm_min_drain_nodes", "gpufleet_slurm_intake_reason")
 CONTROLLER_VARIABLES = ("gpufleet_run_id", "gpufleet_rules_file", "gpufleet_baselines_dir", "report_rules_file",
-                        "report_baselines_dir") + ACT_VARIABLES
+                        "report_baselines_dir", "gpufleet_gate") + ACT_VARIABLES
+# What Ansible's bool filter reads as true or false; anything else would read as false, and turn the gate off unasked.
+GATE_WORDS = ("true", "false", "yes", "no", "on", "off", "1", "0")
 CONTROLLER_REPORT_VARIABLES = ("gpufleet_profile", "gpufleet_profiles", "gpufleet_results_dir")
 
 
@@ -207,7 +209,16 @@ def controller_problems(values: Mapping) -> tuple[list[str], list[str], dict | N
             problems.append("gpufleet_run_id %s: %s" % (shown(values["gpufleet_run_id"]), exc))
     rules_problems, rules = _rules(values)
     baselines_problems, warnings = _baselines(values)
-    return problems + act_problems(values) + rules_problems + baselines_problems, warnings, rules
+    return problems + gate_problems(values) + act_problems(values) + rules_problems + baselines_problems, warnings, rules
+
+
+def gate_problems(values: Mapping) -> list[str]:
+    """gpufleet_gate must say true or false: a typo must not report only where the gate was meant (issue 44)."""
+    gate = values.get("gpufleet_gate", True)
+    if isinstance(gate, bool) or (isinstance(gate, str) and gate.strip().lower() in GATE_WORDS):
+        return []
+    return ["gpufleet_gate must be true (the gate refuses hosts that are not validated, the default) or false (report "
+            "only), not %s" % shown(gate)]
 
 
 def _number(value, kind):

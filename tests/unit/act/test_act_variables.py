@@ -3,7 +3,7 @@
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import (
-    act_problems, controller_problems, host_problems)
+    act_problems, controller_problems, gate_problems, host_problems)
 
 
 @pytest.mark.parametrize("values", [
@@ -41,3 +41,13 @@ def test_a_host_s_slurm_node_name_must_name_one_node(name):
     problems = host_problems({"gpufleet_slurm_node_name": name}, [], None)
     assert problems and "gpufleet_slurm_node_name must be one Slurm node's name" in problems[0]
     assert host_problems({"gpufleet_slurm_node_name": "gpu-017.rack4"}, [], None) == []
+
+
+@pytest.mark.parametrize("gate, refused", [(True, False), (False, False), ("false", False), ("True", False), ("no", False),
+                                           ("maybe", True), ("flase", True), (2, True), ([], True)])
+def test_the_gate_switch_is_true_or_false_and_a_typo_never_turns_it_off(gate, refused):
+    """Issue 44: every profile gates; gpufleet_gate: false reports only. Ansible's bool filter reads any other word as
+    false, so a typo would report only where the gate was meant: refused before anything runs."""
+    problems = gate_problems({"gpufleet_gate": gate})
+    assert bool(problems) == refused, problems
+    assert not refused or ("gpufleet_gate must be true" in problems[0] and problems == controller_problems({"gpufleet_gate": gate})[0])
