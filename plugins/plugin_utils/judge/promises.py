@@ -17,7 +17,7 @@ from typing import Any, List, Mapping, Optional, Sequence
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .model import Check, Proof
-from .not_compared import PEERS_ONLY_SOURCE
+from .not_compared import NO_KNOWN_GOOD, PEERS_ONLY_SOURCE
 
 JUDGED_STATUSES = ("pass", "warn", "fail")
 # The severity a promised headline's rule must keep: at warn a failing value cannot fail the host.
@@ -92,7 +92,7 @@ def _absent(promise: Promise, facts: HostFacts) -> Proof:
 def _unjudged_fix(check: Check, facts: HostFacts, root: Optional[Check]) -> str:
     if root is not None:
         return root.remedy or "see %s, the root cause" % root.id
-    if check.reference_source.startswith(PEERS_ONLY_SOURCE) or "no known-good" in check.reason:
+    if check.reference_source.startswith(PEERS_ONLY_SOURCE) or NO_KNOWN_GOOD in check.reason:
         if facts.sku is None:
             return ("identify the GPU (%s): write its baseline, or calibrate one from a stored run of healthy hosts "
                     "(playbooks/calibrate.yml, docs/judge.md)" % (facts.sku_reason or "its SKU is unknown"))
