@@ -11,7 +11,9 @@ from probelib.gemm import power_methods, roofline
 from probelib.gemm.cases import GemmCase
 from probelib.gemm.records import significant
 from probelib.load.sampler import Sampler
+from probelib.measure.foreign_processes import descends_from, own_pids
 from probelib.measure.timing import time_per_iteration_s
+from probelib.nvml.gpu_processes import read_processes
 from probelib.nvml.gpu_reads import POWER_LIMIT_FUNCTIONS, GpuReads, milliwatts_to_w
 
 IDLE_POLL_S = 0.1
@@ -22,11 +24,14 @@ class PowerStateRun:
     the windows are timed without state evidence)."""
 
     def __init__(self, torch: Any, device: Dict[str, Any], case: GemmCase, reads: Optional[GpuReads],
-                 settings: Dict[str, Any], clock: Callable[[], float] = time.monotonic) -> None:
+                 settings: Dict[str, Any], clock: Callable[[], float] = time.monotonic, proc_root: str = "/proc") -> None:
         self.torch, self.device, self.case, self.reads = torch, device, case, reads
         self.settings = settings
         self.clock = clock
         self.origin = clock()
+        self.proc_root = proc_root
+        # another job's processes on this GPU, once a wait for idle found them: it never comes idle for this run
+        self.busy_with: List[Dict[str, Any]] = []
 
     # -- NVML --------------------------------------------------------------------------------------------------
     def power_limit_w(self) -> Any:
@@ -48,6 +53,8 @@ class PowerStateRun:
         started at once hit the software power cap within 3-11 ms (the cap's own history had not cooled)."""
         if self.reads is None:
             return {"waited_s": 0.0, "reached_idle": unavailable("NVML is not usable: the wait cannot see the GPU")}
+        if self.busy_with:
+            return {"waited_s": 0.0, "reached_idle": False, "not_waited": self._busy_words()}
         limit = self.power_limit_w()
         began = self.clock()
         idle_since: Optional[float] = None
@@ -65,10 +72,25 @@ class PowerStateRun:
                 break
             if self.clock() - began >= self.settings["idle_wait_max_s"]:
                 reached = False
+                self.busy_with = self.foreign_processes()
                 break
             time.sleep(IDLE_POLL_S)
         return {"waited_s": round(self.clock() - began, 2), "reached_idle": reached,
                 "sm_clock_mhz_at_start": last[power_methods.SM_CLOCK], "power_w_at_start": last[power_methods.POWER]}
+
+    def foreign_processes(self) -> List[Dict[str, Any]]:
+        """The compute processes on this GPU that are not this probe's (nor its children's), as NVML lists them now."""
+        listed = read_processes(self.reads.reader, self.reads.handle, "Compute", self.proc_root)
+        if not isinstance(listed, list):
+            return []
+        own = own_pids(self.proc_root)
+        return [process for process in listed if not descends_from(process["pid"], own, self.proc_root)]
+
+    def _busy_words(self) -> str:
+        named = ", ".join("%s (pid %d)" % (process["name"] if isinstance(process["name"], str) else "?", process["pid"])
+                          for process in self.busy_with)
+        return ("another job computes on this GPU (%s): an earlier wait of this run found it there when the GPU did not "
+                "come idle, so this window did not wait again; its figure is not a burst from idle" % named)
 
     # -- timing --------------------------------------------------------------------------------------------------
     def timed(self, operation: Callable[[], Any], calls: int) -> float:
@@ -106,7 +128,8 @@ class PowerStateRun:
                 # a window the cap reached anyway is taken again once, after a cool-down three times as long
                 record = self._burst_window(operation, settings["burst_idle_hold_s"] * (3 if attempt else 1))
                 state = record["state"]
-                if not (isinstance(state, dict) and state.get("power_cap_reached")) or attempt == settings["burst_retries"]:
+                capped = isinstance(state, dict) and state.get("power_cap_reached")
+                if not capped or attempt == settings["burst_retries"] or self.busy_with:
                     break
                 discarded.append(record)
             windows.append(record)
