@@ -20,12 +20,14 @@ for _ in $(seq 60); do
   [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)" ] && break
   sleep 1
 done
+# nothing that opens the driver (nvidia-smi included) runs between the planting and the playbook
+echo "compute processes before planting: $(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader 2>&1 | tr '\n' ' ')" | tee -a "$out/summary.txt"
 node=/dev/nvidia-uvm
 read -r major_hex minor_hex mode < <(stat -c '%t %T %a' "$node")
 restore() { rm -f "$node" && mknod -m "$mode" "$node" c "$((16#$major_hex))" "$((16#$minor_hex))"; }
 trap restore EXIT
 rm -f "$node" && mknod -m "$mode" "$node" c 504 "$((16#$minor_hex))"
-echo "planted $node: $(stat -c '%t:%T' "$node") (hex major:minor); compute processes: $(nvidia-smi --query-compute-apps=pid,name --format=csv,noheader 2>&1 | tr '\n' ' ')" | tee -a "$out/summary.txt"
+echo "planted $node: $(stat -c '%t:%T' "$node") (hex major:minor)" | tee -a "$out/summary.txt"
 ansible-playbook validate.yml -e gpufleet_profile=post_upgrade -e gpufleet_results_dir=$results >"$out/playbook-post_upgrade-after.log" 2>&1
 echo "post_upgrade after a stale $node (major 504): rc=$? (node after the run: $(stat -c '%t:%T' "$node"))" | tee -a "$out/summary.txt"
 restore

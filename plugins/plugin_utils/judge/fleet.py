@@ -420,7 +420,8 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
         # what left the promises unproven first: the root cause they follow from (a busy GPU), then each of them
         roots = [root for root in dict.fromkeys(proof.root for proof in unproven) if root]
         first = [line for line in reasons if line.split(":", 1)[0] in roots]
-        reasons = first + unproven_lines(unproven) + [line for line in reasons if line not in first]
+        said = [line.split(":", 1)[0] for line in first]
+        reasons = first + unproven_lines(unproven, said) + [line for line in reasons if line not in first]
     return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups),
                        proofs=proofs)
 

@@ -136,12 +136,20 @@ def prove_all(promises: Sequence[Promise], checks: Sequence[Check], rules: Seque
     return [prove(promise, checks, by_id, facts) for promise in promises]
 
 
-def unproven_lines(proofs: Sequence[Proof]) -> List[str]:
+def unproven_lines(proofs: Sequence[Proof], roots_said: Sequence[str] = ()) -> List[str]:
     """The verdict's reasons for the promises not proven: one line per cause, naming every headline it left unproven
-    ("not proven: health.cuda_init, health.gpu_count: the health probe ended unavailable: ...; to fix: ...")."""
+    ("not proven: health.cuda_init, health.gpu_count: the health probe ended unavailable: ...; to fix: ...").
+
+    A headline that follows from a root cause the verdict already says (roots_said: a busy GPU's health.gpu_processes)
+    is grouped under that root, not repeated with its own measured words (those stay in its proof)."""
     causes: dict = {}
     for proof in proofs:
-        if proof.state == "not_proven":
-            causes.setdefault((proof.because, proof.fix), []).append(proof.check)
+        if proof.state != "not_proven":
+            continue
+        if proof.root and proof.root in roots_said:
+            because = "each follows from %s, the root cause above" % proof.root
+        else:
+            because = proof.because
+        causes.setdefault((because, proof.fix), []).append(proof.check)
     return ["not proven: %s: %s%s" % (", ".join(checks), because, "; to fix: %s" % fix if fix else "")
             for (because, fix), checks in causes.items()]

@@ -201,3 +201,23 @@ def test_a_headline_the_skus_datasheet_lacks_is_not_promised():
     facts = HostFacts(gpu_count=1, sku="a100-sxm-80gb", baseline={"datasheet": {"bf16_dense": {}}})
     proof = prove(Promise("gemm.fp8_burst", "gemm", needs_datasheet="fp8_dense"), [], {}, facts)
     assert proof.state == "not_promised" and "fp8_dense" in proof.because
+
+
+H100_BUSY = os.path.join(ROOT, "docs", "examples", "h100x1", "issue44", "20261206T185440Z-551911")
+
+
+def test_a_busy_gpu_says_its_root_cause_once_and_names_every_headline_under_it(tmp_path):
+    """The H100 rig's leftover job (60 GiB and a bf16 matmul loop during health, membw and gemm): the verdict's
+    reasons repeated the busy words and each measured value once per headline, five long lines under the one cause."""
+    results = tmp_path / "results"
+    shutil.copytree(H100_BUSY, str(results / os.path.basename(H100_BUSY)), symlinks=True)
+    verdict = _judged(str(results), str(results / os.path.basename(H100_BUSY)))
+    assert verdict.verdict == "not_validated"
+    assert verdict.reasons[0].startswith("health.gpu_processes: GPU 0 ") and "python3 (pid 812, 60 GiB)" in verdict.reasons[0]
+    unproven = [line for line in verdict.reasons if line.startswith("not proven: ")]
+    assert unproven == ["not proven: membw.bandwidth, gemm.bf16_burst, gemm.bf16_sustained, gemm.fp8_burst, gemm.fp8_sustained: "
+                        "each follows from health.gpu_processes, the root cause above; to fix: "
+                        + verdict.proofs_in("not_proven")[0].fix]
+    # each proof keeps what was measured in its own words
+    for proof in verdict.proofs_in("not_proven"):
+        assert proof.root == "health.gpu_processes" and "not validated: busy: python3 (pid 812" in proof.because
