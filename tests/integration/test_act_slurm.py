@@ -360,7 +360,8 @@ def test_a_host_whose_only_root_cause_is_a_busy_gpu_is_never_drained(slurm_clust
 def test_a_node_where_a_job_runs_gets_only_the_probes_that_cannot_disturb_it(slurm_cluster, tmp_path):
     """Issue 44: with gpufleet_act=slurm, validate.yml reads Slurm before probing; on a node Slurm shows allocated (a
     real job holds it), only health (without CUDA init), tuning and fabric (without traffic) run, the console and the
-    dossier name the probes not run and why, and the node is not drained for it."""
+    dossier name the probes not run and why, and the node is not drained for it. The all-reduce across hosts leaves
+    it out too (it ran there before)."""
     cluster = slurm_cluster(NODES)
     job = cluster.job("n2")
     try:
@@ -371,13 +372,18 @@ def test_a_node_where_a_job_runs_gets_only_the_probes_that_cannot_disturb_it(slu
         argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-i", str(path), "-e", "gpufleet_results_dir=%s" % results,
                 "-e", "gpufleet_run_id=R1", "-e", "gpufleet_profile=beside",
                 "-e", json.dumps({"gpufleet_profiles": {"beside": ["health", "tuning", "membw"]}}),
-                "-e", "gpufleet_act=slurm", "-e", "gpufleet_slurm_conf=" + cluster.conf]
+                "-e", "gpufleet_act=slurm", "-e", "gpufleet_slurm_conf=" + cluster.conf,
+                # the all-reduce across hosts is a probing play of its own: it must leave the node alone too
+                "-e", "gpufleet_collective_hosts=true",
+                "-e", json.dumps({"collective_hosts_params": {"backend": "gloo", "cpu_max_bytes": 1048576}})]
         completed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
         output = completed.stdout + completed.stderr
         assert "Slurm shows this host's node allocated or mixed (a job runs there): only the probes that cannot disturb a job run " \
                "(health, tuning, with their quiet parameters); not run: membw" in " ".join(output.split()), output
         host = results / "R1" / "localhost"
         assert (host / "health.json").is_file() and (host / "tuning.json").is_file() and not (host / "membw.json").exists()
+        assert "localhost is left out of the all-reduce of 0 host(s): Slurm shows a job on its node" in " ".join(output.split()), output
+        assert not (host / "collective_hosts.json").exists()
         with open(host / "health.json", encoding="utf-8") as handle:
             health = json.load(handle)
         # its quiet parameters: no CUDA context next to the job (where the data holds the section: NVML may be absent here)
