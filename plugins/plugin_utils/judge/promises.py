@@ -47,11 +47,14 @@ class HostFacts:
     outcomes: Optional[Mapping[str, Any]] = None
 
 
-def _not_applicable(promise: Promise, facts: HostFacts) -> str:
+def _not_applicable(promise: Promise, facts: HostFacts, own: Sequence[Check]) -> str:
     if promise.min_gpus > 1 and facts.gpu_count is not None and facts.gpu_count < promise.min_gpus:
         return "measured between GPUs: this host has %d GPU%s (%s), at least %d needed" % (
             facts.gpu_count, "" if facts.gpu_count == 1 else "s", facts.gpu_count_source or "as found", promise.min_gpus)
-    if promise.needs_datasheet and facts.baseline is not None and \
+    # A dtype the probe measured on this GPU is promised whatever a baseline's datasheet lists: a user's baseline that
+    # leaves fp8_dense out must not waive the fp8 headlines of a GPU that computes fp8.
+    measured = any(check.value is not None for check in own)
+    if promise.needs_datasheet and facts.baseline is not None and not measured and \
             promise.needs_datasheet not in (facts.baseline.get("datasheet") or {}):
         return "SKU %s's datasheet offers no %s (baselines/%s.yaml has no datasheet.%s)" % (
             facts.sku, promise.needs_datasheet, facts.sku, promise.needs_datasheet)
@@ -105,13 +108,13 @@ def _unjudged_fix(check: Check, facts: HostFacts, root: Optional[Check]) -> str:
 
 def prove(promise: Promise, checks: Sequence[Check], rules: Mapping[str, Mapping[str, Any]], facts: HostFacts) -> Proof:
     """The proof of one promised headline on one host from its checks (after folding) and its effective rules."""
-    waived = _not_applicable(promise, facts)
+    own = [check for check in checks if check.id == promise.rule]
+    waived = _not_applicable(promise, facts, own)
     if waived:
         return Proof(promise.rule, promise.probe, "not_promised", waived)
     problem = _rule_problem(promise, rules.get(promise.rule))
     if problem is not None:
         return problem
-    own = [check for check in checks if check.id == promise.rule]
     if not own:
         return _absent(promise, facts)
     by_id = {check.id: check for check in checks}

@@ -221,3 +221,14 @@ def test_a_busy_gpu_says_its_root_cause_once_and_names_every_headline_under_it(t
     # each proof keeps what was measured in its own words
     for proof in verdict.proofs_in("not_proven"):
         assert proof.root == "health.gpu_processes" and "not validated: busy: python3 (pid 812" in proof.because
+
+
+def test_a_dtype_the_gpu_computed_is_promised_whatever_the_baseline_s_datasheet_lists():
+    """A user's baseline that replaces the shipped h100-sxm and leaves datasheet.fp8_dense out waived the fp8 headlines
+    of an H100 that measured fp8: a slow fp8 unit then passed unjudged."""
+    facts = HostFacts(gpu_count=1, sku="h100-sxm", baseline={"datasheet": {"bf16_dense": {}}})
+    measured = Check(id="gemm.fp8_burst", host="h", probe="gemm", status="skip", value=702.0,
+                     reason="no known-good value for SKU h100-sxm (fp8_matmul)")
+    proof = prove(Promise("gemm.fp8_burst", "gemm", needs_datasheet="fp8_dense"), [measured],
+                  {"gemm.fp8_burst": {"id": "gemm.fp8_burst", "enabled": True, "severity": "fail"}}, facts)
+    assert proof.state == "not_proven", proof
