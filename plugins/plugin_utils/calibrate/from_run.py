@@ -98,7 +98,8 @@ def calibrate(results_dir: str, run_id: str, sku: str, hosts: Sequence[str] = ()
     if start is None and shipped is not None:
         start, start_shown = shipped, "the collection's %s" % shipped_shown
     shipped_loaded = load_baselines()[0] if baselines_dir else baselines
-    floors = baseline_file.floors(*[baseline for baseline in baselines + shipped_loaded if baseline["id"] == sku])
+    floors = _fail_bounds(baseline_file.floors(*[baseline for baseline in baselines + shipped_loaded if baseline["id"] == sku]),
+                          load_rules(rules_path)["rules"])
     calibration = Calibration(sku, run.run_id, start_shown or "a new file: its match from the hosts, the rest from the facts")
     envelopes = {host.name: StoredEnvelopes(host.probes) for host in run.hosts}
     machine = probe_catalogue().machine
@@ -232,16 +233,31 @@ def _calibrate_keys(calibration: Calibration, values: Mapping[str, Any], floors:
     return entries
 
 
+def _fail_bounds(floors: Mapping[str, Dict[str, Any]], rules: Sequence[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Each floor with the value a median must reach: the floor times the fail threshold of the fail rule held to that
+    known_good key (a healthy GPU sits near its floor, which is the lowest healthy ratio of the evidence: a median
+    refused below the floor itself would refuse healthy batches; below this bound it would fail against the floor)."""
+    bounds = {}
+    for key, floor in floors.items():
+        percents = [rule["params"]["fail_below_pct"] for rule in rules
+                    if rule.get("severity") == "fail" and rule.get("enabled", True) and isinstance(rule.get("params"), Mapping)
+                    and rule["params"].get("known_good") == key and isinstance(rule["params"].get("fail_below_pct"), (int, float))]
+        if percents:
+            bounds[key] = dict(floor, fail_below_pct=max(percents), bound=floor["value"] * max(percents) / 100.0)
+    return bounds
+
+
 def _refusal(spec: MetricSpec, spread: Spread, floor: Optional[Dict[str, Any]]) -> str:
     outliers = spread.outliers()
     if outliers:
         return "spread %s (%s) is above the metric's drift tolerance %s; outlying: %s" % (
             percent(spread.spread), SPREAD_MEASURE, percent(spread.tolerance), ", ".join(
                 "%s %s (%+.1f %%)" % (host, format_quantity(value, spec.unit), 100.0 * deviation) for host, value, deviation in outliers))
-    if floor is not None and spread.median < floor["value"]:
-        return ("the median %s is below the datasheet floor %s (%s): a batch this slow calibrates a bad baseline; find "
-                "why before calibrating" % (format_quantity(spread.median, spec.unit), format_quantity(floor["value"], floor["unit"]),
-                                            floor["source"]))
+    if floor is not None and spread.median < floor["bound"]:
+        return ("the median %s would fail against the datasheet floor %s (below %g %% of it, %s; %s): a batch this slow "
+                "calibrates a bad baseline; find why before calibrating" % (
+                    format_quantity(spread.median, spec.unit), format_quantity(floor["value"], floor["unit"]), floor["fail_below_pct"],
+                    format_quantity(floor["bound"], floor["unit"]), floor["source"]))
     return ""
 
 

@@ -131,3 +131,20 @@ def with_floors(document: Dict[str, Any]) -> Dict[str, Any]:
         entry["source"] = "datasheet floor: %g x the datasheet's %g %s (%s); ratio from %s" % (
             ratio.ratio, peak["value"], peak["unit"], peak["source"], ratio.evidence)
     return derived
+
+
+def floors_of(document: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """{known_good key: {value, unit, source}}: the floor of every ratio that covers the baseline's SKU and whose
+    datasheet value it gives (its datasheet in judged units), whether its known_good entry is a floor, a measurement or
+    absent. What a calibration's median must not fall under: a measured reference replaces a floor in judging, never
+    the datasheet's lower bound on what a healthy GPU does."""
+    found: Dict[str, Dict[str, Any]] = {}
+    datasheet = document.get("datasheet") or {}
+    for key, ratio in FLOOR_RATIOS.items():
+        peak = datasheet.get(ratio.datasheet)
+        if not covers(ratio, document.get("id")) or not isinstance(peak, dict) or not isinstance(peak.get("value"), (int, float)):
+            continue
+        found[key] = {"value": round(ratio.ratio * peak["value"], 1), "unit": peak["unit"],
+                      "source": "datasheet floor: %g x the datasheet's %g %s; ratio from %s" % (
+                          ratio.ratio, peak["value"], peak["unit"], ratio.evidence)}
+    return found

@@ -2,14 +2,17 @@
 results replayed as several hosts, their rates scaled per host, calibrated, written and loaded back."""
 import json
 import os
+import shutil
 import statistics
 
 import pytest
+import yaml
 from calibration_runs import RUN_ID, store_run
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.calibrate import from_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.calibrate.from_run import CalibrationRefused, calibrate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.calibrate.write import WriteRefused, write_baseline, write_problem
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.datasheet_floors import floors_of
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.machine_facts import GpuDescriptor
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import default_baselines_dir, load_baselines
@@ -20,6 +23,8 @@ ONE_GPU = {"health.gpu_count": {"params": {"expected": 1}}}
 HEADLINE_KEYS = ("bf16_matmul", "bf16_matmul_sustained", "fp8_matmul", "fp8_matmul_sustained", "nvbandwidth_d2h_ce",
                  "nvbandwidth_h2d_ce", "torch_copy_4gib")
 NEW_GPU = {"name": "NVIDIA Test Accelerator 96GB", "pci.device_id": "0x2bad10de", "memory.total_mib": 97871}
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+FLOORS = floors_of({baseline["id"]: baseline for baseline in load_baselines()[0]}["h200-sxm"])
 FACTS = {"form_factor": "pcie", "nvlink_links": 0, "pcie": {"gen": 5, "width": 16, "source": "the vendor's datasheet"}}
 
 
@@ -89,29 +94,34 @@ def test_a_host_beyond_the_drift_tolerance_refuses_its_metric_naming_the_host_an
     assert "node-a" not in refusal.split("outlying:")[1]
 
 
-def test_a_median_below_the_skus_datasheet_floor_is_refused_naming_the_metric(tmp_path, monkeypatch):
-    """A floor entry is known_good.<key> of method datasheet_floor, its value given by the loader (issue 44's floors):
-    a batch uniformly this slow would calibrate a bad baseline."""
-    real = from_run.load_baselines
-
-    def with_a_floor(directory=None):
-        baselines, problems = real(directory)
-        for baseline in baselines:
-            if baseline["id"] == "h200-sxm":
-                baseline["known_good"]["torch_copy_4gib"] = {"method": "datasheet_floor", "value": 3840.0, "unit": "GB/s",
-                                                             "source": "datasheet floor: 0.8 x the datasheet's 4800 GB/s"}
-        return baselines, problems
-    monkeypatch.setattr(from_run, "load_baselines", with_a_floor)
+def test_a_batch_that_would_fail_against_the_skus_datasheet_floor_is_refused_naming_the_metric(tmp_path):
+    """A user's folder whose h200-sxm.yaml holds a weak copy reference (2000 GB/s) judges four H200s copying at half
+    speed healthy; calibrating from them would write that into the next baseline. The floor ratios that cover the SKU
+    (judge/datasheet_floors.py) apply whatever the baseline's entries are, measured or not: 0.887 x 4800 GB/s, and a
+    median below 85 % of it (the rule's fail threshold) is refused."""
+    folder = tmp_path / "site"
+    shutil.copytree(os.path.join(ROOT, "baselines"), str(folder))
+    path = folder / "h200-sxm.yaml"
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document["known_good"]["torch_copy_4gib"] = {"value": 2000, "unit": "GB/s", "source": "a site's weak value"}
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
     hosts = ["node-a", "node-b", "node-c"]
-    slow = run_of(tmp_path, hosts, scale={host: {"membw": 0.85} for host in hosts})
-    calibration = calibrated(slow, hosts)
-    assert calibration.text is None
+    slow = run_of(tmp_path, hosts, scale={host: {"membw": 0.5} for host in hosts})
+    calibration = calibrated(slow, hosts, baselines_dir=str(folder))
+    assert calibration.text is None and calibration.hosts == hosts  # healthy by the weak reference
     assert calibration.refusals == [
-        "known_good.torch_copy_4gib (membw.bandwidth_gbps): the median 3638 GB/s is below the datasheet floor 3840 GB/s "
-        "(datasheet floor: 0.8 x the datasheet's 4800 GB/s): a batch this slow calibrates a bad baseline; find why before "
-        "calibrating"]
-    healthy = calibrated(run_of(tmp_path / "healthy", hosts), hosts)
-    assert healthy.refusals == [] and healthy.document["known_good"]["torch_copy_4gib"]["value"] > 3840
+        "known_good.torch_copy_4gib (membw.bandwidth_gbps): the median 2140 GB/s would fail against the datasheet floor "
+        "4258 GB/s (below 85 % of it, 3619 GB/s; " + FLOORS["torch_copy_4gib"]["source"] + "): a batch this slow "
+        "calibrates a bad baseline; find why before calibrating"]
+
+
+def test_a_healthy_batch_near_its_floors_is_not_refused(tmp_path):
+    """The floor is the lowest healthy ratio of its evidence, so a healthy GPU sits near it: the rig's H200 fp8 burst
+    (1395 TFLOP/s) and bf16 sustained (660) lie just under their floors (1401, 662). Refused below the floor itself,
+    that healthy batch was refused; only a median that would fail against the floor is."""
+    hosts = ["node-a", "node-b", "node-c"]
+    healthy = calibrated(run_of(tmp_path, hosts), hosts)
+    assert healthy.refusals == [] and healthy.document["known_good"]["fp8_matmul"]["value"] < FLOORS["fp8_matmul"]["value"]
 
 
 def test_a_gpu_no_baseline_knows_gets_an_exact_match_block_from_its_hosts_and_the_stated_facts(tmp_path):
@@ -225,3 +235,4 @@ def test_sustained_rates_at_different_power_limits_with_no_reference_limit_are_r
     assert calibration.text is None
     assert "known_good.bf16_matmul_sustained (gemm.bf16_sustained_tflops): the hosts measured it under different " \
            "power_limit_w: node-a 700, node-b 700, node-c 600" in calibration.refusals
+
