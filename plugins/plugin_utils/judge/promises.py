@@ -92,9 +92,13 @@ def _absent(promise: Promise, facts: HostFacts) -> Proof:
                  "run the %s probe of this collection's version again" % promise.probe)
 
 
+def _see_root(root: str) -> str:
+    return "see %s, the root cause" % root
+
+
 def _unjudged_fix(check: Check, facts: HostFacts, root: Optional[Check]) -> str:
     if root is not None:
-        return root.remedy or "see %s, the root cause" % root.id
+        return root.remedy or _see_root(root.id)
     if check.reference_source.startswith(PEERS_ONLY_SOURCE) or NO_KNOWN_GOOD in check.reason:
         if facts.sku is None:
             return ("identify the GPU (%s): write its baseline, or calibrate one from a stored run of healthy hosts "
@@ -123,7 +127,8 @@ def prove(promise: Promise, checks: Sequence[Check], rules: Mapping[str, Mapping
         if check.status in JUDGED_STATUSES and not peers_only:
             continue
         root = by_id.get(check.because) if check.because else None
-        because = check.reason if root is None else "%s (follows from %s: %s)" % (check.reason, root.id, root.reason)
+        # the root cause's own words are the verdict's first reason and its row: the fix points there
+        because = check.reason
         if peers_only and check.status in JUDGED_STATUSES:
             because += " (held against the fleet median only: no known-good value)"
         return Proof(promise.rule, promise.probe, "not_proven", because, _unjudged_fix(check, facts, root), root.id if root else "")
@@ -149,10 +154,10 @@ def unproven_lines(proofs: Sequence[Proof], roots_said: Sequence[str] = ()) -> L
     for proof in proofs:
         if proof.state != "not_proven":
             continue
+        because, fix = proof.because, proof.fix
         if proof.root and proof.root in roots_said:
             because = "each follows from %s, the root cause above" % proof.root
-        else:
-            because = proof.because
-        causes.setdefault((because, proof.fix), []).append(proof.check)
+            fix = "" if fix == _see_root(proof.root) else fix
+        causes.setdefault((because, fix), []).append(proof.check)
     return ["not proven: %s: %s%s" % (", ".join(checks), because, "; to fix: %s" % fix if fix else "")
             for (because, fix), checks in causes.items()]
