@@ -129,12 +129,13 @@ def candidate_paths(user_candidates, ansible_python, environ, python3_on_path, h
         found.append({"path": path, "source": source})
 
     for entry in user_candidates or ():
-        expanded = _expand(entry, home)
-        if glob.has_magic(expanded):
-            for path in sorted(glob.glob(expanded)):
-                add(path, SOURCE_USER)
+        literal = _expand(entry, home)
+        # a path that exists as written is that path, brackets and all; else the entry's own wildcards make it a glob
+        if os.path.exists(literal) or not glob.has_magic(_own_part(entry)):
+            add(literal, SOURCE_USER, keep_missing=True)
         else:
-            add(expanded, SOURCE_USER, keep_missing=True)
+            for path in sorted(glob.glob(_expand(entry, home, escape_home=True))):
+                add(path, SOURCE_USER)
     if ansible_python:
         add(ansible_python, SOURCE_ANSIBLE)
     if python3_on_path:
@@ -143,14 +144,25 @@ def candidate_paths(user_candidates, ansible_python, environ, python3_on_path, h
         if environ.get(variable):
             add(os.path.join(environ[variable], "bin", "python3"), "$%s" % variable)
     for pattern in COMMON_LOCATIONS:
-        for path in sorted(glob.glob(_expand(pattern, home))):
+        for path in sorted(glob.glob(_expand(pattern, home, escape_home=True))):
             add(path, "common location %s" % pattern)
     return found
 
 
-def _expand(path, home):
-    if home and (path == "~" or path.startswith("~/")):
-        return home + path[1:]
+def _expands_home(path, home):
+    return bool(home) and (path == "~" or path.startswith("~/"))
+
+
+def _own_part(path):
+    """What of a candidate is the user's own text: all of it but a leading ~ (the home is never a pattern)."""
+    return path[1:] if path.startswith("~") else path
+
+
+def _expand(path, home, escape_home=False):
+    """~ as the connecting user's home; escape_home: the home's [, * and ? as literal characters of a glob pattern (a
+    home named 'home dir [x]' must not glob the neighbouring 'home dir x')."""
+    if _expands_home(path, home):
+        return (glob.escape(home) if escape_home else home) + path[1:]
     return path
 
 

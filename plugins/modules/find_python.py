@@ -33,6 +33,8 @@ options:
     description:
       - Interpreters to try first, paths or globs (C(~) is the connecting user's home). A path named here that does
         not exist is reported as such.
+      - The home is never a pattern (a home named C(home [x]) globs nothing beside it), and a path that exists as
+        written is taken as written, brackets and all.
     type: list
     elements: str
     default: []

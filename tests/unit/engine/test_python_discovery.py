@@ -268,3 +268,21 @@ def test_a_search_that_fails_in_the_probes_start_leaves_the_probe_to_run_and_say
     assert found.choice["python"] is None and found.choice["found"] is False
     assert found.choice["why"] == ("the Python on the host could not be looked for: Python discovery failed on the host: "
                                    "OSError: No space left on device")
+
+
+@pytest.mark.parametrize("home_name, neighbour", [("home dir [x]", "home dir x"), ("home*", "home-other"),
+                                                  ("home?", "homeA")])
+def test_a_home_whose_name_holds_glob_characters_is_never_globbed(tmp_path, monkeypatch, home_name, neighbour):
+    """Issue 45: a home '.../home dir [x]' with ~/.venv/bin/python3 beside a directory '.../home dir x' with one too:
+    discovery globbed the home itself, took the other directory's interpreter and never tried the user's own."""
+    monkeypatch.setattr(discovery, "COMMON_LOCATIONS", ("~/.venv/bin/python3", "~/miniforge3/envs/*/bin/python3"))
+    home = tmp_path / home_name
+    own = fake_python(home / ".venv" / "bin")
+    env = fake_python(home / "miniforge3" / "envs" / "torch" / "bin")
+    fake_python(tmp_path / neighbour / ".venv" / "bin")
+    fake_python(tmp_path / neighbour / "miniforge3" / "envs" / "torch" / "bin")
+    found = discovery.candidate_paths([], None, {}, None, str(home))
+    assert [entry["path"] for entry in found] == [own, env]
+    # the user's own candidates: a glob below the home, and a literal path with brackets that exists as written
+    found = discovery.candidate_paths(["~/miniforge3/envs/*/bin/python3", own], None, {}, None, str(home))
+    assert [entry["path"] for entry in found][:2] == [env, own]
