@@ -235,4 +235,3 @@ def test_sustained_rates_at_different_power_limits_with_no_reference_limit_are_r
     assert calibration.text is None
     assert "known_good.bf16_matmul_sustained (gemm.bf16_sustained_tflops): the hosts measured it under different " \
            "power_limit_w: node-a 700, node-b 700, node-c 600" in calibration.refusals
-
