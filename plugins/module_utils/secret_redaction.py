@@ -46,6 +46,9 @@ TOKEN_SHAPES = (
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
     r")(?![A-Za-z0-9_])")
 TOKEN = re.compile(TOKEN_SHAPES)
+# A URL's password, whatever variable or text holds it: scheme://user:PASSWORD@host (group 2 is the password).
+URL_PASSWORD_SHAPE = r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@'\"<>]*:)([^\s/?#@'\"<>]+)(?=@)"
+URL_PASSWORD = re.compile(URL_PASSWORD_SHAPE)
 HIGH_ENTROPY_MIN_CHARS = 32
 HIGH_ENTROPY_MIN_RUN = 16  # the longest stretch of letters and digits: identifiers are cut by _ . - into short words
 HIGH_ENTROPY_MIN_BITS = 3.5  # Shannon entropy per character of the whole value
@@ -78,11 +81,14 @@ def is_high_entropy(value):
 
 def looks_like_credential(value):
     """Whether a value (an environment variable's) holds a credential-shaped token or is one by its entropy."""
-    return isinstance(value, str) and (TOKEN.search(value) is not None or is_high_entropy(value))
+    return isinstance(value, str) and (TOKEN.search(value) is not None or URL_PASSWORD.search(value) is not None
+                                       or is_high_entropy(value))
 
 
 def redact_tokens(text):
-    """text with every credential-shaped token replaced by CREDENTIAL_MARKER."""
+    """text with every credential-shaped token, and every URL's password, replaced by CREDENTIAL_MARKER."""
+    if URL_PASSWORD.search(text) is not None:
+        text = URL_PASSWORD.sub(lambda match: match.group(1) + CREDENTIAL_MARKER, text)
     return TOKEN.sub(CREDENTIAL_MARKER, text) if TOKEN.search(text) is not None else text
 
 

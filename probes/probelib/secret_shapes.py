@@ -19,6 +19,9 @@ TOKEN_SHAPES = (
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
     r")(?![A-Za-z0-9_])")
 TOKEN = re.compile(TOKEN_SHAPES)
+# A URL's password, whatever variable or text holds it: scheme://user:PASSWORD@host (group 2 is the password).
+URL_PASSWORD_SHAPE = r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@'\"<>]*:)([^\s/?#@'\"<>]+)(?=@)"
+URL_PASSWORD = re.compile(URL_PASSWORD_SHAPE)
 HIGH_ENTROPY_MIN_CHARS = 32
 HIGH_ENTROPY_MIN_RUN = 16
 HIGH_ENTROPY_MIN_BITS = 3.5
@@ -47,7 +50,8 @@ def is_high_entropy(value: str) -> bool:
 
 
 def looks_like_credential(value: str) -> bool:
-    return isinstance(value, str) and (TOKEN.search(value) is not None or is_high_entropy(value))
+    return isinstance(value, str) and (TOKEN.search(value) is not None or URL_PASSWORD.search(value) is not None
+                                       or is_high_entropy(value))
 
 
 def shown_environment(environ: Mapping[str, str]) -> Dict[str, str]:

@@ -30,8 +30,11 @@ VICTIM = "node-victim"
 # victim's next probe run for real. Both report only (gpufleet_gate: false): a CPU host proves no headline (issue 44),
 # and these tests are about what the store keeps, not the gate.
 HEALTH = ("-e", json.dumps({"gpufleet_profile": "health", "probe_params": {"health": {"cuda_init": False}}, "gpufleet_gate": False}))
+URL_PASSWORD = "pW9-nOtReAl"
 SECRETS = {"HF_TOKEN": "hf_tEsTtOkEnNoTrEaL0123456789",
-           "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYNOTREAL"}
+           "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYNOTREAL",
+           # issue 45: no secret-looking name, a password in the URL
+           "DATABASE_URL": "postgresql://svc:%s@db.example:5432/app" % URL_PASSWORD}
 
 
 def _inventory(folder, victim_python):
@@ -103,14 +106,15 @@ def test_secrets_a_failing_probe_prints_never_reach_the_results_or_the_terminal(
     assert envelope["reason"] == ("the probe exited with code 1 without writing a result; last stderr lines: about to "
                                   "fail; the token was <redacted: $HF_TOKEN>; what it printed on stdout is kept beside "
                                   "the result (.raw)")
-    assert any("$AWS_SECRET_ACCESS_KEY, $HF_TOKEN" in note for note in envelope["notes"]), envelope["notes"]
+    assert any("$AWS_SECRET_ACCESS_KEY, $DATABASE_URL, $HF_TOKEN" in note for note in envelope["notes"]), envelope["notes"]
     runs.assert_reported_as(run_dir, VICTIM, "error", "the token was <redacted: $HF_TOKEN>")
     with open(os.path.join(run_dir, VICTIM, "health.raw"), encoding="utf-8") as handle:
         raw = handle.read()
     assert "HF_TOKEN=<redacted: $HF_TOKEN>\n" in raw
     assert "AWS_SECRET_ACCESS_KEY=<redacted: $AWS_SECRET_ACCESS_KEY>\n" in raw
     assert "PATH=" in raw  # the rest of what it printed is kept
-    for value in SECRETS.values():
+    assert "DATABASE_URL=<redacted: $DATABASE_URL>\n" in raw
+    for value in list(SECRETS.values()) + [URL_PASSWORD]:
         assert value not in output
         for path in runs.every_file(os.path.dirname(run_dir)):
             with open(path, "rb") as handle:

@@ -85,8 +85,36 @@ def test_an_ordinary_value_is_not_a_credential(value):
     assert redact_credentials({"NCCL_IB_HCA": value, "text": "x %s y" % value}) == {"NCCL_IB_HCA": value, "text": "x %s y" % value}
 
 
+URLS_WITH_PASSWORDS = (
+    ("postgresql://svc:S3cr3t!pw@db.internal:5432/app", "postgresql://svc:%s@db.internal:5432/app"),
+    ("redis://:pw123@cache:6379/0", "redis://:%s@cache:6379/0"),
+    ("amqps://guest:gu%40est@mq/vhost", "amqps://guest:%s@mq/vhost"),
+)
+URLS_WITHOUT = ("https://huggingface.co/meta-llama/Llama-3.1-8B", "http://user@host:8080/x", "git@github.com:org/repo.git",
+                "https://host/path?next=a:b@c", "file:///opt/torch/.venv/bin/python3", "tcp://10.0.0.1:29500")
+
+
+@pytest.mark.parametrize("url, redacted", URLS_WITH_PASSWORDS)
+def test_a_url_s_password_is_redacted_whatever_carries_it(url, redacted):
+    """Issue 45: DATABASE_URL=postgresql://svc:<password>@db... (no secret-looking name) reached health.json, the
+    dossiers, the index, fleet.json, junit.xml and the console."""
+    text = "connect failed: %s (from $DATABASE_URL=%s)" % (url, url)
+    shown = redact_credentials({"reason": text, "errors": [url]})
+    assert shown == {"reason": "connect failed: %s (from $DATABASE_URL=%s)" % (redacted % CREDENTIAL_MARKER, redacted % CREDENTIAL_MARKER),
+                     "errors": [redacted % CREDENTIAL_MARKER]}
+    assert redact_credentials(shown) == shown  # the marker itself is no password
+    assert looks_like_credential(url) and secret_shapes.looks_like_credential(url)
+    assert SecretRedactor({"DATABASE_URL": url}).text("echo %s" % url) == "echo <redacted: $DATABASE_URL>"
+
+
+@pytest.mark.parametrize("url", URLS_WITHOUT)
+def test_a_url_without_a_password_is_left_alone(url):
+    assert redact_credentials(url) == url and not looks_like_credential(url)
+
+
 def test_the_probes_copy_is_the_same_definition():
-    for name in ("CREDENTIAL_MARKER", "TOKEN_SHAPES", "HIGH_ENTROPY_MIN_CHARS", "HIGH_ENTROPY_MIN_RUN", "HIGH_ENTROPY_MIN_BITS"):
+    for name in ("CREDENTIAL_MARKER", "TOKEN_SHAPES", "URL_PASSWORD_SHAPE", "HIGH_ENTROPY_MIN_CHARS", "HIGH_ENTROPY_MIN_RUN",
+                 "HIGH_ENTROPY_MIN_BITS"):
         assert getattr(secret_shapes, name) == getattr(secret_redaction, name), name
     for name in ("_HIGH_ENTROPY_CHARS", "_NEVER_HIGH_ENTROPY", "_ALNUM_RUN"):
         assert getattr(secret_shapes, name).pattern == getattr(secret_redaction, name).pattern, name
