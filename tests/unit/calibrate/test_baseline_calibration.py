@@ -9,7 +9,6 @@ import pytest
 import yaml
 from calibration_runs import RUN_ID, store_run
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.calibrate import from_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.calibrate.from_run import CalibrationRefused, calibrate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.calibrate.write import WriteRefused, write_baseline, write_problem
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.datasheet_floors import floors_of
