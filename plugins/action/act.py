@@ -17,7 +17,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_sta
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act import slurm_plan, slurm_words
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import ROOT_ACTIONS_FIELD, outcome_problem, with_action
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import (
-    earlier_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
+    held_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import export_json_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import act_problems
@@ -102,7 +102,8 @@ class ActionModule(ActionBase):
         plan = slurm_plan.plan(verdicts, states, records, args["run_id"], tuple(args["drain_on"]),
                                args["max_drain_percent"], args["min_drain_nodes"], args["intake_reason"], started,
                                fleet=[node_of(args, host) for host in everyone],
-                               earlier=earlier_drains(earlier, states))
+                               held=held_drains(states, lambda run_id: earlier if run_id == args["run_id"]
+                                                else other_runs_record(args["results_dir"], run_id)))
         lines = slurm_words.plan_lines(plan)
         if self._task.check_mode:
             result.update(changed=False, lines=[terminal_text(line) for line in ["check mode: nothing changed; the plan:"] + lines])

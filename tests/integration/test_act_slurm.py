@@ -396,3 +396,23 @@ def test_a_node_where_a_job_runs_gets_only_the_probes_that_cannot_disturb_it(slu
         assert cluster.node("n2")["drained"] is False
     finally:
         cluster.cancel(job)
+
+
+def test_a_night_sliced_into_runs_cannot_drain_more_than_the_partition_s_share(slurm_cluster, tmp_path):
+    """Issue 45: act.yml runs in one night, each over a 2-host slice with one failing host, over one partition: each
+    run said "1 of N node(s) to drain, 1 allowed", and half the partition was drained. The nodes this collection holds
+    drained from earlier runs now count against the share: the second run trips the breaker and names them."""
+    nodes = {"g%d" % index: ["gpu"] for index in range(6)}
+    cluster = slurm_cluster(nodes)
+    for night_run, (failing, passing) in enumerate((("g0", "g1"), ("g2", "g3"))):
+        run_id = "R%d" % (night_run + 1)
+        slice_hosts = {"host-" + failing: failing, "host-" + passing: passing}
+        stored_run(tmp_path / "results", run_id, {"host-" + failing: "fail", "host-" + passing: "pass"})
+        code, output = act(cluster, tmp_path, run_id, hosts=slice_hosts)
+        if night_run == 0:
+            assert code == 0, output
+            assert "partition gpu: 1 of 6 node(s) to drain, 1 allowed" in output
+    assert code != 0, output
+    assert "partition gpu: 2 of 6 node(s) to drain, 1 allowed (already 1 of 6 drained by earlier runs: g0): OVER" in output
+    assert "circuit breaker tripped: nothing was drained or resumed" in output
+    assert [node for node in sorted(nodes) if cluster.node(node)["drained"]] == ["g0"]

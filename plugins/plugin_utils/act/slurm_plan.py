@@ -152,46 +152,57 @@ def allowance(size: int, max_pct: float, min_nodes: int) -> int:
 
 
 def breaker(actions: Sequence[Action], fleet: Sequence[str], states: Mapping[str, NodeState],
-            earlier: Iterable[str], max_pct: float, min_nodes: int) -> Breaker:
-    """Trips where this act drains a node in service and the run's drains then exceed the fleet's allowance (of the
-    run's nodes that Slurm has) or a partition's (of its nodes in Slurm). The run's drains: the nodes this act drains
-    that are in service (a node handed over drained for acceptance is out already), and ``earlier``, the nodes an
-    earlier act on the same run took out of service that still hold its reason, less those this act resumes. So acting
-    on a run rack by rack drains no more than acting on it at once, and an act that drains nothing never trips (a
-    re-judged run's resumes go through)."""
+            held: Mapping[str, str], run_id: str, max_pct: float, min_nodes: int) -> Breaker:
+    """Trips where this act drains a node in service and the drains then exceed the fleet's allowance (of the run's
+    nodes that Slurm has) or a partition's (of its nodes in Slurm). The drains: the nodes this act drains that are in
+    service (a node handed over drained for acceptance is out already), and ``held``, {node: run id}, the nodes this
+    collection holds out of service (an earlier act on this run, or an earlier run: slurm_record.held_drains), less
+    those this act resumes. So acting rack by rack, or slicing a night into runs, drains no more than the share, and
+    an act that drains nothing never trips (a re-judged run's resumes go through)."""
     new = {action.node for action in actions if action.action == DRAIN
            and (action.node not in states or not states[action.node].drained)}
     resumed = {action.node for action in actions if action.action == RESUME}
-    drained = new | (set(earlier) - resumed)
+    kept = {node: drainer for node, drainer in held.items() if node not in resumed}
+    by_earlier_runs = {node for node, drainer in kept.items() if drainer != run_id}
     scope = set(fleet) & set(states)
+    drained = new | (set(kept) & scope)
     words, tripped = [], False
     allowed = allowance(len(scope), max_pct, min_nodes)
     over = bool(new) and len(drained) > allowed
     tripped |= over
-    words.append("fleet: %d of %d host(s) to drain, %d allowed (%g %%, at least %d)%s"
-                 % (len(drained), len(scope), allowed, max_pct, min_nodes, ": OVER" if over else ""))
+    words.append("fleet: %d of %d host(s) to drain, %d allowed (%g %%, at least %d)%s%s"
+                 % (len(drained), len(scope), allowed, max_pct, min_nodes, _already(by_earlier_runs & scope, len(scope)),
+                    ": OVER" if over else ""))
     members: Dict[str, List[str]] = {}
     for state in states.values():
         for partition in state.partitions:
             members.setdefault(partition, []).append(state.name)
     for partition in sorted(members):
-        count = sum(1 for node in drained if node in members[partition])
+        inside = set(members[partition])
+        count = len((new | set(kept)) & inside)
         if not count:
             continue
-        allowed = allowance(len(members[partition]), max_pct, min_nodes)
-        over = bool(new & set(members[partition])) and count > allowed
+        allowed = allowance(len(inside), max_pct, min_nodes)
+        over = bool(new & inside) and count > allowed
         tripped |= over
-        words.append("partition %s: %d of %d node(s) to drain, %d allowed%s"
-                     % (partition, count, len(members[partition]), allowed, ": OVER" if over else ""))
+        words.append("partition %s: %d of %d node(s) to drain, %d allowed%s%s"
+                     % (partition, count, len(inside), allowed, _already(by_earlier_runs & inside, len(inside)),
+                        ": OVER" if over else ""))
     return Breaker(tripped, tuple(words))
+
+
+def _already(nodes: Iterable[str], size: int) -> str:
+    nodes = sorted(nodes)
+    return " (already %d of %d drained by earlier runs: %s)" % (len(nodes), size, ", ".join(nodes)) if nodes else ""
 
 
 def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], records: Mapping[str, str], run_id: str,
          drain_on: Sequence[str] = ("fail",), max_pct: float = 10.0, min_nodes: int = 1, intake_reason: str = "",
-         run_started: str = "", fleet: Optional[Sequence[str]] = None, earlier: Iterable[str] = ()) -> Plan:
-    """Every host's action, and the breaker over the run's drains. fleet: the Slurm node names of every host of the
-    run (default: of the hosts acted on); earlier: the nodes an earlier act on this run took out of service
-    (slurm_record.earlier_drains). Two hosts naming one node are an error of the inventory: that node is left alone."""
+         run_started: str = "", fleet: Optional[Sequence[str]] = None, held: Optional[Mapping[str, str]] = None) -> Plan:
+    """Every host's action, and the breaker over the drains. fleet: the Slurm node names of every host of the run
+    (default: of the hosts acted on); held: {node: run id} of the nodes this collection holds out of service, drained
+    by an earlier act on this run or by an earlier run (slurm_record.held_drains). Two hosts naming one node are an
+    error of the inventory: that node is left alone."""
     counts: Dict[str, int] = {}
     for host in verdicts:
         counts[host.node] = counts.get(host.node, 0) + 1
@@ -204,4 +215,4 @@ def plan(verdicts: Sequence[HostVerdict], states: Mapping[str, NodeState], recor
         actions.append(decide(host, states.get(host.node), records, run_id, drain_on, intake_reason, run_started))
     nodes = [host.node for host in verdicts if counts[host.node] == 1] if fleet is None else list(fleet)
     nodes = [node for node in nodes if is_node_name(node)]
-    return Plan(tuple(actions), breaker(actions, nodes, states, earlier, max_pct, min_nodes))
+    return Plan(tuple(actions), breaker(actions, nodes, states, held or {}, run_id, max_pct, min_nodes))

@@ -38,16 +38,26 @@ def recorded_nodes(states: Mapping[str, NodeState],
     return found
 
 
-def earlier_drains(record: Optional[Mapping[str, Any]], states: Mapping[str, NodeState]) -> List[str]:
-    """The nodes this run's record says it took out of service (not those handed over drained for acceptance) that
-    still hold the reason it gave them: they count against the breaker of every later act on the run."""
-    entries = record.get("drained") if isinstance(record, Mapping) else None
-    nodes = set()
-    for entry in entries if isinstance(entries, list) else []:
-        state = states.get(entry.get("node")) if isinstance(entry, Mapping) and not entry.get("intake") else None
-        if state is not None and state.drained and state.reason == entry.get("reason"):
-            nodes.add(state.name)
-    return sorted(nodes)
+def held_drains(states: Mapping[str, NodeState],
+                read_record: Callable[[str], Optional[Mapping[str, Any]]]) -> Dict[str, str]:
+    """{node: the run that drained it} for every node this collection holds out of service, whatever run drained it:
+    drained, its reason naming a run whose record (read_record(run_id), this run's included) lists the node with that
+    reason, and not handed over drained for acceptance (intake: it was out of service already). They count against
+    the breaker of every act, so slicing a night into runs (or a run into racks) drains no more than the share."""
+    records: Dict[str, Optional[Mapping[str, Any]]] = {}
+    held: Dict[str, str] = {}
+    for state in states.values():
+        run_id = drained_by_run(state.reason) if state.drained else None
+        if run_id is None:
+            continue
+        if run_id not in records:
+            records[run_id] = read_record(run_id)
+        entries = records[run_id].get("drained") if isinstance(records[run_id], Mapping) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, Mapping) and not entry.get("intake") and entry.get("node") == state.name \
+                    and entry.get("reason") == state.reason:
+                held[state.name] = run_id
+    return held
 
 
 def _base(earlier: Optional[Mapping[str, Any]], run_id: str) -> Dict[str, Any]:

@@ -217,7 +217,7 @@ def test_acting_on_one_run_rack_by_rack_drains_no_more_than_at_once():
     drained, tripped_at = [], None
     for rack in range(6):
         hosts = [verdict("g%02d" % index, "fail" if index == rack * 5 else "pass") for index in range(rack * 5, rack * 5 + 5)]
-        result = plan(hosts, states, {}, RUN, fleet=sorted(states), earlier=list(drained))
+        result = plan(hosts, states, {}, RUN, fleet=sorted(states), held={node: RUN for node in drained})
         if result.breaker.tripped:
             tripped_at = rack
             break
@@ -236,8 +236,32 @@ def test_an_act_that_drains_nothing_never_trips_so_a_re_judged_run_s_resumes_go_
     states = {"n%d" % index: NodeState("n%d" % index, index < 2, ours_reason if index < 2 else "", ("gpu",))
               for index in range(3)}
     result = plan([verdict("n%d" % index, "pass") for index in range(3)], states,
-                  {"n0": "", "n1": ""}, RUN, earlier=["n0", "n1"])
+                  {"n0": "", "n1": ""}, RUN, held={"n0": RUN, "n1": RUN})
     assert not result.breaker.tripped and [action.action for action in result.changes()] == [RESUME, RESUME]
+
+
+def test_a_night_sliced_into_runs_drains_no_more_than_the_partition_s_share():
+    """Issue 45: five act.yml runs in one night, each over a 2-host slice with one failing host, over a 10-node
+    partition: each run said "1 of 10 node(s) to drain, 1 allowed" and 5 of 10 nodes were drained. The nodes this
+    collection already holds drained from earlier runs count against the share."""
+    states = {"g%d" % index: NodeState("g%d" % index, False, "", ("gpu",)) for index in range(10)}
+    drained = {}
+    for night_run in range(5):
+        run_id = "R%d" % night_run
+        hosts = [verdict("g%d" % (2 * night_run), "fail"), verdict("g%d" % (2 * night_run + 1), "pass")]
+        result = plan(hosts, states, {}, run_id, held=dict(drained))
+        if result.breaker.tripped:
+            break
+        for action in result.changes():
+            states[action.node] = NodeState(action.node, True, drain_reason(run_id, "x"), ("gpu",))
+            drained[action.node] = run_id
+    assert night_run == 1 and drained == {"g0": "R0"}
+    assert result.breaker.words[1] == ("partition gpu: 2 of 10 node(s) to drain, 1 allowed (already 1 of 10 drained by "
+                                       "earlier runs: g0): OVER")
+    # with the earlier run's node resumed by this act (it passes now), the share holds again
+    hosts = [verdict("g0", "pass"), verdict("g2", "fail")]
+    again = plan(hosts, states, {"g0": "2026-12-06T01:00:00Z"}, "R1", held=dict(drained), run_started="2026-12-06T03:00:00Z")
+    assert not again.breaker.tripped and [action.action for action in again.changes()] == [RESUME, DRAIN]
 
 
 def test_the_fleet_share_counts_only_hosts_whose_node_slurm_has():

@@ -5,7 +5,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.slurm_node_sta
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_plan import (
     Action, Breaker, Plan, drain_reason, drained_by_run)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import (
-    earlier_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
+    held_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
 
 RUN = "20261204T020000Z-000042"
 REASON = drain_reason(RUN, "health.ecc: 3 uncorrectable errors")
@@ -61,13 +61,17 @@ def test_a_drain_is_recorded_before_scontrol_and_confirmed_after_and_earlier_act
     assert second["resumed"] == [{"node": "n1", "host": "a", "reason": REASON, "at": "T3"}] and len(second["acts"]) == 2
 
 
-def test_the_run_s_earlier_drains_are_its_own_out_of_service_nodes_still_holding_its_reason():
-    record = {"drained": [{"node": "n1", "reason": REASON}, {"node": "n2", "reason": REASON, "intake": True},
-                          {"node": "n3", "reason": REASON}, {"node": "n4", "reason": REASON}, "junk", {"node": None}]}
+def test_the_held_drains_are_every_run_s_out_of_service_nodes_still_holding_its_reason():
+    other = "gpufleet R0: health.ecc_volatile_uncorrected: 3"
+    records = {RUN: {"drained": [{"node": "n1", "reason": REASON}, {"node": "n2", "reason": REASON, "intake": True},
+                                 {"node": "n3", "reason": REASON}, {"node": "n4", "reason": REASON}, "junk", {"node": None}]},
+               "R0": {"drained": [{"node": "n5", "reason": other}]}}
     states = {"n1": NodeState("n1", True, REASON, ()), "n2": NodeState("n2", True, REASON, ()),
-              "n3": NodeState("n3", False, "", ()), "n4": NodeState("n4", True, "admin: took it over", ())}
-    assert earlier_drains(record, states) == ["n1"]
-    assert earlier_drains(None, states) == [] and earlier_drains({"drained": "x"}, states) == []
+              "n3": NodeState("n3", False, "", ()), "n4": NodeState("n4", True, "admin: took it over", ()),
+              "n5": NodeState("n5", True, other, ()), "n6": NodeState("n6", True, "gpufleet R9: no record of it", ())}
+    assert held_drains(states, records.get) == {"n1": RUN, "n5": "R0"}
+    assert held_drains(states, lambda run_id: None) == {}
+    assert held_drains(states, lambda run_id: {"drained": "x"}) == {}
 
 
 def test_a_tripped_act_records_what_it_would_have_drained_not_the_whole_plan():
