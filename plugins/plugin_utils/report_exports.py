@@ -90,6 +90,7 @@ def _fleet_json_without_hosts(judgement: FleetJudgement, run_model: Any) -> Dict
         "unmatched_rules": [json_safe(check.to_dict()) for check in judgement.unmatched_rules],
         "fleet_statistics": json_safe(judgement.fleet_statistics),
         "setting_minorities": json_safe(judgement.setting_minorities),
+        "slow_probes": json_safe(judgement.slow_probes),
         "weakened_rules": json_safe(judgement.weakened_rules),
         "files": {"index_html": INDEX_HTML_FILE, "index_markdown": INDEX_MD_FILE, "junit": JUNIT_FILE, "prometheus": PROMETHEUS_FILE},
     }

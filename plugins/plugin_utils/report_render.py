@@ -602,6 +602,7 @@ def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bo
             "todo": todo[:TODO_HOSTS], "todo_more": max(0, len(todo) - TODO_HOSTS), "not_run": not_run, "profile": profile,
             "failed": [row for row in rows if row["verdict"] in GATING_VERDICTS or row["verdict"] == NOT_JUDGED],
             "unmatched": unmatched, "statistics": statistics_rows(judgement), "setting_minorities": judgement.setting_minorities,
+            "slow_probes": judgement.slow_probes,
             "previous_run_id": judgement.previous_run_id, "cross_host": _fleet_views(run),
             "versions": ", ".join(run.collection_versions()) or "not recorded", "weakened": weakened_rows(judgement)}
 

@@ -20,6 +20,7 @@ from .identity_checks import gpu_identities, same_gpu_checks
 from .machine_facts import ExpectedGpus, MachineFacts
 from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
+from .slow_probes import durations, slow_probes
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, worst_verdict
 from .not_compared import mark_not_compared
 from .promises import HostFacts, Promise, prove_all, unproven_lines
@@ -453,6 +454,8 @@ class _HostJudgement:
     gpu_identities: Set[str] = field(default_factory=set)
     # its profile's promises with its rules and facts; None where the caller promised nothing
     promised: Optional[_Promised] = None
+    # {probe: seconds} its probes took (judge/slow_probes.py)
+    durations: Dict[str, float] = field(default_factory=dict)
 
 
 def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
@@ -514,7 +517,7 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
         gpu_count, count_source = (expected_gpus, expected_gpus_source) if expected_gpus is not None else (visible, "the GPUs visible")
         promised = _Promised(list(entry["promises"]), host_rules, HostFacts(gpu_count, count_source, sku, sku_reason, baseline, outcomes))
     return _HostJudgement(checks, sku, sku_reason, expected_gpus, expected_gpus_source, samples, host_group, settings,
-                          outcomes, identities, promised)
+                          outcomes, identities, promised, durations(envelopes))
 
 
 def _no_sku_reason(machine_probe: str, envelope: Any) -> str:
@@ -613,6 +616,9 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     minorities = fleet_minorities({name: (judged[name].group, judged[name].settings) for name in reached})
     for name, found in minority_checks(minorities).items():
         fleet_checks.setdefault(name, []).extend(found)
+    slow, slow_checks = slow_probes({name: (judged[name].group, judged[name].durations) for name in reached}, options["min_peers"])
+    for name, found in slow_checks.items():
+        fleet_checks.setdefault(name, []).extend(found)
     identities = {name: judged[name].gpu_identities for name in reached}
     groups_of = {name: hosts[name].get("groups") or [] for name in reached}
     for name, found in same_gpu_checks(identities, groups_of, catalogue.machine_probe).items():
@@ -634,7 +640,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
         except Exception as exc:  # pylint: disable=broad-exception-caught
             verdicts[name] = judging_error(name, exc, groups)
     return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,
-                          previous_run_id=previous_run_id, setting_minorities=[minority.to_dict() for minority in minorities])
+                          previous_run_id=previous_run_id, setting_minorities=[minority.to_dict() for minority in minorities],
+                          slow_probes=[entry.to_dict() for entry in slow])
 
 
 def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[MachineFacts], samples: List[Metric],

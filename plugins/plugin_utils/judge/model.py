@@ -99,6 +99,8 @@ class FleetJudgement:
     previous_run_id: Optional[str] = None
     # Settings some hosts of a SKU have unlike most (judge/settings.py Minority.to_dict), e.g. MaxPayload 128 on 3 of 24.
     setting_minorities: List[Dict[str, Any]] = field(default_factory=list)
+    # Probes that took much longer on some hosts than on their group's others (judge/slow_probes.py's entries).
+    slow_probes: List[Dict[str, Any]] = field(default_factory=list)
     # The shipped rules this run disabled or downgraded, and for which hosts (judge/weakened_rules.py's entries).
     weakened_rules: List[Dict[str, Any]] = field(default_factory=list)
     # How the reports title each check and what they say to do (the rules' title/remedy/action); not exported.
@@ -117,6 +119,7 @@ class FleetJudgement:
             "unmatched_rules": [check.to_dict() for check in self.unmatched_rules],
             "fleet_statistics": self.fleet_statistics,
             "setting_minorities": self.setting_minorities,
+            "slow_probes": self.slow_probes,
             "weakened_rules": self.weakened_rules,
         }
 

@@ -287,3 +287,16 @@ def test_settings_unlike_most_of_their_sku_are_listed_in_the_index_and_fleet_jso
     assert json.loads(written["fleet.json"])["setting_minorities"][0]["hosts"] == [{"host": "gpu-a01<script>", "value": "128 B"}]
     judged.judgement.setting_minorities = []
     assert "None: every setting compared is the same" in render(judged)["index.md"]
+
+
+def test_slow_hosts_are_listed_in_the_index_and_fleet_json_with_their_times(judged):
+    """Issue 45: one host of eight slept 40 s before each probe; nothing in the index or fleet.json named it."""
+    judged.judgement.slow_probes = [{"group": "h200-sxm", "probe": "health", "median_s": 2.3, "compared_hosts": 8,
+                                     "hosts": [{"host": "gpu-a05<b>", "duration_s": 42.3, "over_s": 40.0}]}]
+    written = render(judged)
+    assert "- h200-sxm, probe health (median 2.3 s over 8 hosts): gpu-a05\\<b\\> 42.3 s (+40.0 s)" in written["index.md"]
+    assert "gpu-a05&lt;b&gt;: 42.3 s (+40.0 s)" in written["index.html"]
+    exported = json.loads(written["fleet.json"])
+    assert exported["slow_probes"][0]["hosts"] == [{"host": "gpu-a05<b>", "duration_s": 42.3, "over_s": 40.0}]
+    judged.judgement.slow_probes = []
+    assert "None: no probe took much longer on a host" in render(judged)["index.md"]
