@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import errno
 import os
+import secrets
 import time
 from contextlib import ExitStack, contextmanager
 
@@ -83,8 +84,8 @@ class ActionModule(ActionBase):
 
         try:
             name = check_probe_name(args["name"])
-            if args["archive_data"] or args["job_dir"] or args["first_wait"] is not None or args["discover"]:
-                raise ValueError("archive_data, job_dir, first_wait and discover are set by the action plugin itself; "
+            if args["archive_data"] or args["job_dir"] or args["first_wait"] is not None or args["discover"] or args["nonce"]:
+                raise ValueError("archive_data, job_dir, first_wait, discover and nonce are set by the action plugin itself; "
                                  "remove them from the task")
             declared = declaration(name)
             if args["timeout"] is None:
@@ -259,9 +260,11 @@ class ActionModule(ActionBase):
         """One module run finds the host's Python (discover, on its first probe), starts the job and waits for its
         first seconds: a short probe is one round trip. Then waits as long as the job runs."""
         started = utc_now_iso()
+        # only this start of this probe on this host knows it: the result must carry it back (probe_envelope.interpret)
+        nonce = secrets.token_hex(16)
         module_args = dict(args, archive_data=base64.b64encode(archive).decode("ascii"),
                            job_dir=self._connection._shell.get_option("async_dir"), first_wait=FIRST_PROGRESS_AFTER_S,
-                           discover=discover)
+                           discover=discover, nonce=nonce)
         ssh_keepalive_args(self._connection)
         self._starting = True
         asked = time.monotonic()
@@ -289,6 +292,10 @@ class ActionModule(ActionBase):
             return failure_envelope(name, host, "error", "the probe module failed on the host: %s"
                                     % _module_failure_text(finished), started=started), None
         envelope = finished["envelope"]
+        if envelope.get("nonce") != nonce:
+            return failure_envelope(name, host, "error", "the host's answer does not carry this start's nonce: it is not "
+                                    "the result of this start of probe %s (a copied or replayed answer)" % name,
+                                    started=started), None
         envelope["host"] = host
         return envelope, finished.get("raw_output")
 

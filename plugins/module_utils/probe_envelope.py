@@ -9,6 +9,7 @@ reason a person can act on; the probe's own envelope is kept when it wrote a sou
 from __future__ import annotations
 
 import datetime
+import json
 import os
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_output_text import (
@@ -27,6 +28,10 @@ ENVELOPE_KEYS = ("schema_version", "probe", "host", "status", "started", "durati
 RAW_OUTPUT_LIMIT_BYTES = 1024 * 1024  # what raw_output keeps at most (head and tail halves when cut)
 RESULT_FILE_LIMIT_BYTES = 8 * 1024 * 1024  # a larger result file is not read whole nor judged
 STRAGGLERS_NAMED = 20
+# The variable that gives a probe the engine's value for its start (probes/probelib/runner.py has the probes' copy).
+NONCE_VARIABLE = "GPUFLEET_PROBE_NONCE"
+# Both times are whole seconds: a probe that started within the same second as its start may read a second earlier.
+STARTED_SLACK = datetime.timedelta(seconds=2)
 
 
 def utc_now_iso():
@@ -119,7 +124,8 @@ def straggler_notes(outcome):
     return notes
 
 
-def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python, stdout_tail="", stdout_size=None):
+def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python, stdout_tail="", stdout_size=None,
+              nonce=None):
     """Decide the envelope of one probe run.
 
     ``outcome`` is a ProcessOutcome; ``output_bytes`` is the content of the --out file (bytes, or a FileCapture of
@@ -127,16 +133,47 @@ def interpret(probe, host, outcome, output_bytes, stderr_tail, started, python, 
     ``raw_output`` is the text of an output file that could not be trusted (bytes that are not UTF-8 as \\xNN, cut
     to RAW_OUTPUT_LIMIT_BYTES), or what the probe printed on stdout (``stdout_tail``, of ``stdout_size`` bytes)
     when it wrote no result file, kept so that nothing the probe wrote is lost.
+
+    ``nonce``: the engine's value for this start (given to the probe as NONCE_VARIABLE); a result that does not carry
+    it back, or that says it started before this start, is not this start's result (a copy or a replay: issue 45) and
+    becomes an error saying what it claimed. Every envelope returned for this start carries the nonce.
     """
     envelope, raw = _decide(probe, host, outcome, _as_capture(output_bytes), stderr_tail, started, python,
-                            stdout_tail, stdout_size)
+                            stdout_tail, stdout_size, nonce)
     notes = straggler_notes(outcome)
     if notes:
         envelope["notes"] = list(envelope.get("notes", [])) + notes
+    if nonce:
+        envelope["nonce"] = nonce
     return envelope, raw
 
 
-def _decide(probe, host, outcome, capture, stderr_tail, started, python, stdout_tail, stdout_size):
+def _not_this_start(document, nonce, started):
+    """Why a well-formed envelope is not the result of this start of the probe, or None."""
+    if nonce and document.get("nonce") != nonce:
+        told = "it carries no nonce" if "nonce" not in document else "its nonce is another start's"
+        return ("the result does not answer this start of the probe (%s): it claims host %s, started %s. A result copied "
+                "or replayed from another host or an earlier run is not stored as this host's; if this probe is your "
+                "own, write the environment variable %s back as the envelope's nonce"
+                % (told, json.dumps(str(document.get("host")))[:200], json.dumps(str(document.get("started")))[:80], NONCE_VARIABLE))
+    claimed = _instant(document.get("started"))
+    began = _instant(started)
+    if claimed is not None and began is not None and claimed < began - STARTED_SLACK:
+        return ("the result says it started at %s, %.0f s before this start of the probe (%s): a result copied or "
+                "replayed from an earlier run is not stored as this host's" % (
+                    document.get("started"), (began - claimed).total_seconds(), started))
+    return None
+
+
+def _instant(text):
+    try:
+        moment = datetime.datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def _decide(probe, host, outcome, capture, stderr_tail, started, python, stdout_tail, stdout_size, nonce=None):
     command = outcome.argv
     duration = outcome.duration_s
 
@@ -198,6 +235,10 @@ def _decide(probe, host, outcome, capture, stderr_tail, started, python, stdout_
     if problem:
         reason = "the probe's result is not an envelope: %s; %s" % (problem, _kept(capture))
         return failed("error", reason), raw_text(capture)
+
+    problem = _not_this_start(document, nonce, started)
+    if problem:
+        return failed("error", problem), raw_text(capture)
 
     envelope = dict(document)
     envelope["command"] = list(command)

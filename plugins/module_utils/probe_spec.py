@@ -26,6 +26,8 @@ PROBE_ARGUMENT_SPEC = dict(
     job_dir=dict(type="path"),
     first_wait=dict(type="float"),
     discover=dict(type="dict"),
+    # the controller's value for this start, written back by the probe into its envelope (probe_envelope.NONCE_VARIABLE)
+    nonce=dict(type="str", no_log=False),
 )
 
 # Set by the probe role on the controller, never passed to the module: they belong to the run's store.

@@ -103,6 +103,13 @@ options:
         C(timeout), C(proven)); the probe then runs with the Python it chose, and the answer carries the choice. Set by
         the action plugin for the first probe of a host when O(python) is not set; do not set it yourself.
     type: dict
+  nonce:
+    description:
+      - The controller's value for this start of the probe, given to the probe as the environment variable
+        C(GPUFLEET_PROBE_NONCE); a result that does not write it back, or that says it started before this start, is
+        stored as an error saying what it claimed (a result copied or replayed from another host or run). Set by the
+        action plugin; do not set it yourself.
+    type: str
 notes:
   - Check mode runs nothing and says so.
   - The result is stored even when the probe fails, so a run never silently loses a host or a probe.
@@ -195,6 +202,7 @@ import zipfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import (
+    NONCE_VARIABLE,
     RAW_OUTPUT_LIMIT_BYTES,
     RESULT_FILE_LIMIT_BYTES,
     interpret,
@@ -286,6 +294,8 @@ def run_probe_job(params, archive, workdir):
         json.dump(params["params"], handle)
     argv = [python, os.path.join(workdir, name + ".py"), "--params", params_path, "--out", out_path]
     env, unused_why_no_cache = probe_environment(os.environ)
+    if params.get("nonce"):
+        env[NONCE_VARIABLE] = params["nonce"]
     try:
         outcome = run_probe_process(argv, params["timeout"], os.path.join(workdir, "stdout.log"),
                                     os.path.join(workdir, "stderr.log"), cwd=workdir, env=env)
@@ -294,7 +304,8 @@ def run_probe_job(params, archive, workdir):
     stdout_path = os.path.join(workdir, "stdout.log")
     output = read_bounded(out_path, RESULT_FILE_LIMIT_BYTES, RAW_OUTPUT_LIMIT_BYTES)
     envelope, raw = interpret(name, "", outcome, output, read_tail(os.path.join(workdir, "stderr.log")),
-                              started, python, read_tail(stdout_path, STDOUT_KEPT_BYTES), file_size(stdout_path))
+                              started, python, read_tail(stdout_path, STDOUT_KEPT_BYTES), file_size(stdout_path),
+                              nonce=params.get("nonce"))
     return module_result(envelope, raw, SecretRedactor(env))
 
 

@@ -28,6 +28,9 @@ from probelib.params import ParameterError
 from probelib.statuses import STATUSES
 
 SCHEMA_VERSION = "1"
+# The engine's value for this start of the probe (plugins/module_utils/probe_envelope.py NONCE_VARIABLE, pinned by a
+# test): written back into the envelope, it binds the result to this host's start in this run (issue 45).
+NONCE_VARIABLE = "GPUFLEET_PROBE_NONCE"
 
 
 @dataclass
@@ -135,7 +138,7 @@ def build_envelope(probe: str, result: ProbeResult, started: str, duration_s: fl
         raise ValueError("probe returned an unknown status %r" % result.status)
     environment = base_environment()
     environment.update(result.environment)
-    return {
+    envelope = {
         "schema_version": SCHEMA_VERSION,
         "probe": probe,
         "host": socket.gethostname(),
@@ -147,6 +150,10 @@ def build_envelope(probe: str, result: ProbeResult, started: str, duration_s: fl
         "reason": result.reason,
         "data": result.data,
     }
+    nonce = os.environ.get(NONCE_VARIABLE)
+    if nonce:
+        envelope["nonce"] = nonce
+    return envelope
 
 
 def missing_requirement(modules: Sequence[str]) -> Optional[str]:

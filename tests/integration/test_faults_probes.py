@@ -135,6 +135,24 @@ def test_duplicate_keys_and_deep_nesting_are_an_error_in_one_line_and_the_output
         assert runs.envelope_of(run_dir, name, "membw")["status"] == "ok"
 
 
+def test_a_result_replayed_from_another_host_s_earlier_run_is_not_stored_as_this_host_s(netns_fleet, tmp_path):
+    """Issue 45: a new host's probe wrote another host's stored result of an earlier run, byte for byte; the engine
+    overwrote its host and run id without a word and the host passed. The result carries no nonce of this start: it
+    is an error saying what it claimed, and what it wrote is kept beside it."""
+    fleet, run_dir, code, output = run_with_fault(netns_fleet, tmp_path, "fxrep", ["replayed"])
+    good, victim = fleet.names
+    assert code == 0, output  # the quick profile reports only (gpufleet_gate false in runs.QUICK)
+    runs.assert_validated(run_dir, good)
+    envelope = assert_faulty_host_reported(run_dir, output, victim, "error",
+                                           "the result does not answer this start of the probe (it carries no nonce): "
+                                           "it claims host \"localhost\", started \"2026-11-30T02:53:48+00:00\"")
+    assert "nonce" in envelope and envelope["nonce"] != runs.envelope_of(run_dir, good, "health")["nonce"]
+    with open(faulty_python.RECORDED_HEALTH, encoding="utf-8") as recorded, \
+            open(os.path.join(run_dir, victim, "health.raw"), encoding="utf-8") as kept:
+        assert json.load(kept) == json.load(recorded)
+    assert runs.envelope_of(run_dir, victim, "membw")["status"] == "ok"
+
+
 def test_a_result_that_breaks_its_schema_is_not_trusted_and_is_kept(netns_fleet, tmp_path):
     fleet, run_dir, code, output = run_with_fault(netns_fleet, tmp_path, "fxschema", ["schema"])
     good, victim = fleet.names

@@ -20,6 +20,10 @@ host's other probes run for real and the test sees the play go on for them. Faul
     duplicate_keys  runs the real probe, then rewrites its result to say "status": "error" before the probe's own
                   "status" (Python's json keeps the last: a sound result that says error would pass)
     deep          writes an envelope whose data nests DEEP_LEVELS arrays (json.loads raised RecursionError)
+    replayed      writes another host's stored result of an earlier run byte for byte (the recorded H200 health
+                  envelope): no nonce of this start, an old start time (issue 45)
+
+Every envelope a fault writes itself, but replayed's, carries the engine's nonce for this start, as a probe does.
 
 ``missing_interpreter(folder)`` is the path of an interpreter that does not exist. Standard library only; nothing
 here runs a shell.
@@ -36,7 +40,8 @@ import sys
 import time
 
 TARGET_PROBE = "health"
-FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema", "recorded_gpus", "duplicate_keys", "deep")
+NONCE_VARIABLE = "GPUFLEET_PROBE_NONCE"
+FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema", "recorded_gpus", "duplicate_keys", "deep", "replayed")
 HANG_PIDS_FILE = "hang.pids"
 HANG_CHILD_MARKER = "gpufleet-fault-hang-child"
 GARBAGE = b"\x89PNG\r\n\x1a\n not json {{{ \xff\xfe garbage from a broken probe\n"
@@ -92,9 +97,13 @@ def _hang(folder: str) -> None:
 
 
 def _envelope(probe: str, data) -> dict:
-    return {"schema_version": "1", "probe": probe, "host": "", "status": "ok",
-            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "duration_s": 0.1, "command": [], "environment": {}, "reason": "", "data": data}
+    """A fresh envelope of this start: it writes back the engine's nonce, as every probe does (probelib/runner.py)."""
+    envelope = {"schema_version": "1", "probe": probe, "host": "", "status": "ok",
+                "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "duration_s": 0.1, "command": [], "environment": {}, "reason": "", "data": data}
+    if os.environ.get(NONCE_VARIABLE):
+        envelope["nonce"] = os.environ[NONCE_VARIABLE]
+    return envelope
 
 
 def _recorded_data() -> dict:
@@ -149,6 +158,9 @@ def run(fault: str, folder: str, probe_argv: list) -> int:
     elif fault == "deep":
         with open(args.out, "w") as handle:
             handle.write(deep_text(probe))
+    elif fault == "replayed":
+        with open(RECORDED_HEALTH) as source, open(args.out, "w") as handle:
+            handle.write(source.read())
     return 0
 
 
