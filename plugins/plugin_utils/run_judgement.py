@@ -1,10 +1,11 @@
 """Judge a stored run: its results, the baselines, the rules with each host's overrides, each host's previous run."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .judge.fleet import judge_fleet
+from .judge.identity_checks import gpu_identities
 from .judge.model import Check, FleetJudgement, blocks_gate
 from .judge.promises import Promise
 from .judge.rules import CheckTexts
@@ -13,6 +14,7 @@ from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules, replaced_shipped
 from .probes.registry import declaration, probe_catalogue, profile_probes, profiles
 from .report_parallel import run_over_the_cores
+from .store.earlier_gpus import last_reporters
 from .store.previous import find_previous_results, most_common_run
 from .store.stored_run import HostModel, RunModel, StoredEnvelopes
 from .store.schemas import stored_envelope_problems
@@ -82,10 +84,13 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems,
                                      wanted=measured)
     inputs = host_inputs(run, rule_overrides, override_sources, profile, custom_profiles)
+    catalogue = probe_catalogue()
     judgement = judge_fleet(run.run_id, inputs, baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
-                            previous_problems=previous.problems or None, catalogue=probe_catalogue(),
-                            run_each=lambda count, job: run_over_the_cores(count, job, workers), baseline_problems=baseline_problems)
+                            previous_problems=previous.problems or None, catalogue=catalogue,
+                            run_each=lambda count, job: run_over_the_cores(count, job, workers), baseline_problems=baseline_problems,
+                            last_reported=lambda wanted: last_reporters(results_dir, run.run_id, wanted, catalogue.machine_probe,
+                                                                        lambda envelope: _identities_of(envelope, catalogue)))
     # The rules in use name their checks; the default file still names the judge's own (fleet.*, host.* ...).
     titles = {metric_id: spec.title for metric_id, spec in probe_catalogue().metric_specs.items()}
     shipped = load_rules() if rules_path else rules
@@ -98,6 +103,17 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     judgement.unmatched_rules.extend(Check(id="baselines.replaced", host="", probe="", status="warn", reason=sentence)
                                      for sentence in replaced_shipped(baselines))
     return judgement
+
+
+def _identities_of(envelope: Mapping[str, Any], catalogue: Any) -> Set[str]:
+    """The GPU identities an earlier run's describing envelope reports (its machine facts), or none."""
+    data = envelope.get("data") if envelope.get("status") in MEASURED_STATUSES else None
+    if not isinstance(data, dict) or catalogue.machine is None:
+        return set()
+    try:
+        return gpu_identities(catalogue.machine.declaration.facts(data))
+    except Exception:  # pylint: disable=broad-exception-caught  # an earlier result of another shape says nothing here
+        return set()
 
 
 def gate_lines(judgement: FleetJudgement) -> List[str]:

@@ -16,7 +16,7 @@ from ..unreadable_result import UNREADABLE_VALUE, is_stand_in
 from .busy import busy_checks, settle_busy
 from .causes import Causes, consequences_of, fold_consequences, root_causes
 from .check_helpers import gpu_label, param_source
-from .identity_checks import gpu_identities, same_gpu_checks
+from .identity_checks import MOVED_CHECK_ID, gpu_identities, moved_gpu_checks, same_gpu_checks
 from .machine_facts import ExpectedGpus, MachineFacts
 from .metrics import Metric
 from .settings import Setting, fleet_minorities, minority_checks, settings_drift, settings_not_compared
@@ -416,13 +416,19 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
         reasons = ["%s: %s" % (nothing.id, nothing.reason)]
     proofs = prove_all(promised.promises, checks, promised.rules, promised.facts) if promised is not None else []
     unproven = [proof for proof in proofs if proof.state == "not_proven"]
-    if unproven and verdict in ("pass", "warn"):
+    # results that may be another host's prove nothing about this one
+    moved = any(check.id == MOVED_CHECK_ID and check.status == "warn" for check in checks)
+    if moved and verdict in ("pass", "warn"):
+        verdict = "not_validated"
+    if unproven and verdict in ("pass", "warn", "not_validated"):
         verdict = "not_validated"
         # what left the promises unproven first: the root cause they follow from (a busy GPU), then each of them
         roots = [root for root in dict.fromkeys(proof.root for proof in unproven) if root]
         first = [line for line in reasons if line.split(":", 1)[0] in roots]
         said = [line.split(":", 1)[0] for line in first]
         reasons = first + unproven_lines(unproven, said) + [line for line in reasons if line not in first]
+    if moved:
+        reasons = sorted(reasons, key=lambda line: not line.startswith(MOVED_CHECK_ID + ":"))
     return HostVerdict(host=host, verdict=verdict, reasons=reasons, checks=checks, sku=sku, sku_reason=sku_reason, groups=list(groups),
                        proofs=proofs)
 
@@ -547,7 +553,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                 settings: Optional[Mapping[str, Any]] = None,
                 previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None, *,
                 catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None, causes: Optional[Causes] = None,
-                baseline_problems: Sequence[str] = ()) -> FleetJudgement:
+                baseline_problems: Sequence[str] = (),
+                last_reported: Optional[Callable[[Set[str]], Mapping[str, Tuple[Tuple[str, ...], str]]]] = None) -> FleetJudgement:
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...},
@@ -564,6 +571,9 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     merged in host order, so the judgement is the same however they are run.
     causes: which checks follow from which (judge/causes.py); default: what the rules document declares.
     baseline_problems: the baseline files that could not be loaded, named where a host without a SKU is not compared.
+    last_reported: given the GPU identities of this run's hosts, {identity: (hosts, run id)} of the newest earlier run's
+    hosts that reported each (store/earlier_gpus.py); a host whose GPUs another host reported last is not validated
+    (identity_checks.moved_gpu_checks). None: not looked for.
     An exception while judging one host makes that host's verdict error with the exception; the others are judged.
     """
     options = dict(DEFAULT_SETTINGS)
@@ -623,6 +633,10 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     groups_of = {name: hosts[name].get("groups") or [] for name in reached}
     for name, found in same_gpu_checks(identities, groups_of, catalogue.machine_probe).items():
         fleet_checks.setdefault(name, []).extend(found)
+    if last_reported is not None:
+        reporters = last_reported(set().union(*identities.values()) if identities else set())
+        for name, found in moved_gpu_checks(identities, groups_of, reporters, catalogue.machine_probe).items():
+            fleet_checks.setdefault(name, []).extend(found)
     unmatched, empty = _unmatched(tally, reached)
     group_hosts = Counter(judged[name].group for name in reached)
     for name in reached:

@@ -10,7 +10,7 @@ GPUs (``gpufleet_alias_node17: {hosts: {node17: {}, node17-ib: {}}}``). The GPUs
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Mapping, Optional, Set
+from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from .machine_facts import MachineFacts
 from .model import Check
@@ -95,3 +95,49 @@ def _shared_identities(hosts: List[str], identities: Mapping[str, Set[str]]) -> 
         shared |= identities[host] & seen
         seen |= identities[host]
     return sorted(shared, key=lambda identity: (not identity.startswith("uuid "), identity))
+
+
+MOVED_CHECK_ID = "fleet.gpus_moved"
+MOVED_GROUP_PREFIX = "gpufleet_gpus_from_"
+
+
+def moved_group(host: str) -> str:
+    """The inventory group that declares this host's GPUs moved to its members: gpufleet_gpus_from_<host>, with every
+    character of the name that a group name cannot hold as '_'."""
+    return MOVED_GROUP_PREFIX + "".join(char if char.isascii() and (char.isalnum() or char == "_") else "_" for char in host)
+
+
+def moved_gpu_checks(identities: Mapping[str, Set[str]], groups: Mapping[str, Iterable[str]],
+                     last_reported: Mapping[str, Tuple[Tuple[str, ...], str]], probe: str) -> Dict[str, List[Check]]:
+    """identities: {host: gpu_identities(...)} of this run's hosts; last_reported: {identity: (hosts, run id)}, the hosts
+    of the newest earlier run that reported it (store/earlier_gpus.py). A check for each host with a GPU that other
+    hosts reported last (not the host itself, nor a declared alias of it in this run): not validated (a GPU moved
+    between machines, or a result copied from that host), unless the host is in the group gpufleet_gpus_from_<that
+    host>, which declares the move."""
+    checks: Dict[str, List[Check]] = {}
+    for host in sorted(identities):
+        aliases = set(group for group in (groups.get(host) or ()) if group.startswith(ALIAS_GROUP_PREFIX))
+        by_reporter: Dict[Tuple[str, str], List[str]] = {}
+        for identity in identities[host]:
+            reported = last_reported.get(identity)
+            if reported is None or host in reported[0]:
+                continue
+            if any(aliases & set(groups.get(other) or ()) for other in reported[0]):
+                continue
+            by_reporter.setdefault((reported[0][0], reported[1]), []).append(identity)
+        for (other, run_id), moved in sorted(by_reporter.items()):
+            moved.sort(key=lambda identity: (not identity.startswith("uuid "), identity))
+            group = moved_group(other)
+            if group in (groups.get(host) or ()):
+                status, reason = "pass", ("reports GPUs that host %s reported last, in run %s (%s): a move declared by "
+                                          "inventory group %s" % (other, run_id, _named(moved), group))
+            else:
+                status, reason = "warn", (
+                    "not validated: its GPUs were last reported by another host, %s, in run %s (%s): a GPU moved "
+                    "between machines, a host renamed, or a result copied from that host. A real move is declared by "
+                    "putting this host in the inventory group %s" % (other, run_id, _named(moved), group))
+            checks.setdefault(host, []).append(Check(
+                id=MOVED_CHECK_ID, host=host, probe=probe, status=status, reason=reason, value=other, reference=run_id,
+                reference_source="the GPUs the hosts of the earlier runs in this results directory reported last",
+                threshold="no GPU another host reported last, unless the move is declared"))
+    return checks

@@ -1,0 +1,69 @@
+"""Which host last reported each GPU in the earlier runs of a results directory (issue 45): a host whose GPUs another
+host reported last is a GPU moved between machines, or a result copied from that host.
+
+Runs are read newest first (previous.earlier_runs), and only the probe that describes the machine in each host's
+directory; the search stops as soon as every GPU asked about was found, so a steady fleet reads one earlier run. A GPU
+no earlier run reported (new nodes) is looked for in at most MAX_RUNS runs.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
+
+from .paths import is_hashed_dir_name
+from .previous import earlier_runs
+from .read import read_envelope
+
+MAX_RUNS = 50
+# identities_of(envelope) -> the GPU identities the describing probe's envelope reports (judge/identity_checks.py)
+IdentitiesOf = Callable[[dict], Set[str]]
+
+
+def last_reporters(results_dir: str, run_id: str, wanted: Iterable[str], probe: str, identities_of: IdentitiesOf,
+                   max_runs: int = MAX_RUNS) -> Dict[str, Tuple[Tuple[str, ...], str]]:
+    """{identity: (the hosts, run id)} of the newest earlier run that reported each wanted GPU identity, with every host
+    of that run that reported it (aliases of one machine report the same GPUs)."""
+    remaining = set(wanted)
+    found: Dict[str, Tuple[Tuple[str, ...], str]] = {}
+    for earlier in earlier_runs(results_dir, run_id)[:max_runs]:
+        if not remaining:
+            break
+        run_path = os.path.join(os.path.abspath(results_dir), earlier)
+        reporters: Dict[str, List[str]] = {}
+        for host_path in _host_dirs(run_path):
+            envelope = _envelope(host_path, probe)
+            if envelope is None:
+                continue
+            host = _host_name(host_path, envelope)
+            for identity in identities_of(envelope) & remaining:
+                reporters.setdefault(identity, []).append(host)
+        for identity, hosts in reporters.items():
+            found[identity] = (tuple(sorted(set(hosts))), earlier)
+        remaining -= set(reporters)
+    return found
+
+
+def _host_name(host_path: str, envelope: dict) -> str:
+    """The inventory name: the directory's, which is the name itself unless the name needed hashing (store/paths.py);
+    then the one the store wrote into the envelope."""
+    name = os.path.basename(host_path)
+    if is_hashed_dir_name(name) and isinstance(envelope.get("host"), str) and envelope.get("host"):
+        return envelope["host"]
+    return name
+
+
+def _host_dirs(run_path: str):
+    try:
+        with os.scandir(run_path) as entries:
+            names = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    return [os.path.join(run_path, name) for name in names]
+
+
+def _envelope(host_path: str, probe: str) -> Optional[dict]:
+    try:
+        envelope = read_envelope(host_path, probe)
+    except (OSError, ValueError):
+        return None
+    return envelope if isinstance(envelope, dict) else None
