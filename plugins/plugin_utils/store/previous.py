@@ -19,7 +19,7 @@ _TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
 EnvelopeCheck = Callable[[dict], List[str]]
 
 
-def _run_order_key(results_dir: str, run_id: str) -> Tuple[int, str]:
+def run_order_key(results_dir: str, run_id: str) -> Tuple[int, str]:
     """Runs named by the playbook start with a UTC timestamp; other names are ordered by modification time."""
     match = _TIMESTAMPED_RUN_ID.match(run_id)
     if match:
@@ -37,10 +37,10 @@ def earlier_runs(results_dir: str, run_id: str) -> List[str]:
         runs = [entry.name for entry in entries
                 if entry.name != run_id and entry.name not in RESERVED_RUN_IDS and RUN_ID_PATTERN.match(entry.name)
                 and entry.is_dir(follow_symlinks=False)]
-    current = _run_order_key(results_dir, run_id) if os.path.isdir(os.path.join(results_dir, run_id)) else None
-    runs.sort(key=lambda name: _run_order_key(results_dir, name), reverse=True)
+    current = run_order_key(results_dir, run_id) if os.path.isdir(os.path.join(results_dir, run_id)) else None
+    runs.sort(key=lambda name: run_order_key(results_dir, name), reverse=True)
     if current is not None:
-        runs = [name for name in runs if _run_order_key(results_dir, name) < current]
+        runs = [name for name in runs if run_order_key(results_dir, name) < current]
     return runs
 
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_link import LatestLeftAlone, point_latest_at
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_link import LatestKeptNewer, LatestLeftAlone, point_latest_at
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import earlier_runs
 
 RUN_ID = "20261203T010000Z-000002"
@@ -40,3 +40,20 @@ def test_a_real_latest_directory_is_not_an_earlier_run(tmp_path):
     for name in ("20261201T010000Z-000001", RUN_ID, "latest"):
         (tmp_path / name / "gpu-a01").mkdir(parents=True)
     assert earlier_runs(str(tmp_path), RUN_ID) == ["20261201T010000Z-000001"]
+
+
+def test_latest_never_moves_backwards(tmp_path):
+    """Issue 45: a controller whose clock was a day behind named its run for yesterday, and latest moved to it; an older
+    run re-judged with playbooks/report.yml moved it back too."""
+    older, newer = "20261202T010000Z-000001", RUN_ID
+    for run_id in (older, newer):
+        (tmp_path / run_id).mkdir()
+    point_latest_at(str(tmp_path), newer)
+    with pytest.raises(LatestKeptNewer, match="latest still points at run %s: run %s sorts before it" % (newer, older)):
+        point_latest_at(str(tmp_path), older)
+    assert os.readlink(str(tmp_path / "latest")) == newer
+    point_latest_at(str(tmp_path), newer)  # the same run again: nothing to refuse
+    later = "20261204T010000Z-000003"
+    (tmp_path / later).mkdir()
+    point_latest_at(str(tmp_path), later)
+    assert os.readlink(str(tmp_path / "latest")) == later
