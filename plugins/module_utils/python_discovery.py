@@ -219,7 +219,7 @@ def best_unconfirmed(entries):
         return None
     best_capability, negative_index = max(ranked)
     best = entries[-negative_index]
-    if best_capability[2] and not best.get("torch_imported"):
+    if best_capability[2] and not best.get("torch_imported") and not best.get("import_timed_out"):
         return -negative_index
     return None
 
@@ -290,6 +290,9 @@ def choose(entries, ansible_python):
         others = len(entries) - 1
         tried = ", the best of %d tried" % len(entries) if others else ", the only one tried"
         why = "%s, with %s%s" % (best["source"], _offer(best), tried)
+        if best.get("import_timed_out"):
+            why += ("; its import check %s (a loaded host?): chosen by what its scan found, and the probes import torch "
+                    "under their own, longer limits; where they fail, this is the cause" % best["import_timed_out"])
         if best.get("import_proven_in"):
             why += ("; torch's import not repeated: run %s proved it, and the interpreter, torch's version file and the "
                     "directory torch is installed in are unchanged since" % best["import_proven_in"])

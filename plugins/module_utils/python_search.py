@@ -29,6 +29,9 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.python_discove
 INFO_LIMIT_BYTES = 64 * 1024
 
 
+NOT_FINISHED = "did not finish"
+
+
 def inspect_candidate(candidate, timeout_s, workdir, index, mode):
     """Run one candidate (mode "scan" or "import", see INSPECT_SOURCE); (info, None) with what it reported, or
     (None, why it reported nothing)."""
@@ -42,8 +45,8 @@ def inspect_candidate(candidate, timeout_s, workdir, index, mode):
     if outcome.spawn_error is not None:
         return None, "could not be started: %s" % outcome.spawn_error
     if outcome.timed_out:
-        return None, "did not finish %s torch and nvidia-ml-py within %d s" % (
-            "importing" if mode == "import" else "looking for", timeout_s)
+        return None, "%s %s torch and nvidia-ml-py within %d s" % (
+            NOT_FINISHED, "importing" if mode == "import" else "looking for", timeout_s)
     try:
         with open(name + ".json", "rb") as handle:
             info = json.loads(handle.read(INFO_LIMIT_BYTES).decode("utf-8", "replace"))
@@ -90,7 +93,12 @@ def find(candidates, timeout_s, proven=None):
                 break
             candidate = {"path": entries[index]["path"], "source": entries[index]["source"]}
             info, problem = inspect_candidate(candidate, timeout_s, workdir, index, "import")
-            entries[index] = inspected(candidate, info, problem)
+            if info is None and problem and problem.startswith(NOT_FINISHED + " importing"):
+                # a loaded host, not a broken Python: keep what its scan found, and say it (never fall back to a
+                # Python without torch, whose probes would then say "not installed")
+                entries[index] = dict(entries[index], import_timed_out=problem)
+            else:
+                entries[index] = inspected(candidate, info, problem)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return dict(choose(entries, sys.executable), duration_s=round(time.monotonic() - started, 3))

@@ -286,3 +286,15 @@ def test_a_home_whose_name_holds_glob_characters_is_never_globbed(tmp_path, monk
     # the user's own candidates: a glob below the home, and a literal path with brackets that exists as written
     found = discovery.candidate_paths(["~/miniforge3/envs/*/bin/python3", own], None, {}, None, str(home))
     assert [entry["path"] for entry in found][:2] == [env, own]
+
+
+def test_an_import_slower_than_the_limit_keeps_the_candidate_its_scan_found_and_says_so(tmp_path, no_common_locations):
+    """Issue 45: on a loaded controller the 60 s import limit made 161 of 200 hosts fall back to a Python without torch or
+    nvidia-ml-py, reported later as "nvidia-ml-py is not installed for /usr/bin/python3"."""
+    slow = fake_python(tmp_path / "slow" / "bin", torch_cuda="12.8")
+    init = tmp_path / "slow" / "bin" / "site" / "torch" / "__init__.py"
+    init.write_text("import time\ntime.sleep(30)\n" + init.read_text())
+    nothing = fake_python(tmp_path / "bare" / "bin", torch=False, nvml=False)
+    choice = find_python.find([slow, nothing], 2)
+    assert choice["found"] is True and choice["python"] == slow, choice["why"]
+    assert "its import check did not finish importing torch and nvidia-ml-py within 2 s (a loaded host?)" in choice["why"]
