@@ -21,6 +21,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.probe_spec imp
     PROBE_ARGUMENT_SPEC, PROBE_STORE_ARGUMENT_SPEC, PROBE_TIMEOUT_LIMIT_S)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.collection_info import collection_version
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import LINE_BREAKS, LINE_JOINER, terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_clock import controller_times
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.host_deadlines import (
     START_CALL_S,
     STAGE_START,
@@ -267,12 +268,12 @@ class ActionModule(ActionBase):
                            discover=discover, nonce=nonce)
         ssh_keepalive_args(self._connection)
         self._starting = True
-        asked = time.monotonic()
+        asked, asked_wall = time.monotonic(), time.time()
         start_s = START_CALL_S + FIRST_PROGRESS_AFTER_S + (FIND_PYTHON_TIMEOUT_S if discover is not None else 0)
         with host_call_deadline(start_s, STAGE_START):
             job = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=False)
             self._starting = False
-            _LAST_ANSWER[host] = time.monotonic()
+            answered = _LAST_ANSWER[host] = time.monotonic()
             self._remove_tmp_path(self._connection._shell.tmpdir)
         if discover is not None:
             record_choice(job)
@@ -297,6 +298,10 @@ class ActionModule(ActionBase):
                                     "the result of this start of probe %s (a copied or replayed answer)" % name,
                                     started=started), None
         envelope["host"] = host
+        # the controller's clock: when the job started (after the Python search) and when its result came back
+        on_controller = asked_wall - asked
+        envelope["controller"] = controller_times(on_controller + self._job_started, on_controller + answered, time.time(),
+                                                  envelope.get("started"))
         return envelope, finished.get("raw_output")
 
     def _wait_for_job(self, name, host, started, args, task_vars):

@@ -111,6 +111,9 @@ def test_validate_localhost_writes_schema_valid_results(local_run):
         health = json.load(handle)
     assert health["host"] == "localhost"
     assert health["run_id"] == os.path.basename(run_dir)
+    # bound to its start, and timed on the controller's clock, which is this machine's own (issue 45)
+    assert len(health["nonce"]) == 32 and health["controller"]["host_clock_ahead_s"] == 0.0
+    assert health["controller"]["started"] <= health["controller"]["ended"]
     assert health["data"]["platform"]["hostname"] == socket.gethostname()
     assert os.path.realpath(health["command"][0]) == os.path.realpath(sys.executable)
     assert health["status"] in ("ok", "partial", "unavailable")

@@ -16,6 +16,7 @@ from ..unreadable_result import UNREADABLE_VALUE, is_stand_in
 from .busy import busy_checks, settle_busy
 from .causes import Causes, consequences_of, fold_consequences, root_causes
 from .check_helpers import gpu_label, param_source
+from .clock_skew import clock_skew_checks
 from .identity_checks import MOVED_CHECK_ID, gpu_identities, moved_gpu_checks, same_gpu_checks
 from .machine_facts import ExpectedGpus, MachineFacts
 from .metrics import Metric
@@ -502,6 +503,7 @@ def _judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, A
     checks.extend(_run_rules(name, envelopes, host_rules, context, catalogue, tally))
     for probe in sorted(envelopes):
         checks.extend(busy_checks(name, probe, _data(envelopes[probe])))
+    checks.extend(clock_skew_checks(name, envelopes))
     gpu_groups = _gpu_groups(facts, per_gpu)
     host_group = _host_group(sku, gpu_groups)
     current_samples: Dict[str, List[Metric]] = {}

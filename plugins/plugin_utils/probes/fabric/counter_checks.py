@@ -11,12 +11,11 @@ reboot, a driver reload, perfquery -R): no rate.
 """
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
-from ...result_fields import dig
+from ...result_fields import dig, start_interval
 from .ports import Port, ignored, no_rdma_words, ports_of
 
 # The largest value a 16-bit IB PortCounters counter holds (symbol_error, link_error_recovery, port_rcv_errors...): a
@@ -25,14 +24,9 @@ SATURATED_16BIT = 65535
 PROBE = "fabric"
 
 
-def _started(envelope: Any) -> Optional[datetime]:
-    text = dig(envelope, "started")
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+def _iso(envelope: Any, clock: str) -> str:
+    text = dig(envelope, "controller", "started") if clock == "controller" else dig(envelope, "started")
+    return text if isinstance(text, str) else "unknown"
 
 
 def earlier_ports(context: Any) -> Tuple[Dict[str, Port], Optional[float], str]:
@@ -40,13 +34,14 @@ def earlier_ports(context: Any) -> Tuple[Dict[str, Port], Optional[float], str]:
     earlier = context.earlier_envelopes.get(PROBE)
     if not isinstance(earlier, dict) or not isinstance(earlier.get("data"), dict):
         return {}, None, "no earlier fabric result of this host to compare the counters with"
-    then, now = _started(earlier), _started(getattr(context, "envelope", None))
     run = earlier.get("run_id") or "the previous run"
-    if then is None or now is None:
+    seconds, clock = start_interval(earlier, getattr(context, "envelope", None))
+    if seconds is None:
         return {}, None, "the start of this run or of %s is not recorded, so no rate" % run
-    hours = (now - then).total_seconds() / 3600.0
+    hours = seconds / 3600.0
     if hours <= 0:
-        return {}, None, "%s did not start before this run (%s, %s), so no rate" % (run, then.isoformat(), now.isoformat())
+        return {}, None, "%s did not start before this run by the %s's clock (%s, %s), so no rate" % (
+            run, clock, _iso(earlier, clock), _iso(getattr(context, "envelope", None), clock))
     ports, unused_why = ports_of(earlier["data"])
     return {port.key: port for port in ports}, hours, "since %s, %.3g h earlier" % (run, hours)
 

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ...judge.catalogue import CheckFunction
 from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
 from ...judge.model import Check
-from ...result_fields import MISSING, dig, is_unavailable, iso_seconds
+from ...result_fields import MISSING, dig, is_unavailable, start_interval
 from .checks import _none_supported, _nvlink_words, per_gpu
 
 # (counter, words): a rise of any of these fails (DCGM_FR_NVLINK_ERROR_CRITICAL)
@@ -25,10 +25,6 @@ RATE_COUNTERS = (("crc_flit", "CRC flit"), ("crc_data", "CRC data"))
 NOTED_COUNTERS = (("ecc_data", "ECC data"),)
 ALL_COUNTERS = FATAL_COUNTERS + RATE_COUNTERS + NOTED_COUNTERS
 NOT_RECORDED = "this health result records no %s (written by a probe from before they were read)"
-
-
-def _started_s(envelope: Any) -> Optional[float]:
-    return iso_seconds(envelope.get("started") if isinstance(envelope, Mapping) else None)
 
 
 class EarlierRun:
@@ -52,9 +48,9 @@ class EarlierRun:
             self.why_not = "the earlier run %s has no GPU list" % self.run
             return
         self.gpus = {gpu["uuid"]: gpu for gpu in gpus if isinstance(gpu, dict) and isinstance(gpu.get("uuid"), str)}
-        now, then = _started_s(getattr(context, "envelope", None)), _started_s(earlier)
-        if now is not None and then is not None and now > then:
-            self.elapsed_s = now - then
+        seconds, unused_clock = start_interval(earlier, getattr(context, "envelope", None))
+        if seconds is not None and seconds > 0:
+            self.elapsed_s = seconds
         self.why_not = ""
 
     def links_of(self, gpu: Dict[str, Any]) -> Tuple[Dict[int, Dict[str, Any]], str]:
