@@ -9,7 +9,7 @@ collection's reason without a record; Slurm's confirmation is added after. Pure:
 file are the caller's."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 from ...module_utils.slurm_node_states import NodeState
 from .slurm_plan import DRAIN, RESUME, Action, Plan, drained_by_run

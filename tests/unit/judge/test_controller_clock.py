@@ -39,8 +39,8 @@ def judge(earlier, now):
 def test_a_host_clock_a_day_ahead_or_behind_does_not_stretch_a_rate():
     earlier, now = results.symbol_errors_rising()
     for skew in (DAY, -DAY):
-        verdict = judge(on_clocks(earlier, T0, T0, 0.0), on_clocks(now, T0 + datetime.timedelta(seconds=15),
-                                                                     T0 + datetime.timedelta(seconds=15) + skew, skew.total_seconds()))
+        later = T0 + datetime.timedelta(seconds=15)
+        verdict = judge(on_clocks(earlier, T0, T0, 0.0), on_clocks(now, later, later + skew, skew.total_seconds()))
         failed = [check for check in helpers.checks_of(verdict, "fabric.symbol_error_rate") if check.status == "fail"]
         assert failed and all("0.00417 h earlier" in check.reason for check in failed), [check.reason for check in failed]
         skewed = helpers.one(verdict, CHECK_ID)

@@ -4,7 +4,6 @@ of one run. Judged the way the report judges (load_run + judge_run) on the rig's
 stored as host A's in an earlier run and as host E's now."""
 import json
 import os
-import shutil
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.identity_checks import MOVED_CHECK_ID, moved_group
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
