@@ -9,7 +9,7 @@ collection's reason without a record; Slurm's confirmation is added after. Pure:
 file are the caller's."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
 from ...module_utils.slurm_node_states import NodeState
 from .slurm_plan import DRAIN, RESUME, Action, Plan, drained_by_run
@@ -17,35 +17,11 @@ from .slurm_plan import DRAIN, RESUME, Action, Plan, drained_by_run
 RECORD_SCHEMA_VERSION = "1"
 
 
-def recorded_nodes(states: Mapping[str, NodeState],
-                   read_record: Callable[[str], Optional[Mapping[str, Any]]]) -> Dict[str, str]:
-    """{node: when the run that drained it started, "" unknown} for the drained nodes whose reason names a run whose
-    record lists the node with that reason. read_record(run_id) gives the run's record, or None (no record, another results directory, a run
-    id that is no run id: the node is then not this collection's to resume); each run's record is read once."""
+def _recorded_drains(states: Mapping[str, NodeState], read_record: Callable[[str], Optional[Mapping[str, Any]]]
+                     ) -> Iterator[Tuple[NodeState, str, Mapping[str, Any]]]:
+    """(node state, run id, the record's entry) for each drained node whose reason names a run whose record lists the
+    node with that very reason; each run's record is read once."""
     records: Dict[str, Optional[Mapping[str, Any]]] = {}
-    found: Dict[str, str] = {}
-    for state in states.values():
-        run_id = drained_by_run(state.reason) if state.drained else None
-        if run_id is None:
-            continue
-        if run_id not in records:
-            records[run_id] = read_record(run_id)
-        record = records[run_id]
-        entries = record.get("drained") if isinstance(record, Mapping) else None
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, Mapping) and entry.get("node") == state.name and entry.get("reason") == state.reason:
-                found[state.name] = str(entry.get("run_started") or "")
-    return found
-
-
-def held_drains(states: Mapping[str, NodeState],
-                read_record: Callable[[str], Optional[Mapping[str, Any]]]) -> Dict[str, str]:
-    """{node: the run that drained it} for every node this collection holds out of service, whatever run drained it:
-    drained, its reason naming a run whose record (read_record(run_id), this run's included) lists the node with that
-    reason, and not handed over drained for acceptance (intake: it was out of service already). They count against
-    the breaker of every act, so slicing a night into runs (or a run into racks) drains no more than the share."""
-    records: Dict[str, Optional[Mapping[str, Any]]] = {}
-    held: Dict[str, str] = {}
     for state in states.values():
         run_id = drained_by_run(state.reason) if state.drained else None
         if run_id is None:
@@ -54,10 +30,25 @@ def held_drains(states: Mapping[str, NodeState],
             records[run_id] = read_record(run_id)
         entries = records[run_id].get("drained") if isinstance(records[run_id], Mapping) else None
         for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, Mapping) and not entry.get("intake") and entry.get("node") == state.name \
-                    and entry.get("reason") == state.reason:
-                held[state.name] = run_id
-    return held
+            if isinstance(entry, Mapping) and entry.get("node") == state.name and entry.get("reason") == state.reason:
+                yield state, run_id, entry
+
+
+def recorded_nodes(states: Mapping[str, NodeState],
+                   read_record: Callable[[str], Optional[Mapping[str, Any]]]) -> Dict[str, str]:
+    """{node: when the run that drained it started, "" unknown} for the drained nodes whose reason names a run whose
+    record lists the node with that reason. read_record(run_id) gives the run's record, or None (no record, another results directory, a run
+    id that is no run id: the node is then not this collection's to resume)."""
+    return {state.name: str(entry.get("run_started") or "") for state, unused_run, entry in _recorded_drains(states, read_record)}
+
+
+def held_drains(states: Mapping[str, NodeState],
+                read_record: Callable[[str], Optional[Mapping[str, Any]]]) -> Dict[str, str]:
+    """{node: the run that drained it} for every node this collection holds out of service, whatever run drained it:
+    drained, its reason naming a run whose record (read_record(run_id), this run's included) lists the node with that
+    reason, and not handed over drained for acceptance (intake: it was out of service already). They count against
+    the breaker of every act, so slicing a night into runs (or a run into racks) drains no more than the share."""
+    return {state.name: run_id for state, run_id, entry in _recorded_drains(states, read_record) if not entry.get("intake")}
 
 
 def _base(earlier: Optional[Mapping[str, Any]], run_id: str) -> Dict[str, Any]:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 from probelib.gemm.power_run import PowerStateRun
 from probelib.nvml.access import NvmlReader
+from test_foreign_processes import fake_proc  # pylint: disable=import-error
 
 MIB = 1 << 20
 JOB = 2172
@@ -35,17 +36,6 @@ class FakeReads:
 
     def sample(self):
         return [1980, 2619, self.power_w, 55, 0, 100], {}
-
-
-def fake_proc(tmp_path, processes):
-    root = tmp_path / "proc"
-    for pid, (name, parent) in processes.items():
-        (root / str(pid)).mkdir(parents=True)
-        (root / str(pid) / "comm").write_text(name + "\n")
-        (root / str(pid) / "stat").write_text("%d (%s) S %d 1 1 0\n" % (pid, name, parent))
-    (root / "self").mkdir(parents=True, exist_ok=True)
-    (root / "self" / "status").write_text("Name:\tpython3\nNSpid:\t%d\n" % os.getpid())
-    return str(root)
 
 
 def run_on(tmp_path, power_w, processes, names):
