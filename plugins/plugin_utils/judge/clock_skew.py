@@ -4,7 +4,7 @@
 """A host whose clock is far from the controller's (issue 45): measured at each probe's start (controller_clock.py), the
 largest of the host's probes is held to LIMIT_S. NTP keeps a healthy host within milliseconds; the measurement is good to
 the two clocks' whole seconds, so the limit sits well above both. A skewed clock breaks logs, certificates and
-collective timeouts too; the judge's own intervals are read on the controller's clock and are not hurt. Pure Python."""
+timeouts between hosts too; the judge's own intervals are read on the controller's clock and are not hurt. Pure Python."""
 from __future__ import annotations
 
 from typing import Any, List, Mapping
@@ -28,7 +28,7 @@ def clock_skew_checks(host: str, envelopes: Mapping[str, Any]) -> List[Check]:
         return []
     return [Check(id=CHECK_ID, host=host, probe=probe, status="warn", value=ahead, unit="s", reference=0,
                   reason="this host's clock is at least %.0f s %s the controller's (measured at the start of probe %s): "
-                         "logs, certificates and collective timeouts go wrong with it; the judge reads its own intervals "
+                         "logs, certificates and timeouts between hosts go wrong with it; the judge reads its own intervals "
                          "on the controller's clock" % (abs(ahead), "ahead of" if ahead > 0 else "behind", probe),
                   reference_source="the controller's clock at each probe's start",
                   threshold="within %g s of the controller's" % LIMIT_S)]

@@ -80,11 +80,14 @@ class PowerStateRun:
 
     def foreign_processes(self) -> List[Dict[str, Any]]:
         """The compute processes on this GPU that are not this probe's (nor its children's), as NVML lists them now."""
-        listed = read_processes(self.reads.reader, self.reads.handle, "Compute", self.proc_root)
-        if not isinstance(listed, list):
+        try:
+            listed = read_processes(self.reads.reader, self.reads.handle, "Compute", self.proc_root)
+            if not isinstance(listed, list):
+                return []
+            own = own_pids(self.proc_root)
+            return [process for process in listed if not descends_from(process["pid"], own, self.proc_root)]
+        except Exception:  # pylint: disable=broad-exception-caught  # the listing must never stop the measurement
             return []
-        own = own_pids(self.proc_root)
-        return [process for process in listed if not descends_from(process["pid"], own, self.proc_root)]
 
     def _busy_words(self) -> str:
         named = ", ".join("%s (pid %d)" % (process["name"] if isinstance(process["name"], str) else "?", process["pid"])
