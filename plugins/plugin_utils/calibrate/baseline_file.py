@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
-from ..judge.datasheet_floors import METHOD as FLOOR_METHOD, floors_of
+from ..judge.datasheet_floors import floors_of
 from ..judge.units import to_judged_unit
 from ..rules_and_baselines import load_baselines
 from ..store.atomic import write_text_atomically
@@ -43,21 +43,15 @@ def new_document(sku: str, gpu_name: str, match: Dict[str, Any], facts: Mapping[
 
 
 def floors(*documents: Optional[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """{known_good key: {value, unit, source}} of the datasheet floors of loaded baselines (the loader gives a floor
-    entry its value and unit), and of every floor ratio that covers their SKU (judge/datasheet_floors.py), even where the
-    baseline holds a measurement instead; the highest of each key kept."""
+    """{known_good key: {value, unit, source}} of every floor ratio that covers the loaded baselines' SKU
+    (judge/datasheet_floors.py), whether their entry for it is a floor, a measurement or absent; the highest of each
+    key kept."""
     found: Dict[str, Dict[str, Any]] = {}
-
-    def keep(key: str, value: float, unit: str, source: str) -> None:
-        value, unit = to_judged_unit(float(value), unit)
-        if key not in found or value > found[key]["value"]:
-            found[key] = {"value": value, "unit": unit, "source": source}
     for document in documents:
-        for key, entry in ((document or {}).get("known_good") or {}).items():
-            if isinstance(entry, Mapping) and entry.get("method") == FLOOR_METHOD and isinstance(entry.get("value"), (int, float)):
-                keep(key, entry["value"], entry["unit"], entry.get("source", ""))
         for key, floor in floors_of(dict(document or {})).items():
-            keep(key, floor["value"], floor["unit"], floor["source"])
+            value, unit = to_judged_unit(float(floor["value"]), floor["unit"])
+            if key not in found or value > found[key]["value"]:
+                found[key] = {"value": value, "unit": unit, "source": floor["source"]}
     return found
 
 

@@ -125,12 +125,15 @@ def with_floors(document: Dict[str, Any]) -> Dict[str, Any]:
         if not is_floor(entry):
             continue
         ratio = FLOOR_RATIOS[key]
-        peak = derived["datasheet"][ratio.datasheet]
-        entry["value"] = round(ratio.ratio * peak["value"], 1)
-        entry["unit"] = peak["unit"]
-        entry["source"] = "datasheet floor: %g x the datasheet's %g %s (%s); ratio from %s" % (
-            ratio.ratio, peak["value"], peak["unit"], peak["source"], ratio.evidence)
+        entry.update(_floor(ratio, derived["datasheet"][ratio.datasheet]))
     return derived
+
+
+def _floor(ratio: FloorRatio, peak: Dict[str, Any]) -> Dict[str, Any]:
+    """{value, unit, source} of one floor: the ratio times the datasheet entry (in judged units)."""
+    return {"value": round(ratio.ratio * peak["value"], 1), "unit": peak["unit"],
+            "source": "datasheet floor: %g x the datasheet's %g %s (%s); ratio from %s" % (
+                ratio.ratio, peak["value"], peak["unit"], peak.get("source", "no source given"), ratio.evidence)}
 
 
 def floors_of(document: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -144,7 +147,5 @@ def floors_of(document: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         peak = datasheet.get(ratio.datasheet)
         if not covers(ratio, document.get("id")) or not isinstance(peak, dict) or not isinstance(peak.get("value"), (int, float)):
             continue
-        found[key] = {"value": round(ratio.ratio * peak["value"], 1), "unit": peak["unit"],
-                      "source": "datasheet floor: %g x the datasheet's %g %s; ratio from %s" % (
-                          ratio.ratio, peak["value"], peak["unit"], ratio.evidence)}
+        found[key] = _floor(ratio, peak)
     return found
