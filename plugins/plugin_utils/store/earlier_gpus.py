@@ -13,6 +13,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 from .paths import is_hashed_dir_name
 from .previous import earlier_runs
 from .read import read_envelope
+from .stored_run import entries_on_disk, name_of_dir
 
 MAX_RUNS = 50
 # identities_of(envelope) -> the GPU identities the describing probe's envelope reports (judge/identity_checks.py)
@@ -30,11 +31,11 @@ def last_reporters(results_dir: str, run_id: str, wanted: Iterable[str], probe: 
             break
         run_path = os.path.join(os.path.abspath(results_dir), earlier)
         reporters: Dict[str, List[str]] = {}
-        for host_path in _host_dirs(run_path):
-            envelope = _envelope(host_path, probe)
+        for dir_name in _host_dirs(run_path):
+            envelope = _envelope(os.path.join(run_path, dir_name), probe)
             if envelope is None:
                 continue
-            host = _host_name(host_path, envelope)
+            host = _host_name(dir_name, envelope)
             for identity in identities_of(envelope) & remaining:
                 reporters.setdefault(identity, []).append(host)
         for identity, hosts in reporters.items():
@@ -43,22 +44,20 @@ def last_reporters(results_dir: str, run_id: str, wanted: Iterable[str], probe: 
     return found
 
 
-def _host_name(host_path: str, envelope: dict) -> str:
-    """The inventory name: the directory's, which is the name itself unless the name needed hashing (store/paths.py);
-    then the one the store wrote into the envelope."""
-    name = os.path.basename(host_path)
-    if is_hashed_dir_name(name) and isinstance(envelope.get("host"), str) and envelope.get("host"):
+def _host_name(dir_name: str, envelope: dict) -> str:
+    """The inventory name of a host directory (stored_run.name_of_dir); for a name that needed hashing, the one the
+    store wrote into the envelope."""
+    if is_hashed_dir_name(dir_name) and isinstance(envelope.get("host"), str) and envelope.get("host"):
         return envelope["host"]
-    return name
+    return name_of_dir(dir_name)
 
 
-def _host_dirs(run_path: str):
+def _host_dirs(run_path: str) -> List[str]:
+    """The run's host directories as the report lists them (stored_run.entries_on_disk), links left out."""
     try:
-        with os.scandir(run_path) as entries:
-            names = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
+        return [name for name, link_target in entries_on_disk(run_path).items() if link_target is None]
     except OSError:
         return []
-    return [os.path.join(run_path, name) for name in names]
 
 
 def _envelope(host_path: str, probe: str) -> Optional[dict]:

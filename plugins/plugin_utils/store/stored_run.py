@@ -258,7 +258,7 @@ def host_state(probes: Mapping[str, ProbeEntry]) -> Tuple[str, List[str]]:
     return worst.status, reasons
 
 
-def _entries_on_disk(run_path: str) -> Dict[str, Optional[str]]:
+def entries_on_disk(run_path: str) -> Dict[str, Optional[str]]:
     """The run's entries that could be hosts: name -> None for a directory, or where a link points (never followed)."""
     if not os.path.isdir(run_path):
         return {}
@@ -272,7 +272,7 @@ def _entries_on_disk(run_path: str) -> Dict[str, Optional[str]]:
         os.close(fd)
 
 
-def _name_of_dir(dir_name: str) -> str:
+def name_of_dir(dir_name: str) -> str:
     """The host a directory is for when nothing in it can be read: host_dir_name writes unsafe bytes as %XX, so
     unquoting gives back the inventory name; a name that was cut and hashed is shown as it is."""
     return dir_name if is_hashed_dir_name(dir_name) else unquote(dir_name)
@@ -318,11 +318,11 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
     stray: List[Dict[str, str]] = []
     inputs_by_dir: Dict[str, Dict[str, Any]] = {}
     unjudged: Dict[str, str] = {}  # directory -> why nothing in it is read: a link, not a directory, inputs.json unreadable
-    for dir_name, link_target in _entries_on_disk(run_path).items():
+    for dir_name, link_target in entries_on_disk(run_path).items():
         if link_target is not None:
             # Nothing is read through it, so the host is known only by its directory's name: an error, never left out.
             unjudged[dir_name] = _link_reason(run_path, dir_name, link_target)
-            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
+            names_by_dir.setdefault(dir_name, name_of_dir(dir_name))
             continue
         host_path = os.path.join(run_path, dir_name)
         inputs, why = read_host_inputs(host_path)
@@ -333,13 +333,13 @@ def load_run(run_path: str, expected_hosts: Iterable[str] = (),
             # Only the store writes it: a host's directory whose inputs cannot be read is that host's error.
             unjudged[dir_name] = ("its results are not judged: %s (the store wrote it with the rule overrides and groups "
                                   "its run judged the host with); probe the host again in a new run" % why)
-            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
+            names_by_dir.setdefault(dir_name, name_of_dir(dir_name))
         elif dir_name in expected_dirs:
             continue
         elif record is not None or is_hashed_dir_name(dir_name):
             stray.append({"dir": dir_name, "why": "not judged: %s" % why})
         else:
-            names_by_dir.setdefault(dir_name, _name_of_dir(dir_name))
+            names_by_dir.setdefault(dir_name, name_of_dir(dir_name))
 
     for dir_name in expected_dirs - set(unjudged) - set(inputs_by_dir):
         not_a_dir = _not_a_directory(run_path, dir_name)
