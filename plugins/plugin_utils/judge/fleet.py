@@ -419,10 +419,9 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
     unproven = [proof for proof in proofs if proof.state == "not_proven"]
     # results that may be another host's prove nothing about this one
     moved = any(check.id == MOVED_CHECK_ID and check.status == "warn" for check in checks)
-    if moved and verdict in ("pass", "warn"):
+    if (moved or unproven) and verdict in ("pass", "warn"):
         verdict = "not_validated"
-    if unproven and verdict in ("pass", "warn", "not_validated"):
-        verdict = "not_validated"
+    if unproven and verdict == "not_validated":
         # what left the promises unproven first: the root cause they follow from (a busy GPU), then each of them
         roots = [root for root in dict.fromkeys(proof.root for proof in unproven) if root]
         first = [line for line in reasons if line.split(":", 1)[0] in roots]
@@ -636,7 +635,7 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     for name, found in same_gpu_checks(identities, groups_of, catalogue.machine_probe).items():
         fleet_checks.setdefault(name, []).extend(found)
     if last_reported is not None:
-        reporters = last_reported(set().union(*identities.values()) if identities else set())
+        reporters = last_reported(set().union(*identities.values()))
         for name, found in moved_gpu_checks(identities, groups_of, reporters, catalogue.machine_probe).items():
             fleet_checks.setdefault(name, []).extend(found)
     unmatched, empty = _unmatched(tally, reached)
