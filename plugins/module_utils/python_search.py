@@ -29,24 +29,21 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.python_discove
 INFO_LIMIT_BYTES = 64 * 1024
 
 
-NOT_FINISHED = "did not finish"
-
-
 def inspect_candidate(candidate, timeout_s, workdir, index, mode):
-    """Run one candidate (mode "scan" or "import", see INSPECT_SOURCE); (info, None) with what it reported, or
-    (None, why it reported nothing)."""
+    """Run one candidate (mode "scan" or "import", see INSPECT_SOURCE); (info, None, False) with what it reported, or
+    (None, why it reported nothing, whether it ran past timeout_s)."""
     problem = not_runnable(candidate["path"])
     if problem is not None:
-        return None, problem
+        return None, problem, False
     name = os.path.join(workdir, "candidate-%d-%s" % (index, mode))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     outcome = run_probe_process([candidate["path"], "-B", "-c", INSPECT_SOURCE, name + ".json", mode], timeout_s,
                                 name + ".stdout", name + ".stderr", cwd=workdir, env=env)
     if outcome.spawn_error is not None:
-        return None, "could not be started: %s" % outcome.spawn_error
+        return None, "could not be started: %s" % outcome.spawn_error, False
     if outcome.timed_out:
-        return None, "%s %s torch and nvidia-ml-py within %d s" % (
-            NOT_FINISHED, "importing" if mode == "import" else "looking for", timeout_s)
+        return None, "did not finish %s torch and nvidia-ml-py within %d s" % (
+            "importing" if mode == "import" else "looking for", timeout_s), True
     try:
         with open(name + ".json", "rb") as handle:
             info = json.loads(handle.read(INFO_LIMIT_BYTES).decode("utf-8", "replace"))
@@ -55,8 +52,8 @@ def inspect_candidate(candidate, timeout_s, workdir, index, mode):
     if not isinstance(info, dict):
         tail = read_tail(name + ".stderr", 300).strip().splitlines()
         return None, "is not a Python that runs the probes' check (exit %s%s)" % (
-            outcome.returncode, ": " + tail[-1] if tail else "")
-    return info, None
+            outcome.returncode, ": " + tail[-1] if tail else ""), False
+    return info, None, False
 
 
 def _home():
@@ -84,7 +81,7 @@ def find(candidates, timeout_s, proven=None):
                 entries.append(inspected(candidate, None, "not tried: only the first %d candidates are run"
                                          % MAX_CANDIDATES))
                 continue
-            info, problem = inspect_candidate(candidate, timeout_s, workdir, index, "scan")
+            info, problem, unused_timed_out = inspect_candidate(candidate, timeout_s, workdir, index, "scan")
             entries.append(inspected(candidate, info, problem))
         reuse_proof(entries, proven)
         for unused_attempt in range(len(entries)):
@@ -92,8 +89,8 @@ def find(candidates, timeout_s, proven=None):
             if index is None:
                 break
             candidate = {"path": entries[index]["path"], "source": entries[index]["source"]}
-            info, problem = inspect_candidate(candidate, timeout_s, workdir, index, "import")
-            if info is None and problem and problem.startswith(NOT_FINISHED + " importing"):
+            info, problem, timed_out = inspect_candidate(candidate, timeout_s, workdir, index, "import")
+            if timed_out:
                 # a loaded host, not a broken Python: keep what its scan found, and say it (never fall back to a
                 # Python without torch, whose probes would then say "not installed")
                 entries[index] = dict(entries[index], import_timed_out=problem)
