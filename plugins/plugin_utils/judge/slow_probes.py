@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Tuple
 
 from .model import Check
-from .stats import mad, median
+from .stats import mad, median, outlier_decision
 
 CHECK_ID = "fleet.probe_duration"
 SLOW_ABSOLUTE_S = 10.0
 SLOW_RELATIVE = 0.5
 ROBUST_Z = 3.5
-MAD_SCALE = 1.4826  # MAD to a normal distribution's standard deviation
 
 
 @dataclass
@@ -51,11 +50,12 @@ def durations(envelopes: Mapping[str, Any]) -> Dict[str, float]:
     return found
 
 
-def _slow(seconds: float, center: float, spread: float) -> bool:
-    over = seconds - center
-    if over < SLOW_ABSOLUTE_S or over < SLOW_RELATIVE * center:
+def _slow(seconds: float, count: int, center: float, spread: float) -> bool:
+    """Longer than the median by SLOW_ABSOLUTE_S, and an outlier of the fleet comparison's kind (stats.outlier_decision)
+    whose noise floor and relative tolerance are SLOW_RELATIVE."""
+    if seconds - center < SLOW_ABSOLUTE_S:
         return False
-    return spread == 0 or over / (MAD_SCALE * spread) > ROBUST_Z
+    return bool(outlier_decision(seconds, count, center, spread, ROBUST_Z, SLOW_RELATIVE, 1, SLOW_RELATIVE).outlier)
 
 
 def slow_probes(hosts: Mapping[str, Tuple[str, Mapping[str, float]]], min_peers: int
@@ -71,7 +71,7 @@ def slow_probes(hosts: Mapping[str, Tuple[str, Mapping[str, float]]], min_peers:
             continue
         values = list(by_host.values())
         center, spread = median(values), mad(values)
-        slow = sorted(((host, seconds) for host, seconds in by_host.items() if _slow(seconds, center, spread)),
+        slow = sorted(((host, seconds) for host, seconds in by_host.items() if _slow(seconds, len(values), center, spread)),
                       key=lambda pair: (-pair[1], pair[0]))
         if not slow:
             continue
