@@ -117,12 +117,16 @@ def iso_seconds(text: Any) -> Optional[float]:
     return moment.timestamp() if moment.tzinfo is not None else None
 
 
+# Where an envelope says when its probe started, by clock, the controller's first (issue 45)
+START_FIELDS = (("controller", ("controller", "started")), ("host", ("started",)))
+
+
 def start_interval(earlier: Any, now: Any) -> Tuple[Optional[float], str]:
     """(seconds from the earlier result's start to this one's, the clock they were read on). The controller's clock
     (each envelope's controller.started, written by the probe action, issue 45) when both results record it; the host's
     own (started) otherwise: a host clock a day ahead in one run made a counter's rise look a day old. None where either
     start is unknown."""
-    for clock, path in (("controller", ("controller", "started")), ("host", ("started",))):
+    for clock, path in START_FIELDS:
         then, current = iso_seconds(dig(earlier, *path)), iso_seconds(dig(now, *path))
         if then is not None and current is not None:
             return current - then, clock

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
-from ...result_fields import dig, start_interval
+from ...result_fields import START_FIELDS, dig, start_interval
 from .ports import Port, ignored, no_rdma_words, ports_of
 
 # The largest value a 16-bit IB PortCounters counter holds (symbol_error, link_error_recovery, port_rcv_errors...): a
@@ -25,7 +25,7 @@ PROBE = "fabric"
 
 
 def _iso(envelope: Any, clock: str) -> str:
-    text = dig(envelope, "controller", "started") if clock == "controller" else dig(envelope, "started")
+    text = dig(envelope, *dict(START_FIELDS)[clock])
     return text if isinstance(text, str) else "unknown"
 
 
