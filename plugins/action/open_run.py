@@ -11,6 +11,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import run_dir
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_order import order_warnings
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir import (
     StoreRefused,
@@ -53,6 +54,8 @@ class ActionModule(ActionBase):
         gone = [gone_writer_line(args["run_id"], entry) for entry in gone_writers(record, writer)] if writer["resume"] else []
         for line in gone:
             display.display(terminal_text(line))
+        for line in order_warnings(args["results_dir"], args["run_id"]):
+            display.warning(terminal_text(line))
         result.update(changed=True, results_dir=args["results_dir"], run_dir=os.path.abspath(path), writer_id=writer["writer_id"],
                       writers=len(record["writers"]), gone_writers=gone)
         return result

@@ -16,8 +16,11 @@ from .probes.registry import declaration, probe_catalogue, profile_probes, profi
 from .report_parallel import run_over_the_cores
 from .store.earlier_gpus import last_reporters
 from .store.previous import find_previous_results, most_common_run
+from .store.run_order import order_warnings
 from .store.stored_run import HostModel, RunModel, StoredEnvelopes
 from .store.schemas import stored_envelope_problems
+
+RUN_ORDER_CHECK_ID = "store.run_order"
 
 
 def promised_probes(host: HostModel, profile: Optional[str] = None, custom_profiles: Any = None) -> Tuple[List[str], str]:
@@ -102,6 +105,8 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
         for problem in baseline_problems)
     judgement.unmatched_rules.extend(Check(id="baselines.replaced", host="", probe="", status="warn", reason=sentence)
                                      for sentence in replaced_shipped(baselines))
+    judgement.unmatched_rules.extend(Check(id=RUN_ORDER_CHECK_ID, host="", probe="", status="warn", reason=sentence)
+                                     for sentence in order_warnings(results_dir, run.run_id))
     return judgement
 
 

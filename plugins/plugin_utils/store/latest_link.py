@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from .paths import check_run_id
-from .previous import run_order_key
+from .run_order import run_order_key
 
 
 class LatestLeftAlone(OSError):

@@ -18,6 +18,7 @@ PROBE_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 # The run's own files, beside its host directories: the one list that the writers name their files from and that
 # host_dir_name escapes, so that no host's directory can take one's place (a host named run.json or index.html).
 RUN_RECORD_FILE = "run.json"
+RUN_RECORD_LIMIT_BYTES = 4 * 2 ** 20
 INDEX_HTML_FILE, INDEX_MD_FILE = "index.html", "index.md"
 FLEET_JSON_FILE, JUNIT_FILE, PROMETHEUS_FILE = "fleet.json", "junit.xml", "gpufleet.prom"
 FLEET_INDEX_FILES = (INDEX_HTML_FILE, INDEX_MD_FILE)

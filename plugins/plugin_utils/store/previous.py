@@ -4,44 +4,24 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from ...module_utils.python_discovery import import_proof
-from .paths import RESERVED_RUN_IDS, RUN_ID_PATTERN, host_dir_name, result_file_name
+from .paths import host_dir_name, result_file_name
 from .read import read_envelope_with_identity, result_probes
+from .run_order import runs_newest_first
 from .stored_run import ProbeEntry, StoredEnvelopes, read_host_inputs, stored_entry
 
-_TIMESTAMPED_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)")
 EnvelopeCheck = Callable[[dict], List[str]]
 
 
-def run_order_key(results_dir: str, run_id: str) -> Tuple[int, str]:
-    """Runs named by the playbook start with a UTC timestamp; other names are ordered by modification time."""
-    match = _TIMESTAMPED_RUN_ID.match(run_id)
-    if match:
-        return 1, match.group(1) + run_id
-    return 0, "%020.6f" % os.stat(os.path.join(results_dir, run_id)).st_mtime
-
-
 def earlier_runs(results_dir: str, run_id: str) -> List[str]:
-    """Run ids other than ``run_id``, newest first; links, odd names and ``latest`` (even a real directory of that name,
-    which the store leaves alone) are skipped."""
-    results_dir = os.path.abspath(results_dir)
-    if not os.path.isdir(results_dir):
-        return []
-    with os.scandir(results_dir) as entries:
-        runs = [entry.name for entry in entries
-                if entry.name != run_id and entry.name not in RESERVED_RUN_IDS and RUN_ID_PATTERN.match(entry.name)
-                and entry.is_dir(follow_symlinks=False)]
-    current = run_order_key(results_dir, run_id) if os.path.isdir(os.path.join(results_dir, run_id)) else None
-    runs.sort(key=lambda name: run_order_key(results_dir, name), reverse=True)
-    if current is not None:
-        runs = [name for name in runs if run_order_key(results_dir, name) < current]
-    return runs
+    """Run ids other than ``run_id``, newest first by the order the controller opened them (store/run_order.py); links,
+    odd names and ``latest`` are skipped."""
+    return runs_newest_first(results_dir, before=run_id)
 
 
 @dataclass

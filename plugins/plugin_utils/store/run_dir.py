@@ -1,7 +1,8 @@
 """The one owner of a run's directory on the controller: who may write it, and what each host was judged with.
 
     <results>/                             flock'd while a run is made or joined
-    <results>/<run id>/run.json            the run: every playbook run (writer) that wrote into it
+    <results>/<run id>/run.json            the run: its number in the order runs were opened, and every playbook run
+                                           (writer) that wrote into it
     <results>/<run id>/                    flock'd while a host's claim changes
     <results>/<run id>/<host>/writer.json  the writer that holds this host's directory
     <results>/<run id>/<host>/inputs.json  the host's judge inputs: its real name, profile, rule overrides, groups, Python
@@ -24,14 +25,15 @@ from typing import Any, Dict, Iterator, List, Optional
 
 from ...module_utils import strict_json
 from .atomic import json_text
-from .paths import RUN_RECORD_FILE, check_run_id, host_dir_name, result_file_name
+from .paths import RUN_RECORD_FILE, RUN_RECORD_LIMIT_BYTES, check_run_id, host_dir_name, result_file_name
+from .run_order import SEQUENCE_FIELD, next_sequence
 from .safe_fs import entry_kind, link_target_at, open_dir_at, open_root, read_bytes_at, write_bytes_at
 
 RUN_RECORD = RUN_RECORD_FILE
 WRITER_FILE = "writer.json"
 INPUTS_FILE = "inputs.json"
 STORE_FILES = (RUN_RECORD, WRITER_FILE, INPUTS_FILE)
-RECORD_LIMIT_BYTES = 4 * 2 ** 20
+RECORD_LIMIT_BYTES = RUN_RECORD_LIMIT_BYTES
 RESULT_RECORD_LIMIT_BYTES = 64 * 2 ** 20  # read.RESULT_LIMIT_BYTES: read imports this module
 RESUME_VARIABLE = "gpufleet_resume"
 ANSIBLE_PYTHON = "the interpreter Ansible uses on the host"  # inputs.json's python when none was given or found
@@ -167,7 +169,11 @@ def open_run(results_dir: str, run_id: str, writer: Dict[str, Any]) -> Dict[str,
                     "run id %s already names a run in %s, so nothing was written: a run id names one run. Choose a new "
                     "id (or leave gpufleet_run_id unset), or pass -e %s=true to add a slice or re-probe hosts in that "
                     "run (docs/scale.md)" % (run_id, results_dir, RESUME_VARIABLE))
-            record = record or {"run_id": run_id, "writers": []}
+            # A fresh run is numbered in the order runs are opened (store/run_order.py): a run joined keeps its number.
+            if record is None:
+                record = {"run_id": run_id, "writers": []}
+                if kind == "missing":
+                    record[SEQUENCE_FIELD] = next_sequence(results_dir, run_id)
             record["writers"].append(writer)
             write_bytes_at(run_fd, RUN_RECORD, json_text(record).encode("utf-8"), shown=os.path.join(shown, RUN_RECORD))
             return record
