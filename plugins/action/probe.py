@@ -28,6 +28,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.host_deadlines
     STAGE_WAIT,
     WAIT_CALL_MARGIN_S,
     HostStalled,
+    UnansweredWaits,
+    connection_notices_a_silent_peer,
     host_call_deadline,
     ssh_keepalive_args,
 )
@@ -75,6 +77,7 @@ class ActionModule(ActionBase):
     _supports_async = False
     _job_started = None  # monotonic time the probe's job started on the host, None until then
     _starting = False  # True while the module that starts the job runs
+    _unanswered = UnansweredWaits()  # this probe's waits that passed their deadline on a connection that lived
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -282,13 +285,15 @@ class ActionModule(ActionBase):
                                     % _module_failure_text(job), started=started), None
         # The job started after the search: its time limit and progress lines count from there.
         self._job_started = asked + float((job.get("choice") or {}).get("duration_s") or 0.0)
+        self._unanswered = UnansweredWaits()
         finished = self._wait_for_job(name, host, job, args, task_vars)
         if finished is None:
             return failure_envelope(
                 name, host, "timeout",
                 "the probe module did not report back within %d s although the probe's own limit is %d s; "
-                "the host may be overloaded" % (args["timeout"] + JOB_MARGIN_S, args["timeout"]), started=started,
-                duration_s=args["timeout"] + JOB_MARGIN_S), None
+                "the host may be overloaded%s" % (args["timeout"] + JOB_MARGIN_S, args["timeout"],
+                                                  "; " + self._unanswered.sentence() if self._unanswered.calls else ""),
+                started=started, duration_s=args["timeout"] + JOB_MARGIN_S), None
         if "envelope" not in finished:
             return failure_envelope(name, host, "error", "the probe module failed on the host: %s"
                                     % _module_failure_text(finished), started=started), None
@@ -302,6 +307,8 @@ class ActionModule(ActionBase):
         on_controller = asked_wall - asked
         envelope["controller"] = controller_times(on_controller + self._job_started, on_controller + answered, time.time(),
                                                   envelope.get("started"))
+        if self._unanswered.calls:
+            envelope["notes"] = list(envelope.get("notes") or []) + [self._unanswered.sentence() + ", and then answered"]
         return envelope, finished.get("raw_output")
 
     def _wait_for_job(self, name, host, started, args, task_vars):
@@ -325,12 +332,20 @@ class ActionModule(ActionBase):
             if now >= deadline:
                 return None
             wait_s = max(0.0, min(next_progress, deadline) - now)
-            with host_call_deadline(wait_s + WAIT_CALL_MARGIN_S, STAGE_WAIT):
-                status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
-                                              module_args={"job_id": started["job_id"], "job_dir": started["job_dir"],
-                                                           "wait": round(wait_s, 3)})
-                _LAST_ANSWER[host] = time.monotonic()
-                self._remove_tmp_path(self._connection._shell.tmpdir)
+            try:
+                with host_call_deadline(wait_s + WAIT_CALL_MARGIN_S, STAGE_WAIT):
+                    status = self._execute_module(module_name=WAIT_MODULE, task_vars=task_vars, wrap_async=False,
+                                                  module_args={"job_id": started["job_id"], "job_dir": started["job_dir"],
+                                                               "wait": round(wait_s, 3)})
+                    _LAST_ANSWER[host] = time.monotonic()
+                    self._remove_tmp_path(self._connection._shell.tmpdir)
+            except HostStalled:
+                # A host gone ends such a connection by itself within the margin: past the deadline it lived (slow, not
+                # gone), so the job, which runs on by itself, is asked again until its own limit has passed.
+                if not connection_notices_a_silent_peer(self._connection):
+                    raise
+                self._unanswered.add(now - begun, wait_s + WAIT_CALL_MARGIN_S)
+                status = {"finished": False}
 
 
 def _paramiko_missing(connection):

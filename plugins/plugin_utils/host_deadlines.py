@@ -14,11 +14,13 @@ Two layers (docs/connections.md, "Deadlines"):
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from dataclasses import dataclass, field
+from typing import Iterator, List
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import descendants, process_table
 
@@ -26,6 +28,9 @@ KEEPALIVE_INTERVAL_S = 10
 KEEPALIVE_COUNT = 3
 KEEPALIVE_ARGS = "-o ServerAliveInterval=%d -o ServerAliveCountMax=%d" % (KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT)
 SSH_ARG_OPTIONS = ("ssh_args", "ssh_common_args", "ssh_extra_args")
+# ssh takes the first value given for an option
+_SERVER_ALIVE_INTERVAL = re.compile(r"serveraliveinterval[= ]+(\d+)")
+_SERVER_ALIVE_COUNT = re.compile(r"serveralivecountmax[= ]+(\d+)")
 # The start of a probe: connect (ConnectTimeout, 10 s by default), log in, copy and start the module, wait for its first
 # seconds. Its Python search has a limit of its own, added where it runs (plugins/action/probe.py).
 START_CALL_S = 120
@@ -46,21 +51,68 @@ class HostStalled(BaseException):
         self.seconds = seconds
 
 
-def ssh_keepalive_args(connection) -> bool:
-    """Give an ssh connection keepalives when none of its arguments sets them; True when it added them."""
-    if getattr(connection, "transport", None) != "ssh":
-        return False
+def _ssh_args(connection) -> List[str]:
     given = []
     for option in SSH_ARG_OPTIONS:
         try:
             given.append(str(connection.get_option(option) or ""))
         except KeyError:
             continue
-    if any("serveraliveinterval" in text.lower() for text in given):
+    return given
+
+
+def ssh_keepalive_args(connection) -> bool:
+    """Give an ssh connection keepalives when none of its arguments sets them; True when it added them."""
+    if getattr(connection, "transport", None) != "ssh":
+        return False
+    if any("serveraliveinterval" in text.lower() for text in _ssh_args(connection)):
         return False
     common = str(connection.get_option("ssh_common_args") or "")
     connection.set_option("ssh_common_args", (common + " " + KEEPALIVE_ARGS).strip())
     return True
+
+
+def connection_notices_a_silent_peer(connection) -> bool:
+    """Whether the connection ends by itself, well inside a wait call's margin, when the host stops answering: ssh whose
+    keepalives give up within WAIT_CALL_MARGIN_S (ssh_keepalive_args sets 10 s x 3), or the controller's own local
+    connection. A call on such a connection that passes its deadline was answered at the connection's level all along:
+    the host or the controller is slow, not gone."""
+    transport = getattr(connection, "transport", None)
+    if transport == "local":
+        return True
+    if transport != "ssh":
+        return False
+    given = " ".join(_ssh_args(connection)).lower()
+    interval = _SERVER_ALIVE_INTERVAL.findall(given)
+    count = _SERVER_ALIVE_COUNT.findall(given)
+    if not interval or int(interval[0]) <= 0:
+        return False
+    return int(interval[0]) * (int(count[0]) if count else 3) < WAIT_CALL_MARGIN_S
+
+
+def controller_load_words() -> str:
+    """The controller's load now, in words ("load average 14.2 on 2 cores"), for a sentence that blames slowness."""
+    try:
+        return "load average %.1f on %d cores" % (os.getloadavg()[0], os.cpu_count() or 1)
+    except OSError:
+        return "load average unknown"
+
+
+@dataclass
+class UnansweredWaits:
+    """The waits for a running probe that passed their deadlines on a connection that lived (the host or the
+    controller was slow): each is asked again, and the result says so with the measured times."""
+
+    calls: List[str] = field(default_factory=list)
+
+    def add(self, after_s: float, given_s: float) -> None:
+        self.calls.append("%.0f s after the probe started, a call given %.0f s (controller %s)"
+                          % (after_s, given_s, controller_load_words()))
+
+    def sentence(self) -> str:
+        return ("%d wait%s for the running probe went unanswered while the connection lived (its keepalives were "
+                "answered), so the host or the controller was slow, not gone: %s" % (
+                    len(self.calls), "" if len(self.calls) == 1 else "s", "; ".join(self.calls)))
 
 
 def _end_connection_clients() -> None:

@@ -22,6 +22,7 @@ host's other probes run for real and the test sees the play go on for them. Faul
     deep          writes an envelope whose data nests DEEP_LEVELS arrays (json.loads raised RecursionError)
     replayed      writes another host's stored result of an earlier run byte for byte (the recorded H200 health
                   envelope): no nonce of this start, an old start time (issue 45)
+    slow          sleeps SLOW_S, then runs the real probe: it is still running when the engine first asks after it
 
 Every envelope a fault writes itself, but replayed's, carries the engine's nonce for this start, as a probe does.
 
@@ -41,7 +42,7 @@ import time
 
 TARGET_PROBE = "health"
 NONCE_VARIABLE = "GPUFLEET_PROBE_NONCE"
-FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema", "recorded_gpus", "duplicate_keys", "deep", "replayed")
+FAULTS = ("hang", "crash", "garbage", "garbage_file", "schema", "recorded_gpus", "duplicate_keys", "deep", "replayed", "slow")
 HANG_PIDS_FILE = "hang.pids"
 HANG_CHILD_MARKER = "gpufleet-fault-hang-child"
 GARBAGE = b"\x89PNG\r\n\x1a\n not json {{{ \xff\xfe garbage from a broken probe\n"
@@ -49,6 +50,7 @@ GARBAGE_FILE_TEXT = "Segmentation fault in libfoo.so {\"status\": \"ok\", trunca
 CRASH_STDERR = "faulty_python: about to dereference a bad pointer"
 SCHEMA_BREAKING_DATA = {"platform": "not an object", "gpus": 8}
 HANG_S = 3600
+SLOW_S = 8
 RECORDED_HEALTH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures",
                                "health_h200x2_ok_by_the_action.json")
 DEEP_LEVELS = 200000
@@ -125,6 +127,9 @@ def run(fault: str, folder: str, probe_argv: list) -> int:
     """Misbehave as ``fault`` for the health probe; run any other probe with the real Python."""
     probe = os.path.splitext(os.path.basename(probe_argv[0]))[0] if probe_argv else ""
     if probe != TARGET_PROBE:
+        os.execv(sys.executable, [sys.executable] + probe_argv)
+    if fault == "slow":
+        time.sleep(SLOW_S)
         os.execv(sys.executable, [sys.executable] + probe_argv)
     parser = argparse.ArgumentParser()
     parser.add_argument("--params")
