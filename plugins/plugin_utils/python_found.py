@@ -4,6 +4,7 @@
 """The Python a host's probes run with when the task names none, as the probe action holds it between its steps."""
 from __future__ import annotations
 
+from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from ..module_utils.python_discovery import SOURCE_ANSIBLE
 
 
@@ -24,7 +25,14 @@ class PythonFound(object):
         self.choice = choice
 
     def explain(self, envelope):
-        """A probe left unavailable under a fallback interpreter says what discovery tried."""
-        if self.choice is None or self.choice.get("found") or envelope.get("status") != "unavailable":
+        """A probe left unavailable under a fallback interpreter says what discovery tried; one that measured nothing
+        under a Python whose torch import did not finish in discovery's limit names that as the cause."""
+        if self.choice is None or envelope.get("status") in MEASURED_STATUSES + ("unreachable",):
             return
-        envelope["reason"] = "%s; Python discovery: %s" % (envelope.get("reason") or "unavailable", self.choice["why"])
+        if self.choice.get("found"):
+            if not any(isinstance(entry, dict) and entry.get("chosen") and entry.get("import_timed_out")
+                       for entry in self.choice.get("candidates") or ()):
+                return
+        elif envelope.get("status") != "unavailable":
+            return
+        envelope["reason"] = "%s; Python discovery: %s" % (envelope.get("reason") or envelope.get("status"), self.choice["why"])

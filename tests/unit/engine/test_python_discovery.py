@@ -298,3 +298,14 @@ def test_an_import_slower_than_the_limit_keeps_the_candidate_its_scan_found_and_
     choice = find_python.find([slow, nothing], 2)
     assert choice["found"] is True and choice["python"] == slow, choice["why"]
     assert "its import check did not finish importing torch and nvidia-ml-py within 2 s (a loaded host?)" in choice["why"]
+    # a probe that then measured nothing under it names the slow import as its cause on the host's verdict, not a
+    # later "not installed"; one that measured keeps its own reason
+    found = PythonFound(None, {}, [])
+    found.found(choice, "")
+    failed = {"status": "error", "reason": "torch could not be imported"}
+    found.explain(failed)
+    assert failed["reason"].startswith("torch could not be imported; Python discovery: ")
+    assert "its import check did not finish importing torch and nvidia-ml-py within 2 s (a loaded host?)" in failed["reason"]
+    measured = {"status": "ok", "reason": ""}
+    found.explain(measured)
+    assert measured["reason"] == ""
