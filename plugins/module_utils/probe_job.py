@@ -11,6 +11,8 @@ In the job directory (mode 0700) a job ``J`` has:
   J.pid     the runner's pid and start time, written by the runner before it does anything else, removed when it ends
   J.json    the result, written atomically (temporary name, then rename) when the runner is done
   J.work/   the runner's work directory (the unpacked probe, its files), removed when it ends
+  J.taken   the result once a wait returned it: a wait asked again after one the controller gave up on (a slow answer,
+            docs/connections.md) still finds it; removed by a later job's start once TAKEN_KEEP_S old
 """
 from __future__ import annotations
 
@@ -18,12 +20,16 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 import traceback
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import start_ticks
 
 JOB_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+TAKEN_NAME_RE = re.compile(r"^[0-9a-f]{32}\.taken$")
+# A wait may be asked again until the job's own limit (at most a day, probe_spec.PROBE_TIMEOUT_LIMIT_S) + 120 s.
+TAKEN_KEEP_S = 86400 + 3600
 PID_FILE_WAIT_S = 10.0
 WAIT_STEP_S = 0.05
 
@@ -34,6 +40,31 @@ def job_paths(job_dir, job_id):
         raise ValueError("job id %r is not 32 hexadecimal digits" % (job_id,))
     base = os.path.join(job_dir, job_id)
     return base + ".pid", base + ".json", base + ".work"
+
+
+def taken_path(job_dir, job_id):
+    """Where a job's result lies once a wait returned it."""
+    job_paths(job_dir, job_id)
+    return os.path.join(job_dir, job_id + ".taken")
+
+
+def remove_old_taken(job_dir, now=None):
+    """Remove the results waits returned more than TAKEN_KEEP_S ago (regular files of the job name's form only)."""
+    now = time.time() if now is None else now
+    try:
+        names = os.listdir(job_dir)
+    except OSError:
+        return
+    for name in names:
+        if not TAKEN_NAME_RE.match(name):
+            continue
+        path = os.path.join(job_dir, name)
+        try:
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime > TAKEN_KEEP_S:
+                os.unlink(path)
+        except OSError:
+            continue
 
 
 def make_job_dir(job_dir):
@@ -79,6 +110,7 @@ def start_detached(job_dir, job_id, run):
     recorded itself. ``run`` returns the job's result (a JSON-able dict); an exception becomes a failed result."""
     pid_path, result_path, work_dir = job_paths(job_dir, job_id)
     make_job_dir(job_dir)
+    remove_old_taken(job_dir)
     os.mkdir(work_dir, 0o700)
     first = os.fork()
     if first:
@@ -121,12 +153,16 @@ def _become_runner(pid_path, result_path, work_dir, run):
 
 
 def job_state(job_dir, job_id):
-    """("finished", result) with the result file removed, ("running", None), or ("lost", why)."""
+    """("finished", result) with the result file moved to its taken name, ("running", None), or ("lost", why)."""
     pid_path, result_path, unused_work_dir = job_paths(job_dir, job_id)
+    taken = taken_path(job_dir, job_id)
     for unused_attempt in range(2):  # the runner may finish between reading its pid file and its result
         text = _read_private(result_path)
         if text is not None:
-            os.unlink(result_path)
+            os.replace(result_path, taken)
+            return "finished", json.loads(text)
+        text = _read_private(taken)
+        if text is not None:  # returned to a wait the controller gave up on: this one asks again
             return "finished", json.loads(text)
         recorded = _read_private(pid_path)
         if recorded is None:

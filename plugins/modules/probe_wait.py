@@ -39,7 +39,9 @@ notes:
 attributes:
   check_mode:
     support: full
-    description: Only reads the job's state (the result of a finished job is removed from the host once returned).
+    description: >-
+      Only reads the job's state (the result of a finished job is moved to its taken name once returned, for a wait
+      asked again, and removed by a later job's start a day later).
   diff_mode:
     support: none
     description: Produces no diff.

@@ -11,7 +11,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils import probe_j
 JOB = "0123456789abcdef0123456789abcdef"
 
 
-def test_a_job_runs_detached_and_its_result_is_returned_once_then_gone(tmp_path):
+def test_a_job_runs_detached_and_its_result_is_kept_taken_for_a_wait_asked_again(tmp_path):
     job_dir = str(tmp_path / "jobs")
     our_session = os.getsid(0)
 
@@ -28,9 +28,25 @@ def test_a_job_runs_detached_and_its_result_is_returned_once_then_gone(tmp_path)
     assert state == "finished" and result["envelope"] == {"status": "ok"}
     # A session of its own (no SSH session or terminal can signal it), whose leader it is not (it cannot get a terminal).
     assert result["own_session"] and not result["session_leader"]
-    assert os.listdir(job_dir) == []  # pid file, result and work directory removed
+    assert os.listdir(job_dir) == [JOB + ".taken"]  # pid file and work directory removed, the result taken
     assert stat_mode(job_dir) == 0o700
-    assert probe_job.job_state(job_dir, JOB)[0] == "lost"
+    # Issue 45: a wait the controller gave up on (answered past its deadline) had taken the result, and the wait asked
+    # again found "the probe's job is not on the host any more"
+    assert probe_job.wait_for_job(job_dir, JOB, 10) == ("finished", result)
+
+
+def test_taken_results_are_removed_by_a_later_start_once_a_day_and_an_hour_old(tmp_path):
+    job_dir = tmp_path / "jobs"
+    job_dir.mkdir(mode=0o700)
+    old, fresh, other = job_dir / (JOB + ".taken"), job_dir / ("f" * 32 + ".taken"), job_dir / "notes.taken"
+    for path in (old, fresh, other):
+        path.write_text("{}")
+    now = time.time()
+    os.utime(str(old), (now - probe_job.TAKEN_KEEP_S - 1,) * 2)
+    os.utime(str(other), (now - probe_job.TAKEN_KEEP_S - 1,) * 2)
+    probe_job.start_detached(str(job_dir), "e" * 32, lambda work_dir: {"done": True})
+    assert probe_job.wait_for_job(str(job_dir), "e" * 32, 10) == ("finished", {"done": True})
+    assert sorted(os.listdir(str(job_dir))) == sorted(["e" * 32 + ".taken", fresh.name, other.name])
 
 
 def test_a_wait_returns_when_its_time_is_up_and_the_job_goes_on(tmp_path):
