@@ -20,7 +20,7 @@ import sys
 import time
 
 MODES = ("once", "always")
-LATE_S = 70
+LATE_S = 80  # past 75 s: the deadline of a wait at the default 15 s progress interval (15 + 60)
 WAIT_MODULE = b"probe_wait"
 LATE_MARKER = "late.done"
 
