@@ -76,7 +76,7 @@ def alias_inventory(fleet, hosts: int, wedged: list, late: int, work: str) -> st
 
 def start_load(count: int) -> list:
     return [subprocess.Popen([sys.executable, "-c", SPIN], stdin=subprocess.DEVNULL,  # pylint: disable=consider-using-with
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(count)]
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for unused in range(count)]
 
 
 def stop_load(spinners: list) -> None:
