@@ -47,7 +47,11 @@ options:
   python:
     description:
       - Interpreter on the target host that runs the probe, for example the Python that has torch.
-      - Defaults to the interpreter that Ansible uses for modules on that host.
+      - When unset, the host's first probe of the playbook run looks for one (as M(gpufleet.validation.find_python)
+        does, candidates O(python_candidates) first, and an earlier run's proof reused while nothing it depends on
+        changed): the interpreter with torch built for CUDA and nvidia-ml-py, else the one with the most of them, else
+        the interpreter Ansible uses; the host's later probes use the same, and the choice is stored in the host's
+        C(inputs.json) and shown in its dossier (docs/python-discovery.md).
     type: str
   timeout:
     description:
