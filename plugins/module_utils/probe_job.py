@@ -11,8 +11,9 @@ In the job directory (mode 0700) a job ``J`` has:
   J.pid     the runner's pid and start time, written by the runner before it does anything else, removed when it ends
   J.json    the result, written atomically (temporary name, then rename) when the runner is done
   J.work/   the runner's work directory (the unpacked probe, its files), removed when it ends
-  J.taken   the result once a wait returned it: a wait asked again after one the controller gave up on (a slow answer,
-            docs/connections.md) still finds it; removed by a later job's start once TAKEN_KEEP_S old
+  J.taken   the result once probe_wait returned it: a wait asked again after one the controller gave up on (a slow
+            answer, docs/connections.md) still finds it; removed by a later job's start once TAKEN_KEEP_S old (a
+            result the start's own first wait returned is removed at once)
 """
 from __future__ import annotations
 
@@ -152,14 +153,18 @@ def _become_runner(pid_path, result_path, work_dir, run):
             pass
 
 
-def job_state(job_dir, job_id):
-    """("finished", result) with the result file moved to its taken name, ("running", None), or ("lost", why)."""
+def job_state(job_dir, job_id, keep_taken=True):
+    """("finished", result) with the result file moved to its taken name (removed instead where not keep_taken: no
+    later wait can ask), ("running", None), or ("lost", why)."""
     pid_path, result_path, unused_work_dir = job_paths(job_dir, job_id)
     taken = taken_path(job_dir, job_id)
     for unused_attempt in range(2):  # the runner may finish between reading its pid file and its result
         text = _read_private(result_path)
         if text is not None:
-            os.replace(result_path, taken)
+            if keep_taken:
+                os.replace(result_path, taken)
+            else:
+                os.unlink(result_path)
             return "finished", json.loads(text)
         text = _read_private(taken)
         if text is not None:  # returned to a wait the controller gave up on: this one asks again
@@ -174,22 +179,23 @@ def job_state(job_dir, job_id):
                     "its job directory %s was cleaned)" % (job_id, job_dir))
 
 
-def wait_for_job(job_dir, job_id, wait_s):
+def wait_for_job(job_dir, job_id, wait_s, keep_taken=True):
     """Block until the job ends or ``wait_s`` passes; job_state's answer at that point."""
     deadline = time.monotonic() + max(0.0, wait_s)
     while True:
-        state, detail = job_state(job_dir, job_id)
+        state, detail = job_state(job_dir, job_id, keep_taken)
         if state != "running" or time.monotonic() >= deadline:
             return state, detail
         time.sleep(WAIT_STEP_S)
 
 
-def wait_answer(job_dir, job_id, wait_s):
+def wait_answer(job_dir, job_id, wait_s, keep_taken=True):
     """What a module that waited for the job answers (probe_wait, and the probe module's first wait): {"finished":
     False}, {"finished": True, "result": the job's result}, or {"failed": True, "finished": True, "msg": why} when the
-    job cannot be read or its runner is gone without a result."""
+    job cannot be read or its runner is gone without a result. keep_taken: False for the start's own first wait, which
+    no later wait repeats (a start given up on is not asked again)."""
     try:
-        state, detail = wait_for_job(job_dir, job_id, wait_s)
+        state, detail = wait_for_job(job_dir, job_id, wait_s, keep_taken)
     except (OSError, ValueError) as exc:
         return {"failed": True, "finished": True, "msg": "could not read the probe's job: %s" % exc}
     if state == "lost":

@@ -49,7 +49,7 @@ options:
       - Interpreter on the target host that runs the probe, for example the Python that has torch.
       - When unset, the host's first probe of the playbook run looks for one (as M(gpufleet.validation.find_python)
         does, candidates O(python_candidates) first, and an earlier run's proof reused while nothing it depends on
-        changed): the interpreter with torch built for CUDA and nvidia-ml-py, else the one with the most of them, else
+        changed), which is the interpreter with torch built for CUDA and nvidia-ml-py, else the one with the most of them, else
         the interpreter Ansible uses; the host's later probes use the same, and the choice is stored in the host's
         C(inputs.json) and shown in its dossier (docs/python-discovery.md).
     type: str
@@ -266,7 +266,7 @@ def run_module(module):
     wait_s = min(max(module.params["first_wait"] or 0.0, 0.0), MAX_FIRST_WAIT_S)
     if wait_s <= 0:
         module.exit_json(finished=False, **started)
-    answer = wait_answer(job_dir, job_id, wait_s)
+    answer = wait_answer(job_dir, job_id, wait_s, keep_taken=False)
     if answer.pop("failed", False):
         module.fail_json(**dict(started, **answer))
     module.exit_json(**dict(started, **answer))
