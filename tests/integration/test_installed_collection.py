@@ -30,6 +30,8 @@ REFUSED = "problem(s) in the run's inputs, so nothing was run"
 # The installed collection's bound: ~4 MB today (docs/packaging.md), room for the precision probe's shipped tensors
 # (a few MB under probes/). The recorded example runs made it 59 MB.
 INSTALLED_BYTES_AT_MOST = 12 * 1000 * 1000
+# The tarball: 5.2 MB on 2026-12-06, 4.4 MB of it the precision probe's safetensors slice, which compresses little.
+TARBALL_BYTES_AT_MOST = 6 * 1000 * 1000
 
 
 def clean_env(home, **extra):
@@ -97,6 +99,19 @@ def test_the_built_collection_leaves_the_recorded_runs_in_the_repository(install
     assert recorded == [], recorded[:10]
     assert not os.path.lexists(collection / "docs" / "examples")
     assert (collection / "docs" / "packaging.md").is_file()  # the rest of docs/ still ships
+
+
+def test_the_built_collection_holds_what_an_installed_user_runs_and_nothing_else(installed):
+    """Issue 46: the tarball was 5.8 MB of 949 files, 366 of them tests/, benchmarks/ and tools/ (and 89 changelog
+    fragments) that no user of the installed collection runs."""
+    work, _home, _path, collection, _output = installed
+    with tarfile.open(work / "dist" / TARBALL) as tarball:
+        names = tarball.getnames()
+    left_out = ("tests", "benchmarks", "tools", "changelogs/fragments")
+    shipped = [name for name in names if any(name == top or name.startswith(top + "/") for top in left_out)]
+    assert shipped == [], shipped[:10]
+    assert not any(os.path.lexists(collection / top) for top in left_out)
+    assert os.path.getsize(work / "dist" / TARBALL) <= TARBALL_BYTES_AT_MOST, os.path.getsize(work / "dist" / TARBALL)
 
 
 def test_the_installed_collection_takes_a_few_megabytes(installed):
