@@ -361,8 +361,10 @@ def _why_no_gpu(envelopes: Mapping[str, Any], first: str = "") -> str:
     return "; ".join(reasons[:2]) if reasons else "no probe measured a GPU (every GPU check was skipped)"
 
 
-NO_GPU_REMEDY = ("Nothing to repair on this host: point the collection at GPU hosts. If it should have a GPU, seat it (bare "
-                 "metal) or pass it through to this virtual machine.")
+NO_GPU_ACTION = "check_inventory"
+NO_GPU_REMEDY = ("This host is not a GPU host, so nothing here was validated and nothing needs repair: take it out of the "
+                 "inventory of GPU hosts. If it should have a GPU, seat it (bare metal) or pass it through to this virtual "
+                 "machine.")
 
 
 def gpu_measured_check(host: str, checks: List[Check], envelopes: Mapping[str, Any], expected: Optional[int],
@@ -381,8 +383,8 @@ def gpu_measured_check(host: str, checks: List[Check], envelopes: Mapping[str, A
                            reference_source=expected_source, threshold=">= 1 GPU measured")
     if expected == 0:
         check = _host_check("host.gpu_measured", host, "", "warn", "%s, so nothing here was validated as a GPU host" % expected_source,
-                            value=0, unit="GPUs", reference=0, reference_source=expected_source, threshold=">= 1 GPU measured")
-        check.remedy = NO_GPU_REMEDY
+                            value=0, unit="GPUs", reference_source=expected_source, threshold=">= 1 GPU measured")
+        check.action, check.remedy = NO_GPU_ACTION, NO_GPU_REMEDY
         return check
     return _host_check("host.gpu_measured", host, "", "warn", "no GPU was measured on this host and nothing says it should have one, "
                        "so it was not validated as a GPU host: %s" % why, value=0, unit="GPUs", threshold=">= 1 GPU measured")

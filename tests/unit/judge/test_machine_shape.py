@@ -309,7 +309,11 @@ def test_a_cpu_machine_says_one_thing_about_its_gpus(tmp_path):
     assert status.status == "skip" and "none is expected: no NVIDIA GPU on this virtual machine's PCI bus" in status.reason
     assert "no GPU expected" not in status.reason
     action = host_action(verdict, TEXTS)
-    assert "nvidia-ml-py" not in action["remedy"] and "point the collection at GPU hosts" in action["remedy"]
+    assert "nvidia-ml-py" not in action["remedy"] and "take it out of the inventory of GPU hosts" in action["remedy"]
+    # Issue 46: the first "What to do" row read action "fix config", remedy "Nothing to repair on this host", evidence
+    # "0 GPUs vs 0 GPUs": a machine that is no GPU host says so, and what to do is to check the inventory
+    assert action["action"] == "check the inventory" and "nothing needs repair" in action["remedy"], action
+    assert measured.action == "check_inventory" and measured.value == 0 and measured.reference is None
 
 
 def test_a_probe_missing_a_package_is_fixed_not_re_run(tmp_path):
