@@ -48,7 +48,7 @@ options:
     description:
       - Interpreter on the target host that runs the probe, for example the Python that has torch.
       - When unset, the host's first probe of the playbook run looks for one (as M(gpufleet.validation.find_python)
-        does, candidates O(python_candidates) first, and an earlier run's proof reused while nothing it depends on
+        does, the candidates of C(gpufleet_python_candidates) first, and an earlier run's proof reused while nothing it depends on
         changed), which is the interpreter with torch built for CUDA and nvidia-ml-py, else the one with the most of them, else
         the interpreter Ansible uses; the host's later probes use the same, and the choice is stored in the host's
         C(inputs.json) and shown in its dossier (docs/python-discovery.md).
