@@ -60,17 +60,9 @@ def make_interpreter(folder, fault: str, python: str | None = None) -> str:
     """Write <folder>/<fault>, an executable whose shebang runs this file with ``python`` (default: this Python)."""
     if fault not in FAULTS:
         raise ValueError("unknown fault %r (known: %s)" % (fault, ", ".join(FAULTS)))
-    folder = os.path.abspath(str(folder))
-    words = [python or sys.executable, os.path.abspath(__file__)]
-    shebang = "#!" + " ".join(words)
-    if len(shebang) > 250 or any(char.isspace() for word in words for char in word):
-        raise ValueError("the interpreter line %r is too long for the kernel or has white space in a path" % shebang)
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, fault)
-    with open(path, "w") as handle:
-        handle.write(shebang + "\n")
-    os.chmod(path, 0o755)
-    return path
+    # imported here: the host runs this file as a script, where it is no package's module
+    from .interpreter_file import write_interpreter  # pylint: disable=import-outside-toplevel
+    return write_interpreter(folder, fault, __file__, python)
 
 
 def missing_interpreter(folder) -> str:

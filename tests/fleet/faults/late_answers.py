@@ -29,17 +29,9 @@ def make_interpreter(folder, mode: str) -> str:
     """Write <folder>/<mode>, an executable whose shebang runs this file with this Python."""
     if mode not in MODES:
         raise ValueError("unknown mode %r (known: %s)" % (mode, ", ".join(MODES)))
-    folder = os.path.abspath(str(folder))
-    words = [sys.executable, os.path.abspath(__file__)]
-    shebang = "#!" + " ".join(words)
-    if len(shebang) > 250 or any(char.isspace() for word in words for char in word):
-        raise ValueError("the interpreter line %r is too long for the kernel or has white space in a path" % shebang)
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, mode)
-    with open(path, "w") as handle:
-        handle.write(shebang + "\n")
-    os.chmod(path, 0o755)
-    return path
+    # imported here: the host runs this file as a script, where it is no package's module
+    from .interpreter_file import write_interpreter  # pylint: disable=import-outside-toplevel
+    return write_interpreter(folder, mode, __file__)
 
 
 def late_waits(folder: str) -> int:
