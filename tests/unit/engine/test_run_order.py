@@ -3,7 +3,6 @@
 The red team's row: the controller's clock a day behind for one run (its run id says yesterday) with a swapped GPU:
 that run had no previous run, the swap was not seen, it passed, and latest moved to it. Judged the way the report
 judges (open_run, load_run, judge_run) on the rig's recorded 1-GPU H200 health result."""
-import json
 import os
 
 import pytest
@@ -20,8 +19,6 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_orde
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-RECORDED = os.path.join(ROOT, "docs", "examples", "h200x1", "issue35", "cuts", "20261204T121144Z-595230", "localhost")
 TODAY, YESTERDAY = "20261206T010000Z-000001", "20261205T011500Z-000002"
 SWAPPED_UUID = "GPU-00000000-1111-2222-3333-444444444444"
 
@@ -30,28 +27,13 @@ def _open(results, run_id, resume=False):
     return open_run(str(results), run_id, playbook_writer(resume, "health", in_main_process=True))
 
 
-def _store(results, run_id, host, uuid=None):
-    folder = results / run_id / host
-    folder.mkdir(parents=True)
-    for name in ("health.json", "inputs.json"):
-        with open(os.path.join(RECORDED, name), encoding="utf-8") as handle:
-            document = json.load(handle)
-        if name == "health.json":
-            document["host"], document["run_id"] = host, run_id
-            if uuid:
-                document["data"]["gpus"][0]["uuid"] = uuid
-        else:
-            document["probes"], document["profile"] = ["health"], "health"
-        (folder / name).write_text(json.dumps(document))
-
-
-def test_a_run_named_yesterday_by_a_clock_behind_still_sees_the_swap_and_becomes_latest(tmp_path):
+def test_a_run_named_yesterday_by_a_clock_behind_still_sees_the_swap_and_becomes_latest(tmp_path, store_recorded_health):
     results = tmp_path / "results"
     _open(results, TODAY)
-    _store(results, TODAY, "node-a")
+    store_recorded_health(results, TODAY, "node-a")
     point_latest_at(str(results), TODAY)
     _open(results, YESTERDAY)  # the controller's clock a day behind: the id says yesterday
-    _store(results, YESTERDAY, "node-a", uuid=SWAPPED_UUID)
+    store_recorded_health(results, YESTERDAY, "node-a", uuid=SWAPPED_UUID)
     judgement = judge_run(load_run(str(results / YESTERDAY), ["node-a"], {}), str(results),
                           {"node-a": {"health.gpu_count": {"params": {"expected": 1}}}}, workers=1)
     assert judgement.previous_run_id == TODAY
