@@ -77,7 +77,7 @@ class ActionModule(ActionBase):
     _supports_async = False
     _job_started = None  # monotonic time the probe's job started on the host, None until then
     _starting = False  # True while the module that starts the job runs
-    _unanswered = UnansweredWaits()  # this probe's waits that passed their deadline on a connection that lived
+    _unanswered = None  # UnansweredWaits of the probe being waited for, set when its job starts (_run_on_host)
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
