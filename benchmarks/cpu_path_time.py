@@ -1,6 +1,6 @@
 """Benchmark: how long the measurement probes' CPU path takes on this machine (what CI runs), against its target.
 
-    .venv/bin/python benchmarks/cpu_path_time.py [--probes gemm membw hostbw]
+    .venv-test/bin/python benchmarks/cpu_path_time.py [--probes gemm membw hostbw]
 
 Runs each probe as the engine does (`python <probe>.py --out FILE`, default parameters) and prints a table: the wall
 time the envelope records, the target, and for gemm the slowest dtype's share (the CPU's bf16 has no hardware support

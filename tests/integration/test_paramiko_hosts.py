@@ -37,7 +37,7 @@ REPORT_FILES = ("fleet.json", "index.html", "index.md", "junit.xml", "gpufleet.p
 def _needs_paramiko():
     """requirements-dev.txt installs paramiko, so its absence is a broken test environment, not a reason to skip."""
     if importlib.util.find_spec("paramiko") is None:
-        pytest.fail("paramiko is not installed on this controller: .venv/bin/python -m pip install -r "
+        pytest.fail("paramiko is not installed on this controller: .venv-test/bin/python -m pip install -r "
                     "requirements-paramiko.txt (requirements-dev.txt includes it)", pytrace=False)
 
 

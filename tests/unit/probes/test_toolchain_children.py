@@ -6,7 +6,7 @@ from probelib.toolchain.children import (DEVICES_CHILD, LIBRARIES_CHILD, cuda_de
                                          torch_state)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PYTHON = os.path.join(ROOT, ".venv-test", "bin", "python")
 PYTHON = VENV_PYTHON if os.path.exists(VENV_PYTHON) else sys.executable
 
 
