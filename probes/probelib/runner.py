@@ -167,6 +167,14 @@ def missing_requirement(modules: Sequence[str]) -> Optional[str]:
     return None
 
 
+def _no_gpu_first(missing: str) -> str:
+    """On a host without NVIDIA GPUs, that comes before a missing module: no Python would give the probe a GPU."""
+    from probelib.measure.host_gpus import nothing_to_measure
+
+    nothing = nothing_to_measure()
+    return "%s; besides, %s" % (nothing, missing) if nothing else missing
+
+
 def watched(collect: Callable[[Dict[str, Any]], ProbeResult], params: Dict[str, Any]) -> ProbeResult:
     """collect(params) while the GPUs' other compute processes are listed (probelib/measure/foreign_processes.py); the
     record goes into the result's data whatever collect returns or raises."""
@@ -215,6 +223,8 @@ def main(probe: str, description: str, collect: Callable[[Dict[str, Any]], Probe
             raise ParameterError(spec_problem)
         params = read_params(args.params, spec, args.params_json)
         missing = missing_requirement(requires)
+        if missing and measures_gpus:
+            missing = _no_gpu_first(missing)
         if missing:
             result = ProbeResult("unavailable", {}, missing)
         else:

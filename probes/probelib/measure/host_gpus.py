@@ -86,3 +86,13 @@ def read_host_gpus(proc_root: str = "/proc", sys_root: str = "/sys",
         if count:
             return HostGpus(count=count, source=source, evidence=evidence, kernel_module_loaded=loaded)
     return HostGpus(count=0, source="none", evidence=evidence, kernel_module_loaded=loaded)
+
+
+def nothing_to_measure(proc_root: str = "/proc", sys_root: str = "/sys",
+                       nvml_importer: Optional[Callable[[], Any]] = None) -> Optional[str]:
+    """Why a GPU probe has nothing to measure on a host with no NVIDIA GPU by any source (with what each source said),
+    or None when the host has one."""
+    host = read_host_gpus(proc_root, sys_root, nvml_importer)
+    if host.count:
+        return None
+    return "nothing to measure: this host has no NVIDIA GPU (%s)" % host.evidence

@@ -1,7 +1,7 @@
 """host_gpus: how many NVIDIA GPUs the host has, from NVML, /proc/driver/nvidia and the PCI bus, on fake trees."""
 import fake_pynvml
 from host_roots import host_reader, host_roots, no_nvml
-from probelib.measure.host_gpus import HostGpus, nvml_count, pci_count, proc_count, read_host_gpus
+from probelib.measure.host_gpus import HostGpus, nothing_to_measure, nvml_count, pci_count, proc_count, read_host_gpus
 
 
 def test_nvml_decides_when_it_counts_gpus_and_is_always_shut_down(tmp_path):
@@ -43,3 +43,19 @@ def test_missing_roots_are_evidence_not_errors(tmp_path):
     host = read_host_gpus(str(tmp_path / "no-proc"), str(tmp_path / "no-sys"), nvml_importer=no_nvml)
     assert (host.count, host.source, host.kernel_module_loaded) == (0, "none", False)
     assert host.evidence.count("not readable") == 2
+
+
+def test_nothing_to_measure_names_every_source_on_a_host_without_nvidia_gpus(tmp_path):
+    proc_root, sys_root = host_roots(tmp_path, gpus=0, module_loaded=False)
+    said = nothing_to_measure(proc_root, sys_root, nvml_importer=no_nvml)
+    assert said.startswith("nothing to measure: this host has no NVIDIA GPU (")
+    assert "PCI: 0 NVIDIA GPU(s)" in said and "nvidia-ml-py is not installed" in said
+
+
+def test_a_gpu_the_driver_cannot_see_is_something_to_measure(tmp_path):
+    (tmp_path / "a").mkdir()
+    proc_root, sys_root = host_roots(tmp_path / "a", gpus=1, module_loaded=False)
+    assert nothing_to_measure(proc_root, sys_root, nvml_importer=no_nvml) is None
+    (tmp_path / "b").mkdir()
+    proc_root, sys_root = host_roots(tmp_path / "b", gpus=2)
+    assert nothing_to_measure(proc_root, sys_root, nvml_importer=no_nvml) is None

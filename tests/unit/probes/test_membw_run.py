@@ -1,5 +1,6 @@
 """Runs the membw probe for real on this machine (the CPU path) and checks its data against the schema;
 then drives one device's run in-process to cover the GPU-shaped fields, a failing size and a failing device."""
+import os
 import subprocess
 import sys
 import time
@@ -9,8 +10,9 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import membw
-from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_path, run_probe
+from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_path, run_probe, shadow_module
 from probelib import device_outcome
+from probelib.measure.host_gpus import nothing_to_measure
 from probelib.membw import device_run
 from probelib.membw.device_run import DeviceRun
 from probelib.membw.plan import MIB, resolve_plan
@@ -201,3 +203,16 @@ def test_cuda_requested_without_a_gpu_is_unavailable(tmp_path):
     _validator().validate(envelope["data"])
     assert envelope["status"] == "unavailable" and "no CUDA GPU" in envelope["reason"]
     assert envelope["data"]["devices"] == []
+
+
+def test_without_torch_a_host_without_gpus_says_there_is_nothing_to_measure(tmp_path):
+    """Issue 46: a machine without GPUs read 'torch is not importable ...; set gpufleet_python to a Python that has
+    it' for every GPU probe, as if another Python would give them something to measure."""
+    envelope = run_probe(tmp_path, "membw", env=dict(os.environ, PYTHONPATH=shadow_module(tmp_path)))
+    assert envelope["status"] == "unavailable"
+    nothing = nothing_to_measure()
+    if nothing is None:  # the rig: a GPU host without torch needs torch
+        assert envelope["reason"].startswith("torch is not importable by ")
+    else:
+        assert envelope["reason"].startswith(nothing + "; besides, torch is not importable by "), envelope["reason"]
+        assert "PCI: 0 NVIDIA GPU(s)" in envelope["reason"] or "/sys/bus/pci/devices: not readable" in envelope["reason"]
