@@ -361,6 +361,7 @@ def _why_no_gpu(envelopes: Mapping[str, Any], first: str = "") -> str:
     return "; ".join(reasons[:2]) if reasons else "no probe measured a GPU (every GPU check was skipped)"
 
 
+GPU_MEASURED_CHECK_ID = "host.gpu_measured"
 NO_GPU_ACTION = "check_inventory"
 NO_GPU_REMEDY = ("This host is not a GPU host, so nothing here was validated and nothing needs repair: take it out of the "
                  "inventory of GPU hosts. If it should have a GPU, seat it (bare metal) or pass it through to this virtual "
@@ -378,15 +379,15 @@ def gpu_measured_check(host: str, checks: List[Check], envelopes: Mapping[str, A
         return None
     why = _why_no_gpu(envelopes, first)
     if expected:
-        return _host_check("host.gpu_measured", host, "", "fail", "no GPU was measured although this host should have %d (%s): %s"
+        return _host_check(GPU_MEASURED_CHECK_ID, host, "", "fail", "no GPU was measured although this host should have %d (%s): %s"
                            % (expected, expected_source, why), value=0, unit="GPUs", reference=expected,
                            reference_source=expected_source, threshold=">= 1 GPU measured")
     if expected == 0:
-        check = _host_check("host.gpu_measured", host, "", "warn", "%s, so nothing here was validated as a GPU host" % expected_source,
+        check = _host_check(GPU_MEASURED_CHECK_ID, host, "", "warn", "%s, so nothing here was validated as a GPU host" % expected_source,
                             value=0, unit="GPUs", reference_source=expected_source, threshold=">= 1 GPU measured")
         check.action, check.remedy = NO_GPU_ACTION, NO_GPU_REMEDY
         return check
-    return _host_check("host.gpu_measured", host, "", "warn", "no GPU was measured on this host and nothing says it should have one, "
+    return _host_check(GPU_MEASURED_CHECK_ID, host, "", "warn", "no GPU was measured on this host and nothing says it should have one, "
                        "so it was not validated as a GPU host: %s" % why, value=0, unit="GPUs", threshold=">= 1 GPU measured")
 
 
@@ -417,6 +418,9 @@ def _verdict(host: str, checks: List[Check], sku: Optional[str], sku_reason: str
                               "validated%s" % ((" (" + skipped + ")") if skipped else ""))
         checks = [nothing] + checks
         reasons = ["%s: %s" % (nothing.id, nothing.reason)]
+    if promised is not None:
+        promised.facts.not_a_gpu_host = next((check for check in checks if check.id == GPU_MEASURED_CHECK_ID
+                                              and check.action == NO_GPU_ACTION), None)
     proofs = prove_all(promised.promises, checks, promised.rules, promised.facts) if promised is not None else []
     unproven = [proof for proof in proofs if proof.state == "not_proven"]
     # results that may be another host's prove nothing about this one

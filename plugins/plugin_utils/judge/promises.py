@@ -45,6 +45,9 @@ class HostFacts:
     baseline: Optional[Mapping[str, Any]] = None
     # {probe: {"status": ..., "reason": ...}} of the results the host left in this run
     outcomes: Optional[Mapping[str, Any]] = None
+    # the check that says this host is no GPU host at all (host.gpu_measured, action check_inventory): every headline
+    # its checks and results leave unproven follows from it
+    not_a_gpu_host: Optional[Check] = None
 
 
 def _not_applicable(promise: Promise, facts: HostFacts, own: Sequence[Check]) -> str:
@@ -119,6 +122,14 @@ def prove(promise: Promise, checks: Sequence[Check], rules: Mapping[str, Mapping
     problem = _rule_problem(promise, rules.get(promise.rule))
     if problem is not None:
         return problem
+    proof = _proof_from_checks(promise, checks, own, facts)
+    root = facts.not_a_gpu_host
+    if proof.state == "not_proven" and root is not None and not proof.root:
+        proof.root, proof.fix = root.id, _see_root(root.id)
+    return proof
+
+
+def _proof_from_checks(promise: Promise, checks: Sequence[Check], own: Sequence[Check], facts: HostFacts) -> Proof:
     if not own:
         return _absent(promise, facts)
     by_id = {check.id: check for check in checks}

@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import host_action, verdict_view  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import CheckTexts  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import host_promises  # noqa: E402
 
 from helpers import baselines, checks_of, health_ok, judge_fleet, one, rules  # noqa: E402
 from test_verdict_matrix import H200X1, NO_DRIVER, cpu_only, run  # noqa: E402
@@ -314,6 +315,30 @@ def test_a_cpu_machine_says_one_thing_about_its_gpus(tmp_path):
     # "0 GPUs vs 0 GPUs": a machine that is no GPU host says so, and what to do is to check the inventory
     assert action["action"] == "check the inventory" and "nothing needs repair" in action["remedy"], action
     assert measured.action == "check_inventory" and measured.value == 0 and measured.reference is None
+
+
+def test_on_a_machine_without_gpus_every_unproven_headline_follows_from_it(tmp_path):
+    """Issue 46: acceptance on a machine without GPUs and without torch opened with "CUDA initialises: not proven: the
+    health probe ended unavailable", action "fix config", and listed each probe's missing torch as a cause of its own;
+    the host's one finding is that it is no GPU host."""
+    envelopes = cpu_only(run(H200X1))
+    envelopes["health"]["data"]["machine"] = machine_section(tmp_path, [], {"unavailable": "NVML is not usable: " + NO_DRIVER},
+                                                             hypervisor=True)
+    envelopes["membw"] = {"status": "unavailable", "probe": "membw", "data": {}, "reason": (
+        "nothing to measure: this host has no NVIDIA GPU (PCI: 0 NVIDIA GPU(s)); besides, torch is not importable by "
+        "/srv/.venv/bin/python (ModuleNotFoundError: No module named 'torch'); set gpufleet_python to a Python that has it")}
+    hosts = {"host": {"envelopes": envelopes, "reached": True, "reason": "", "groups": [], "rule_overrides": {},
+                      "promises": host_promises(["health", "membw"])}}
+    verdict = judge_fleet("shape", hosts, baselines(), rules()).hosts["host"]
+    assert verdict.verdict == "not_validated" and blocks_gate(verdict)
+    assert verdict.reasons[0].startswith("host.gpu_measured: no NVIDIA GPU on this virtual machine's PCI bus"), verdict.reasons
+    unproven = [proof for proof in verdict.proofs if proof.state == "not_proven"]
+    assert {proof.check for proof in unproven} >= {"health.gpu_count", "membw.bandwidth"}
+    assert all(proof.root == "host.gpu_measured" for proof in unproven), [(p.check, p.root) for p in unproven]
+    assert verdict.reasons[1].endswith("each follows from host.gpu_measured, the root cause above"), verdict.reasons
+    assert len(verdict.reasons) == 2, verdict.reasons
+    action = host_action(verdict, TEXTS)
+    assert action["action"] == "check the inventory" and action["check"] == "host.gpu_measured", action
 
 
 def test_a_probe_missing_a_package_is_fixed_not_re_run(tmp_path):

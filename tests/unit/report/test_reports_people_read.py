@@ -215,3 +215,17 @@ def test_the_dossier_says_what_the_pass_proves_and_what_one_gpu_is_not_promised(
     (line,) = [line for line in top.splitlines() if line.startswith("Not promised on this host: ")]
     assert line.count("measured between GPUs: this host has 1 GPU") == 1, line
     assert "Refused by the gate" not in top
+
+
+def test_the_machine_cell_says_a_missing_drivers_reason_once():
+    """Issue 46: a host without a driver read the same long reason twice in its machine cell, as model and as driver."""
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.machine_facts import index_columns
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "health_h200x2_unavailable_without_pynvml.json")
+    with open(path, encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)["data"]
+    columns = index_columns(data)
+    assert "nvidia-ml-py is not installed" in columns["gpus"]
+    assert columns["driver"] == "unavailable for the same reason"
+    data["software"]["driver_version"] = {"unavailable": "the driver's version file is unreadable"}
+    assert index_columns(data)["driver"] == "the driver's version file is unreadable"

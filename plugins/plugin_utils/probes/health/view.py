@@ -295,8 +295,10 @@ def fleet_columns(data: Any) -> Dict[str, str]:
         why = dig(data, "cuda_init", "reason")
         why = dig(data, "cuda_init", "error") if why is MISSING else why
         cuda_text += ": " + format_value("reason", why) if why not in (MISSING, None, "") else ""
-    return {"gpus": gpu_text, "driver": driver.text if not driver.note else driver.note,
-            "cuda_init": cuda_text, "cuda_flag": cuda["flag"]}
+    driver_text = driver.text if not driver.note else driver.note
+    if driver.note and driver_text == gpu_text:  # one missing driver explains both: its words once per cell
+        driver_text = "unavailable for the same reason"
+    return {"gpus": gpu_text, "driver": driver_text, "cuda_init": cuda_text, "cuda_flag": cuda["flag"]}
 
 
 SECTION = ProbeSection(health_view, "sections/health.html.j2", "sections/health.md.j2")
