@@ -218,11 +218,22 @@ def check_rows_html(rows: Sequence[Mapping[str, Any]]) -> BuiltHtml:
     for c in rows:
         flagged = ' class="f-%s"' % _html(c["flag"]) if c["flag"] in ("bad", "warn") else ""
         lines.append('<tr%s><td>%s</td><td>%s<span class="note"><code>%s</code></span></td><td>%s</td>\n'
-                     '<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n'
+                     '<td>%s</td><td>%s</td></tr>\n'
                      % (flagged, _verdict_html(c["status"], c["flag"]), _html(c["title"]), _html(c["id"]), _html(c["gpu"]),
-                        _long_html(c["value"], c["long"]), _long_html(c["reference"], c["reference_long"]),
-                        _html(c["reference_source"]), _html(c["threshold"]), _html(c["reason"])))
+                        evidence_html(c), _html(c["reason"])))
     return BuiltHtml("".join(lines))
+
+
+def evidence_html(c: Mapping[str, Any]) -> BuiltHtml:
+    """A check's value, its reference, threshold and the reference's source in one cell, as the "What to do" table's
+    evidence shows them: the source and threshold as notes under the numbers, so the "why" keeps its room at 1280 px."""
+    text = _long_html(c["value"], c["long"])
+    if c["reference"] != "—":
+        text += " vs %s" % _long_html(c["reference"], c["reference_long"])
+    for note in (c["threshold"], c["reference_source"]):
+        if note != "—":
+            text += '<span class="note">%s</span>' % _html(note)
+    return BuiltHtml(text)
 
 
 def change_rows_html(rows: Sequence[Mapping[str, Any]]) -> BuiltHtml:
@@ -292,7 +303,7 @@ def _environment(markdown: bool) -> Environment:
         return environment
     environment = Environment(autoescape=select_autoescape(["html", "j2"]), finalize=_html_finalize, **common)
     environment.globals.update(measurement_rows=measurement_rows_html, check_rows=check_rows_html, cell_html=cell_html,
-                               change_rows=change_rows_html, reason=reason_html)
+                               change_rows=change_rows_html, reason=reason_html, evidence=evidence_html)
     return environment
 
 

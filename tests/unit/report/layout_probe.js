@@ -170,6 +170,15 @@
       found.hostsTables.push({scrollWidth: table.scrollWidth, clientWidth: table.clientWidth,
                               columns: table.rows.length ? table.rows[0].cells.length : 0, scrollingCells: scrolling});
     });
+    // A dossier's check tables: as wide as they lay out against the room they have (wider scrolls inside the box, and
+    // the last column, the "why", is then out of sight).
+    found.checksTables = [];
+    document.querySelectorAll("table.checks").forEach(function (table) {
+      found.checksTables.push({scrollWidth: table.scrollWidth, clientWidth: table.clientWidth, where: describe(table),
+                               columns: table.rows.length ? table.rows[0].cells.length : 0,
+                               widths: table.rows.length ? Array.prototype.map.call(table.rows[0].cells, function (cell) {
+                                 return cell.textContent + " " + Math.round(cell.getBoundingClientRect().width); }) : []});
+    });
     // Every plot: drawn at a non-zero size, and its children cover a non-zero area.
     document.querySelectorAll("svg").forEach(function (svg, index) {
       var box = svg.getBoundingClientRect(), left = Infinity, top = Infinity, right = -Infinity, bottom = -Infinity, drawn = 0;

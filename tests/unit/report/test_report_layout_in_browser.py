@@ -73,6 +73,17 @@ def test_the_hosts_table_fits_a_1280_px_window_and_no_cell_scrolls(opened, key):
     assert table["scrollingCells"] == 0 and table["columns"] <= 3 + 5 + 2, table
 
 
+@pytest.mark.parametrize("key", [key for key in PAGES if key[1] == "dossier" and key[2] == 1280],
+                         ids=[i for i in IDS if "-dossier-1280" in i])
+def test_the_dossiers_check_tables_fit_a_1280_px_window(opened, key):
+    """Issue 46: "Other checks" at 1280 px hid its "why" column behind a sideways scroll at the bottom of a 40-row
+    table, beside a nearly empty "reference from" column."""
+    tables = opened[0][key]["found"]["checksTables"]
+    assert tables, "no table.checks in the %s dossier: the selector no longer matches it" % key[0]
+    wide = [table for table in tables if table["scrollWidth"] > table["clientWidth"] + 1]
+    assert wide == [], [(table["where"], table["scrollWidth"], table["widths"]) for table in wide]
+
+
 @pytest.mark.parametrize("key", [key for key in PAGES if key[1] == "dossier"], ids=[i for i in IDS if "-dossier-" in i])
 def test_every_plot_is_drawn(opened, key):
     found = opened[0][key]["found"]
