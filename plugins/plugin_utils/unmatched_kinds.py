@@ -20,11 +20,10 @@ RUN_WARNING = "run_warning"
 UNMATCHED_KINDS = (MATCHED_NOTHING, NOT_RUN_BY_PROFILE, NOT_MEASURED, RUN_WARNING)
 
 
-@dataclass(frozen=True)
+@dataclass
 class RunReach:
-    """What a run ran: its profile(s), their probes (None: a profile of the inventory's own, or none recorded), and the
-    probes that ran but measured on no host, with the statuses they ended with."""
-    profile: str = ""
+    """What a run ran: its profile's probes (None: a profile of the inventory's own, or none recorded), and the probes
+    that ran but measured on no host, with the statuses they ended with."""
     probes: Optional[Tuple[str, ...]] = None
     unmeasured: Dict[str, str] = field(default_factory=dict)
 
@@ -56,10 +55,8 @@ def unmeasured_probes(run: Any) -> Dict[str, str]:
 
 def run_reach(run: Any) -> RunReach:
     """The run's RunReach from its stored hosts; a run not given (None) ran no profile known here."""
-    if run is None:
-        return RunReach()
-    profile, probes = run_profile(run)
-    return RunReach(profile, tuple(probes) if probes is not None else None, unmeasured_probes(run))
+    probes = run_profile(run)[1]
+    return RunReach(tuple(probes) if probes is not None else None, unmeasured_probes(run))
 
 
 def unmatched_kind(check: Check, profile_probes_run: Optional[Sequence[str]], unmeasured: Mapping[str, str]) -> str:
