@@ -14,11 +14,13 @@ from .control_chars import INVISIBLE_CHARACTERS, escape_control
 from .number_format import format_quantity
 from .result_fields import iso_seconds
 from .store.paths import DOSSIER_HTML_FILE, DOSSIER_MD_FILE, INDEX_HTML_FILE, INDEX_MD_FILE, JUNIT_FILE, PROMETHEUS_FILE, host_dir_name
+from .unmatched_kinds import MATCHED_NOTHING, RUN_WARNING, RunReach, kind_of, of_kind, run_reach
 
 FLEET_SCHEMA_VERSION = "1"
 STATUS_VALUES = {"pass": 0, "warn": 1, "fail": 2, "error": 3, "skip": -1}
 STATUS_SEVERITY = {"skip": 0, "pass": 1, "warn": 2, "fail": 4, "error": 3}
 UNMATCHED_SUITE = "(rules that matched nothing)"
+RUN_WARNINGS_SUITE = "(run warnings)"
 REACHABLE_CASE = "host.reachable"
 VERDICT_CASE = "host.verdict"
 # Characters XML 1.0 cannot hold at all, escaped or not, beside the control characters (written as \xNN before).
@@ -72,6 +74,12 @@ def _host_entry(verdict: HostVerdict, dir_name: str) -> Dict[str, Any]:
     }
 
 
+def _unmatched_entries(judgement: FleetJudgement, reach: RunReach) -> List[Dict[str, Any]]:
+    """Every entry of the judgement's unmatched_rules, each with its kind (unmatched_kinds.py): whether the profile ran
+    its probe, or it is a warning about the run and no rule."""
+    return [dict(json_safe(check.to_dict()), kind=kind_of(check, reach)) for check in judgement.unmatched_rules]
+
+
 def _fleet_json_without_hosts(judgement: FleetJudgement, run_model: Any) -> Dict[str, Any]:
     """fleet.json with "hosts" empty, in the document's key order."""
     counts = counts_by_verdict(judgement)
@@ -87,7 +95,7 @@ def _fleet_json_without_hosts(judgement: FleetJudgement, run_model: Any) -> Dict
                  "gating_hosts": sorted(name for name, verdict in judgement.hosts.items() if blocks_gate(verdict))},
         "hosts_worst_first": [verdict.host for verdict in judgement.hosts_worst_first()],
         "hosts": {},
-        "unmatched_rules": [json_safe(check.to_dict()) for check in judgement.unmatched_rules],
+        "unmatched_rules": _unmatched_entries(judgement, run_reach(run_model)),
         "fleet_statistics": json_safe(judgement.fleet_statistics),
         "setting_minorities": json_safe(judgement.setting_minorities),
         "slow_probes": json_safe(judgement.slow_probes),
@@ -262,13 +270,20 @@ def _set_totals(element: ET.Element, totals: Dict[str, int]) -> None:
 
 
 _SUITE_PLACE = "gpufleet-suites-go-here"
+# The suites after the hosts': (name, classname, the kind of unmatched_rules entry each holds).
+_RUN_SUITES = ((UNMATCHED_SUITE, "gpufleet.rules", MATCHED_NOTHING), (RUN_WARNINGS_SUITE, "gpufleet.run", RUN_WARNING))
 
 
-def junit_chunks(judgement: FleetJudgement, gated: bool = True) -> Iterator[str]:
+def junit_chunks(judgement: FleetJudgement, gated: bool = True, run_model: Any = None) -> Iterator[str]:
     """One <testsuite> per host (hosts by name), one <testcase> per check; totals on every suite and on <testsuites>.
+    Then a suite of the rules that matched nothing although the profile runs their probe, and one of the warnings
+    about the run itself (unmatched_kinds.py): a rule of a probe the profile does not run, or that measured on no host,
+    is no test case.
 
     gated: whether the run enforces its gate (gpufleet_gate): a warn host that the gate refuses
     (blocks_gate) is then a failure, as the play fails on it; otherwise it passes, its reason in system-out.
+    run_model: the stored run, whose hosts' inputs name the profile (None: no profile known, so every rule whose probe
+    gave no data is taken as not run).
 
     Each suite is built and written out as text on its own (the element tree of 10,000 hosts' checks would take
     gigabytes): the same text as indenting and writing the whole tree at once."""
@@ -284,8 +299,11 @@ def junit_chunks(judgement: FleetJudgement, gated: bool = True) -> Iterator[str]
 
     for unused_name, verdict in sorted(judgement.hosts.items()):
         add(lambda holder, verdict=verdict: _host_suite(holder, verdict, gated))
-    if judgement.unmatched_rules:
-        add(lambda holder: _unmatched_suite(holder, judgement.unmatched_rules))
+    reach = run_reach(run_model)
+    for suite_name, classname, kind in _RUN_SUITES:
+        checks = of_kind(judgement.unmatched_rules, reach, kind)
+        if checks:
+            add(lambda holder, name=suite_name, classname=classname, checks=checks: _checks_suite(holder, name, classname, checks))
     root = ET.Element("testsuites", {"name": xml_text("gpufleet.validation run %s" % judgement.run_id)})
     _set_totals(root, grand)
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -300,11 +318,11 @@ def junit_chunks(judgement: FleetJudgement, gated: bool = True) -> Iterator[str]
     yield "\n" + tail + "\n"
 
 
-def _unmatched_suite(parent: ET.Element, checks: List[Check]) -> Dict[str, int]:
-    suite = _suite(parent, UNMATCHED_SUITE, [])
+def _checks_suite(parent: ET.Element, name: str, classname: str, checks: List[Check]) -> Dict[str, int]:
+    suite = _suite(parent, name, [])
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for check in checks:
-        outcome = _add_check(suite, "gpufleet.rules", check)
+        outcome = _add_check(suite, classname, check)
         totals["tests"] += 1
         if outcome != "passed":
             totals[outcome] += 1
@@ -312,9 +330,9 @@ def _unmatched_suite(parent: ET.Element, checks: List[Check]) -> Dict[str, int]:
     return totals
 
 
-def junit_xml(judgement: FleetJudgement, gated: bool = True) -> str:
+def junit_xml(judgement: FleetJudgement, gated: bool = True, run_model: Any = None) -> str:
     """junit_chunks as one text."""
-    return "".join(junit_chunks(judgement, gated))
+    return "".join(junit_chunks(judgement, gated, run_model))
 
 
 # ---------------------------------------------------------------- Prometheus textfile
@@ -375,6 +393,11 @@ def _family_lines(name: str, help_text: str, samples: Iterable[str]) -> Iterator
         yield sample + "\n"
 
 
+UNMATCHED_RULES_HELP = ("Rules of probes the run's profile runs that matched no result on any host (fleet.json unmatched_rules of kind "
+                        "matched_nothing); rules of probes the profile does not run, or that measured on no host, are not counted.")
+RUN_WARNINGS_HELP = "Warnings about the run itself, by check: baselines.load, baselines.replaced, store.run_order (no rules)."
+
+
 def prometheus_chunks(judgement: FleetJudgement, run_model: Any, timestamp_s: float) -> Iterator[str]:
     """node_exporter textfile collector format: every family a gauge, HELP and TYPE first, no sample timestamps; a
     line at a time (a fleet of 10,000 hosts has millions of samples), hosts in name order."""
@@ -402,8 +425,14 @@ def prometheus_chunks(judgement: FleetJudgement, run_model: Any, timestamp_s: fl
                                                                ("unit", check.unit)], check.value)
                               for name, verdict in hosts for (host, check_id, gpu), check in _host_series(name, verdict)
                               if _is_number(check.value)))
-    yield from _family_lines("gpufleet_unmatched_rules", "Rules that matched no result anywhere in the run.",
-                             [_sample("gpufleet_unmatched_rules", [], len(judgement.unmatched_rules))])
+    reach = run_reach(run_model)
+    yield from _family_lines("gpufleet_unmatched_rules", UNMATCHED_RULES_HELP,
+                             [_sample("gpufleet_unmatched_rules", [], len(of_kind(judgement.unmatched_rules, reach, MATCHED_NOTHING)))])
+    warnings: Dict[str, int] = {}
+    for check in of_kind(judgement.unmatched_rules, reach, RUN_WARNING):
+        warnings[check.id] = warnings.get(check.id, 0) + 1
+    yield from _family_lines("gpufleet_run_warnings", RUN_WARNINGS_HELP,
+                             [_sample("gpufleet_run_warnings", [("check", check_id)], count) for check_id, count in sorted(warnings.items())])
 
 
 def prometheus_text(judgement: FleetJudgement, run_model: Any, timestamp_s: float) -> str:

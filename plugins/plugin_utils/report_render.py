@@ -24,14 +24,15 @@ from .store.atomic import Text
 from .store.paths import (DOSSIER_FILES, DOSSIER_HTML_FILE, DOSSIER_MD_FILE, FLEET_EXPORT_FILES, FLEET_INDEX_FILES, HOST_REPORT_FILES,
                           MEASUREMENTS_FILES, MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE, OUTCOMES_DIR, outcome_file_name)
 from .probes.declaration import ProbeSection
-from .probes.registry import probe_catalogue, profile_probes, sections
+from .probes.registry import probe_catalogue, sections
 from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .report_python import python_view
 from .report_index_columns import fold_reasons, shown_metric_positions, split_metrics
 from . import report_notes
-from ..module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES, STATUS_RANK
+from ..module_utils.envelope_statuses import FAILED_STATUSES, STATUS_RANK
 from .store.stored_run import HostModel, ProbeEntry, RunModel, load_run
 from .report_values import flatten, format_value
+from .unmatched_kinds import run_profile, unmeasured_probes
 from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, gate_sentence, headline, host_action,
                               measurement_references, metric_cell, metric_columns, proof_note, root_actions, shown_reasons,
                               statistics_rows, verdict_counts, verdict_rank, verdict_view)
@@ -463,21 +464,6 @@ def _hosts_of_sku(judgement: FleetJudgement, verdict: Optional[HostVerdict]) -> 
     return sum(1 for other in judgement.hosts.values() if other.sku == verdict.sku and other.verdict != "unreachable")
 
 
-def run_profile(run: RunModel) -> Tuple[str, Optional[List[str]]]:
-    """(the profile(s) the run's hosts were probed with, its probes) from each host's stored inputs; probes None when
-    a profile is the inventory's own (gpufleet_profiles: not stored) or none was recorded."""
-    names = sorted({host.inputs.get("profile") for host in run.hosts if isinstance(host.inputs.get("profile"), str)})
-    if not names:
-        return "", None
-    probes: List[str] = []
-    for name in names:
-        try:
-            probes.extend(profile_probes(name))
-        except ValueError:
-            return ", ".join(names), None
-    return ", ".join(names), sorted(set(probes))
-
-
 def _render_with_notes(environment: Environment, template: str, context: Dict[str, Any]) -> str:
     """A page that states each reason a field could not be read once, in its list of notes (report_notes)."""
     notes = report_notes.PageNotes()
@@ -573,15 +559,6 @@ def _judged_row(host: HostModel, judgement: FleetJudgement, metrics: List[Dict[s
         row["drift_cell"] = MarkdownText("; ".join(flagged_markdown(note["text"], "", note["flag"]) for note in row["drift"])) \
             if row["drift"] else "—"
     return row
-
-
-def unmeasured_probes(run: RunModel) -> Dict[str, str]:
-    """Probes that ran on some host but measured on none, with the statuses they ended with ("unavailable")."""
-    statuses: Dict[str, set] = {}
-    for host in run.hosts:
-        for name, entry in host.probes.items():
-            statuses.setdefault(name, set()).add(entry.status)
-    return {name: ", ".join(sorted(seen)) for name, seen in statuses.items() if not seen & set(MEASURED_STATUSES)}
 
 
 def _judged_index_context(run: RunModel, judgement: FleetJudgement, markdown: bool) -> Dict[str, Any]:
@@ -691,7 +668,7 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judg
     if judgement is not None:
         outputs += list(zip(FLEET_EXPORT_FILES, (
             lambda: fleet_json_chunks(judgement, run),
-            lambda: junit_chunks(judgement, gated),
+            lambda: junit_chunks(judgement, gated, run),
             lambda: prometheus_chunks(judgement, run, run_timestamp(run)))))
 
     def one_output(position: int) -> Optional[str]:

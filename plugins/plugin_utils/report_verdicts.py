@@ -14,6 +14,7 @@ from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerd
 from .judge.rules import ACTION_RANK, ACTION_WORDS, CheckTexts
 from .number_format import format_quantity
 from .report_values import format_number, format_value
+from .unmatched_kinds import NOT_MEASURED, NOT_RUN_BY_PROFILE, unmatched_kind
 
 NOT_JUDGED = "not judged"
 NOT_JUDGED_REASON = "the judge gave no verdict for this host (its results were found, but it was not judged)"
@@ -465,16 +466,17 @@ def fold_unmatched(unmatched: Sequence[Check], profile: str, profile_probes: Opt
     into "not run by profile quick: 40 rules of probes gemm, load, p2p". profile_probes None (a profile of the
     inventory's own, or none recorded): only its probes that no host ran are folded, said so. ``unmeasured`` maps a
     probe that ran but measured on no host (p2p on 1-GPU hosts) to the status it had; its rules fold into "not
-    measured on any host: 3 rules of probe p2p (unavailable)".
+    measured on any host: 3 rules of probe p2p (unavailable)". The sorting is unmatched_kinds.unmatched_kind's, which
+    fleet.json, junit.xml and gpufleet.prom follow too.
     """
     texts = texts or _DEFAULT_TEXTS
     unmeasured = unmeasured or {}
     listed, folded, not_measured = [], [], []
     for check in unmatched:
-        skipped = check.status == "skip" and check.probe
-        if skipped and (profile_probes is None or check.probe not in profile_probes):
+        kind = unmatched_kind(check, profile_probes, unmeasured)
+        if kind == NOT_RUN_BY_PROFILE:
             folded.append(check)
-        elif skipped and check.probe in unmeasured:
+        elif kind == NOT_MEASURED:
             not_measured.append(check)
         else:
             listed.append({"id": check.id, "title": texts.of(check.id).title if check.probe else check.id, "probe": check.probe,

@@ -166,6 +166,11 @@ def test_validate_localhost_judges_and_writes_the_standard_outputs(local_run):
     verdict_samples = [sample for sample in families["gpufleet_host_verdict"].samples
                        if sample.labels.get("host") == "localhost" and sample.value == 1]
     assert [sample.labels["verdict"] for sample in verdict_samples] == [verdict]
+    # issue 46: the rules of the probes quick does not run, or that measured on no host, are no finding to alert on
+    assert [entry["id"] for entry in fleet["unmatched_rules"] if entry["kind"] == "matched_nothing"] == []
+    assert {entry["kind"] for entry in fleet["unmatched_rules"]} >= {"not_run_by_profile"}
+    assert [sample.value for sample in families["gpufleet_unmatched_rules"].samples] == [0]
+    assert "(rules that matched nothing)" not in names
 
 
 def test_acceptance_fails_the_run_and_names_the_failed_host(tmp_path):

@@ -13,6 +13,7 @@ import yaml
 
 from ansible_collections.gpufleet.validation.plugins.module_utils import envelope_statuses
 from ansible_collections.gpufleet.validation.plugins.module_utils.results_dir import DEFAULT_RESULTS_DIR
+from ansible_collections.gpufleet.validation.plugins.plugin_utils import unmatched_kinds
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import rules, weakened_rules
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import paths
 from probelib import statuses as host_statuses
@@ -228,3 +229,8 @@ def test_every_modules_documentation_examples_and_return_are_yaml(module):
             blocks[node.targets[0].id] = yaml.safe_load(node.value.value)
     assert set(blocks) == set(MODULE_DOC_BLOCKS), sorted(blocks)
     assert isinstance(blocks["DOCUMENTATION"], dict) and blocks["DOCUMENTATION"]["module"] == module
+
+
+def test_fleet_jsons_unmatched_rule_kinds_are_the_sorters():
+    kind = _schema("fleet.schema.json")["properties"]["unmatched_rules"]["items"]["properties"]["kind"]
+    assert unmatched_kinds.UNMATCHED_KINDS == tuple(kind["enum"])

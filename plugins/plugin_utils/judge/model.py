@@ -92,7 +92,8 @@ class HostVerdict:
 class FleetJudgement:
     run_id: str
     hosts: Dict[str, HostVerdict]
-    # Rules that matched no result anywhere, reported as checks with host "" and status "warn".
+    # Rules that matched no result anywhere, as checks with host "" (warn; skip where their probe gave no data), and the
+    # warnings about the run itself, with no probe (run_judgement.py); unmatched_kinds.py says which are findings.
     unmatched_rules: List[Check] = field(default_factory=list)
     # Per SKU (or "unknown"), per metric id: {"median": x, "mad": y, "count": n, "unit": u}.
     fleet_statistics: Dict[str, Dict[str, Dict[str, Any]]] = field(default_factory=dict)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shutil
+import types
 
 import pytest
 
@@ -332,3 +335,22 @@ def add_judged_hosts(fleet):
     fleet.previous_run_id = PREVIOUS_RUN_ID
     fleet.uuid1 = UUID1
     return fleet
+
+
+@pytest.fixture
+def judge_recorded(tmp_path):
+    """judge_recorded(recorded run directory, **judge_run's options): its localhost copied into a fresh results
+    directory and judged by judge_run; a namespace of .results, .run_dir, .run (as loaded), .judgement, and .expected
+    and .groups (render_run's arguments)."""
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
+
+    def judge(recorded, **options):
+        results = tmp_path / ("results-%s" % os.path.basename(recorded))
+        run_dir = results / os.path.basename(recorded)
+        shutil.copytree(os.path.join(recorded, "localhost"), run_dir / "localhost")
+        expected, groups = ["localhost"], {"localhost": ["ungrouped"]}
+        run = load_run(str(run_dir), expected, groups)
+        return types.SimpleNamespace(results=results, run_dir=run_dir, run=run, judgement=judge_run(run, str(results), {}, **options),
+                                     expected=expected, groups=groups)
+    return judge

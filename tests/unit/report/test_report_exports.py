@@ -4,6 +4,7 @@ import json
 import math
 import os
 import re
+import shutil
 
 import pytest
 import yaml
@@ -25,6 +26,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
+from recorded_runs import RECORDED_QUICK_RUN  # noqa: E402  pylint: disable=import-error
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
 # host: (tests, failures, errors, skipped)
@@ -352,3 +354,86 @@ def test_people_read_chosen_digits_and_machines_every_digit():
     assert (stored["value"], stored["reference"]) == (4244.391, 5100.25)
     unused_families, samples = _samples(prometheus_text(judgement, None, 0))
     assert samples[_key("gpufleet_check_value", host="h", check="membw.bandwidth", gpu="0", unit="GB/s")] == 4244.391
+
+
+# ---------------------------------------------------------------- rules that matched nothing, and the run's warnings
+
+def _exports(run, judgement):
+    """fleet.json, junit.xml and gpufleet.prom as render_run writes them, and index.md."""
+    written = Written()
+    render_run(str(run.run_dir), run.expected, run.groups, written.__setitem__, judgement=judgement, loaded=run.run)
+    root = os.path.realpath(str(run.run_dir))
+    return {os.path.relpath(path, root): text for path, text in written.items()}
+
+
+def test_a_quick_runs_rules_of_probes_it_does_not_run_are_no_finding_in_any_export(judge_recorded):
+    """Issue 46: a healthy quick run exported gpufleet_unmatched_rules 40 (every rule of the probes quick does not run),
+    and junit.xml a suite of 40 skipped cases for them."""
+    run = judge_recorded(RECORDED_QUICK_RUN)
+    judgement = run.judgement
+    not_run = [check for check in judgement.unmatched_rules if check.probe in ("gemm", "load", "p2p")]
+    assert judgement.hosts["localhost"].verdict == "pass" and not_run and all(check.status == "skip" for check in not_run)
+    exports = _exports(run, judgement)
+    unused_families, samples = _samples(exports["gpufleet.prom"])
+    assert samples[_key("gpufleet_unmatched_rules")] == 0
+    assert not [key for key in samples if key[0] == "gpufleet_run_warnings"]
+    suites = _suites(exports["junit.xml"])
+    assert list(suites) == ["localhost"]
+    host_skips = sum(1 for check in judgement.hosts["localhost"].checks if check.status == "skip")
+    assert JUnitXml.fromstring(exports["junit.xml"].encode("utf-8")).skipped == host_skips
+    document = json.loads(exports["fleet.json"])
+    assert not list(_validator().iter_errors(document))
+    assert [entry["id"] for entry in document["unmatched_rules"]] == [check.id for check in judgement.unmatched_rules]
+    assert {entry["kind"] for entry in document["unmatched_rules"]} == {"not_run_by_profile"}
+    # the index folds the same rules into its one line
+    assert "not run by profile quick: %d rules of probes" % len(judgement.unmatched_rules) in exports["index.md"]
+
+
+def _typo_rules_and_broken_baselines(tmp_path):
+    """A rules file: the shipped rules and a warn rule of health whose path (allowed by the schema) no result of the
+    recorded run holds; a baselines folder: the shipped files and a broken one."""
+    with open(os.path.join(ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+        document = yaml.safe_load(handle)
+    document["rules"].append({"id": "health.mig_reason_typo", "probe": "health", "check": "field_equals", "severity": "warn",
+                              "params": {"path": "gpus[].mig_mode.unavailable", "expected": "x"}, "description": "a typo"})
+    rules_path = tmp_path / "rules.yaml"
+    rules_path.write_text(yaml.safe_dump(document))
+    baselines = tmp_path / "baselines"
+    shutil.copytree(os.path.join(ROOT, "baselines"), baselines)
+    (baselines / "broken.yaml").write_text("id: broken\nmatch: {name_regex: [unclosed\n")
+    return str(rules_path), str(baselines)
+
+
+def test_a_rule_of_a_probe_the_profile_runs_that_matched_nothing_counts_and_warnings_about_the_run_stand_apart(judge_recorded, tmp_path):
+    rules_path, baselines = _typo_rules_and_broken_baselines(tmp_path)
+    run = judge_recorded(RECORDED_QUICK_RUN, rules_path=rules_path, baselines_dir=baselines)
+    kinds = {check.id: (check.status, check.probe) for check in run.judgement.unmatched_rules if check.probe not in ("gemm", "load", "p2p")}
+    assert kinds["health.mig_reason_typo"] == ("warn", "health") and kinds["baselines.load"] == ("error", "")
+    assert kinds["baselines.replaced"] == ("warn", "")
+    exports = _exports(run, run.judgement)
+    unused_families, samples = _samples(exports["gpufleet.prom"])
+    assert samples[_key("gpufleet_unmatched_rules")] == 1
+    assert samples[_key("gpufleet_run_warnings", check="baselines.load")] == 1
+    assert samples[_key("gpufleet_run_warnings", check="baselines.replaced")] == 1
+    suites = _suites(exports["junit.xml"])
+    assert list(suites) == ["localhost", "(rules that matched nothing)", "(run warnings)"]
+    (typo,) = list(suites["(rules that matched nothing)"])
+    assert (typo.name, typo.classname) == ("health.mig_reason_typo", "gpufleet.rules") and typo.is_passed and "WARN" in typo.system_out
+    warnings = {case.name: case for case in suites["(run warnings)"]}
+    assert set(warnings) == {"baselines.load", "baselines.replaced"}
+    assert isinstance(warnings["baselines.load"].result[0], Error) and "broken.yaml" in warnings["baselines.load"].result[0].message
+    assert warnings["baselines.replaced"].is_passed and warnings["baselines.replaced"].classname == "gpufleet.run"
+    document = json.loads(exports["fleet.json"])
+    assert not list(_validator().iter_errors(document))
+    kind = {entry["id"]: entry["kind"] for entry in document["unmatched_rules"]}
+    assert kind.pop("health.mig_reason_typo") == "matched_nothing"
+    assert kind.pop("baselines.load") == kind.pop("baselines.replaced") == "run_warning"
+    assert set(kind.values()) == {"not_run_by_profile"}
+
+
+def test_every_family_the_prometheus_file_holds_is_documented(judged):
+    with open(REPORTS_DOC, encoding="utf-8") as handle:
+        doc = handle.read()
+    families = re.findall(r"^# TYPE (\S+) gauge$", prometheus_text(judged.judgement, None, 0), flags=re.M)
+    assert "gpufleet_unmatched_rules" in families
+    assert [name for name in families if "`%s" % name not in doc] == []

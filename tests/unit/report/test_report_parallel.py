@@ -104,7 +104,7 @@ def test_the_fleet_outputs_of_a_large_run_are_rendered_side_by_side_and_one_that
         (pids / ("prom-%d" % os.getpid())).touch()
         return real_prometheus(*args)
 
-    def junit(unused_judgement, unused_gated):
+    def junit(unused_judgement, unused_gated, unused_run):
         (pids / ("junit-%d" % os.getpid())).touch()
         raise MemoryError("no room for the test suites")
     monkeypatch.setattr(report_render, "prometheus_chunks", prometheus)

@@ -5,6 +5,7 @@ with its previous run beside it.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -123,6 +124,16 @@ def test_the_one_gpu_acceptance_index_lists_no_p2p_rule_as_matching_nothing(acce
     section = index.split("## Rules that matched nothing", 1)[1].split("\n## ", 1)[0]
     assert "p2p." not in section.replace("probe p2p", "")
     assert "not measured on any host:" in section and "p2p (unavailable)" in section
+
+
+def test_the_one_gpu_acceptance_exports_count_no_rule_of_a_probe_that_measured_on_no_host(acceptance):
+    """Issue 46: the exports sort the unmatched rules as the index does: p2p's (unavailable on one GPU) are no finding."""
+    unmatched = json.loads(acceptance["fleet.json"])["unmatched_rules"]
+    kinds = {entry["kind"] for entry in unmatched if entry["probe"] == "p2p"}
+    assert kinds == {"not_measured"}
+    matched_nothing = [entry["id"] for entry in unmatched if entry["kind"] == "matched_nothing"]
+    assert "\ngpufleet_unmatched_rules %d\n" % len(matched_nothing) in acceptance["gpufleet.prom"]
+    assert 'classname="gpufleet.rules" name="p2p.' not in acceptance["junit.xml"]
 
 
 def test_the_dossier_opens_with_the_verdict_then_what_to_do_then_everything_else(acceptance):
