@@ -2,6 +2,7 @@
 collection's taint is added, replaced or removed, every other taint is kept as it is and where it is, the value is
 always a valid label value, and the patch carries the node's resourceVersion."""
 import copy
+import os
 import re
 
 import pytest
@@ -220,3 +221,16 @@ def test_the_plan_does_not_share_the_node_s_taints():
     plan = node_taints(before, outcome("fail"))
     plan["taints"].append({"key": "z"})
     assert before == kept
+
+
+def test_docs_acting_shows_the_example_file_as_it_is():
+    """The example people copy from docs/acting.md is the file the tests run and lint: its one YAML block under the
+    heading "Kubernetes", character for character."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    with open(os.path.join(root, "docs", "acting.md"), encoding="utf-8") as handle:
+        page = handle.read()
+    with open(os.path.join(root, "playbooks", "examples", "kubernetes_taints.yml"), encoding="utf-8") as handle:
+        example = handle.read()
+    section = page.split("\n### Kubernetes", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"\n```yaml\n(.*?)```\n", section, re.S) == [example]
+    assert "gpufleet.validation.kubernetes_taints(gpufleet_outcome)" in example
