@@ -113,7 +113,8 @@ def node_taints(node: Optional[Mapping[str, Any]], outcome: Mapping[str, Any], t
     if actions and all(action == BUSY_ACTION for action in actions):
         return _plan(LEAVE, "%s in run %s, but every root cause is a busy GPU: a busy GPU is not a broken one, never "
                      "tainted for it; re-run when the GPU is idle" % (verdict, run_id), name, version, current)
-    held_by, held_started = annotations.get(RUN_ID_ANNOTATION), annotations.get(RUN_STARTED_ANNOTATION) or ""
+    held_by, held_started = annotations.get(RUN_ID_ANNOTATION), annotations.get(RUN_STARTED_ANNOTATION)
+    held_started = held_started if isinstance(held_started, str) else ""
     if ours and held_by != run_id and verdict in taint_on + untaint_on and not (started and held_started and started >= held_started):
         return _plan(LEAVE, "%s in run %s, which started %s, but the taint %s was put by run %s, which started %s: only "
                      "a run as new or newer changes it" % (verdict, run_id, started or "at an unknown time", TAINT_KEY,
