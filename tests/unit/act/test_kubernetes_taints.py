@@ -160,6 +160,8 @@ def test_a_taint_of_this_key_without_a_record_of_its_run_is_left_for_a_person():
     replaces) is not untainted."""
     plan = node_taints(node([ours("by-hand")]), outcome("pass"))
     assert plan["action"] == LEAVE and "put by run (none recorded), which started at an unknown time" in plan["why"]
+    not_text = node([ours("R0")], {RUN_ID_ANNOTATION: "R0", RUN_STARTED_ANNOTATION: 20261203})
+    assert node_taints(not_text, outcome("pass"))["action"] == LEAVE
 
 
 @pytest.mark.parametrize("run_id", [
