@@ -21,6 +21,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 
 import yaml
@@ -60,12 +61,24 @@ def lay_out_job(jobs, job, inventory, extravars, collections_path):
 def start_job(jobs, home, job, playbook):
     env = clean_env(home, PATH=os.pathsep.join((BIN, os.environ.get("PATH", ""))))
     argv = runner_argv(job, playbook)
+    # its own session, so that finish_job can end the runner and the ansible-playbook it started together
     return subprocess.Popen([os.path.join(BIN, argv[0])] + argv[1:], cwd=str(jobs), env=env, stdin=subprocess.DEVNULL,  # pylint: disable=consider-using-with
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def end_job(process):
+    """Kill a job still running: the runner and the ansible-playbook it started (for a finally:)."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate(timeout=30)
 
 
 def finish_job(process):
-    output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
+    """The job's output once it has ended; one still running after RUN_TIMEOUT_S is killed."""
+    try:
+        output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        end_job(process)
     return output
 
 
@@ -93,9 +106,15 @@ def fleet_json_verdicts(results, run_id) -> dict:
         return {host: entry["verdict"] for host, entry in json.load(handle)["hosts"].items()}
 
 
+def awx_slice(names, number, count) -> list:
+    """The hosts of slice ``number`` (from 1) of ``count``, as AWX picks them for a slice job's inventory
+    (Inventory.get_script_data): the hosts sorted by name, every count-th from the slice's number."""
+    return sorted(names)[number - 1::count]
+
+
 def inventory_of(fleet, names=None) -> dict:
-    """The fleet's inventory, or only the hosts named (groups kept, emptied ones dropped), as AWX gives a slice job its
-    slice: the inventory's hosts sorted by name, every slice_count-th from slice_number - 1 (Inventory.get_script_data)."""
+    """The fleet's inventory, or only the hosts named with their groups (a group left empty dropped), as AWX gives a
+    slice job its slice."""
     with open(fleet.inventory_path, encoding="utf-8") as handle:
         inventory = yaml.safe_load(handle)
     if names is not None:
@@ -163,11 +182,15 @@ def test_two_slice_jobs_and_a_report_job_judge_every_host_once(netns_fleet, inst
     jobs, results, home = tmp_path / "jobs", tmp_path / "results", tmp_path / "home"
     jobs.mkdir()
     run_vars = dict(TEST_EXTRAVARS, gpufleet_results_dir=str(results), gpufleet_run_id="20261207T020000Z-nightly")
-    shares = {"slice%d" % number: sorted(fleet.names)[number - 1::2] for number in (1, 2)}
+    shares = {"slice%d" % number: awx_slice(fleet.names, number, 2) for number in (1, 2)}
     for job, names in shares.items():
         lay_out_job(jobs, job, inventory_of(fleet, names), dict(run_vars, **SLICE_EXTRAVARS), installed_collection.path)
-    started = [start_job(jobs, home, job, "gpufleet_validate.yml") for job in shares]
-    outputs = [finish_job(process) for process in started]
+    started = [start_job(jobs, home, job, "gpufleet_validate.yml") for job in shares]  # at once, as AWX may run them
+    try:
+        outputs = [finish_job(process) for process in started]
+    finally:
+        for process in started:
+            end_job(process)
     for job, output in zip(shares, outputs):
         status, rc, events = artifacts(jobs, job)
         assert (status, rc) == ("successful", "0"), output
