@@ -1,5 +1,6 @@
-"""Fixtures of the integration tests: `netns_fleet`, a factory of test fleets (tests/fleet/netns_fleet.py), and
-`slurm_cluster`, a real Slurm controller with nodes on this machine (tests/fleet/slurm_cluster.py).
+"""Fixtures of the integration tests: `netns_fleet`, a factory of test fleets (tests/fleet/netns_fleet.py),
+`slurm_cluster`, a real Slurm controller with nodes on this machine (tests/fleet/slurm_cluster.py), and
+`installed_collection`, the collection built and installed as a user would (tests/fleet/installed_collection.py).
 
     def test_something(netns_fleet):
         fleet = netns_fleet(hosts=3, rack_size=2, unreachable=0)   # up, with fleet.inventory_path written
@@ -18,6 +19,7 @@ FLEET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 if FLEET_DIR not in sys.path:
     sys.path.insert(0, FLEET_DIR)
 
+import installed_collection as installed_lib  # noqa: E402  pylint: disable=wrong-import-position
 import netns_fleet as fleet_lib  # noqa: E402  pylint: disable=wrong-import-position
 import slurm_cluster as slurm_lib  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -56,6 +58,13 @@ def netns_fleet(tmp_path_factory):
         except fleet_lib.FleetError as exc:
             problems.append(str(exc))
     assert not problems, problems
+
+
+@pytest.fixture(scope="session")
+def installed_collection(tmp_path_factory):
+    """The collection built from this tree and installed with the README's commands, once per test session: an
+    installed_lib.Installed (work, home, path: the collections path, collection: its folder, output)."""
+    return installed_lib.build_and_install(tmp_path_factory.mktemp("installed_collection"))
 
 
 @pytest.fixture

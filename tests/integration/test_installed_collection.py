@@ -7,23 +7,19 @@ nothing. The tree is now found through the playbook-adjacent collections/ folder
 installed playbook, run without an inventory, used to probe nothing and end in "run ... has no results"; its first play
 (gpufleet.validation.check_inputs) now stops it, saying no hosts matched and to give an inventory with -i.
 
-HOME is a temporary folder here, so that a gpufleet.validation installed in the user's ~/.ansible/collections (which
-ansible-galaxy would rightly count as installed) cannot decide the outcome; ANSIBLE_* variables of the caller are
-dropped for the same reason.
+The collection is built and installed once per test session (the fixture installed_collection,
+tests/fleet/installed_collection.py). HOME is a temporary folder there, so that a gpufleet.validation installed in the
+user's ~/.ansible/collections (which ansible-galaxy would rightly count as installed) cannot decide the outcome;
+ANSIBLE_* variables of the caller are dropped for the same reason.
 """
 import json
 import os
 import subprocess
-import sys
 import tarfile
 
-import pytest
+from installed_collection import ANSIBLE_GALAXY, BIN, ROOT, TARBALL, clean_env, run  # pylint: disable=import-error
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.path.dirname(sys.executable)
-ANSIBLE_GALAXY = os.path.join(BIN, "ansible-galaxy")
 ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
-TARBALL = "gpufleet-validation-0.1.0.tar.gz"
 NO_HOSTS = "no hosts matched gpufleet_hosts 'all'"
 GIVE_AN_INVENTORY = "give an inventory with -i"
 REFUSED = "problem(s) in the run's inputs, so nothing was run"
@@ -34,36 +30,8 @@ INSTALLED_BYTES_AT_MOST = 12 * 1000 * 1000
 TARBALL_BYTES_AT_MOST = 6 * 1000 * 1000
 
 
-def clean_env(home, **extra):
-    env = {name: value for name, value in os.environ.items() if not name.startswith("ANSIBLE_")}
-    env.update(HOME=str(home), **extra)
-    return env
-
-
-def run(argv, cwd, env, timeout=300):
-    completed = subprocess.run(argv, cwd=str(cwd), env=env, capture_output=True, text=True, timeout=timeout, check=False)
-    return completed.returncode, completed.stdout + completed.stderr
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """(work dir, home, the install dir given to -p, the collection's installed folder, galaxy's output)."""
-    work = tmp_path_factory.mktemp("installed_collection")
-    home = work / "home"
-    home.mkdir()
-    env = clean_env(home)
-    code, output = run([ANSIBLE_GALAXY, "collection", "build", "--output-path", str(work / "dist"), ROOT], ROOT, env)
-    assert code == 0, output
-    assert (work / "dist" / TARBALL).is_file(), output
-    # The README's command, run inside the clone (where ./ansible.cfg applies).
-    code, output = run([ANSIBLE_GALAXY, "collection", "install", str(work / "dist" / TARBALL), "-p", str(work / "collections")],
-                       ROOT, env)
-    assert code == 0, output
-    return work, home, work / "collections", work / "collections" / "ansible_collections" / "gpufleet" / "validation", output
-
-
-def test_installing_the_tarball_inside_the_clone_installs_it(installed):
-    _work, _home, _path, collection, output = installed
+def test_installing_the_tarball_inside_the_clone_installs_it(installed_collection):
+    _work, _home, _path, collection, output = installed_collection
     assert "Nothing to do" not in output, output
     assert "gpufleet.validation:0.1.0 was installed successfully" in output, output
     with open(collection / "MANIFEST.json", encoding="utf-8") as handle:
@@ -71,8 +39,8 @@ def test_installing_the_tarball_inside_the_clone_installs_it(installed):
     assert (info["namespace"], info["name"], info["version"]) == ("gpufleet", "validation", "0.1.0")
 
 
-def test_the_installed_collection_has_its_files_and_nothing_of_the_working_tree(installed):
-    _work, _home, _path, collection, _output = installed
+def test_the_installed_collection_has_its_files_and_nothing_of_the_working_tree(installed_collection):
+    _work, _home, _path, collection, _output = installed_collection
     for path in ("playbooks/validate.yml", "playbooks/report.yml", "plugins/action/check_inputs.py",
                  "plugins/plugin_utils/run_variables_check.py", "probes/health.py", "schemas", "rules/default.yaml",
                  "baselines", "roles/probe/tasks/main.yml", "meta/runtime.yml", "meta/execution-environment.yml",
@@ -91,8 +59,8 @@ def test_the_installed_collection_has_its_files_and_nothing_of_the_working_tree(
                 assert os.path.realpath(path).startswith(root + os.sep), (path, os.readlink(path))
 
 
-def test_the_built_collection_leaves_the_recorded_runs_in_the_repository(installed):
-    work, _home, _path, collection, _output = installed
+def test_the_built_collection_leaves_the_recorded_runs_in_the_repository(installed_collection):
+    work, _home, _path, collection, _output = installed_collection
     assert os.path.isdir(os.path.join(ROOT, "docs", "examples")), "the recorded runs stay in the repository"
     with tarfile.open(work / "dist" / TARBALL) as tarball:
         recorded = [name for name in tarball.getnames() if name == "docs/examples" or name.startswith("docs/examples/")]
@@ -101,10 +69,10 @@ def test_the_built_collection_leaves_the_recorded_runs_in_the_repository(install
     assert (collection / "docs" / "packaging.md").is_file()  # the rest of docs/ still ships
 
 
-def test_the_built_collection_holds_what_an_installed_user_runs_and_nothing_else(installed):
+def test_the_built_collection_holds_what_an_installed_user_runs_and_nothing_else(installed_collection):
     """Issue 46: the tarball was 5.8 MB of 949 files, 366 of them tests/, benchmarks/ and tools/ (and 89 changelog
     fragments) that no user of the installed collection runs."""
-    work, _home, _path, collection, _output = installed
+    work, _home, _path, collection, _output = installed_collection
     with tarfile.open(work / "dist" / TARBALL) as tarball:
         names = tarball.getnames()
     left_out = ("tests", "benchmarks", "tools", "changelogs/fragments")
@@ -114,8 +82,8 @@ def test_the_built_collection_holds_what_an_installed_user_runs_and_nothing_else
     assert os.path.getsize(work / "dist" / TARBALL) <= TARBALL_BYTES_AT_MOST, os.path.getsize(work / "dist" / TARBALL)
 
 
-def test_the_installed_collection_takes_a_few_megabytes(installed):
-    _work, _home, _path, collection, _output = installed
+def test_the_installed_collection_takes_a_few_megabytes(installed_collection):
+    _work, _home, _path, collection, _output = installed_collection
     sizes = {}
     for folder, _dirs, files in os.walk(collection):
         for name in files:
@@ -125,8 +93,8 @@ def test_the_installed_collection_takes_a_few_megabytes(installed):
     assert sum(sizes.values()) <= INSTALLED_BYTES_AT_MOST, (sum(sizes.values()), largest)
 
 
-def test_the_readme_command_without_p_installs_into_the_default_path_not_into_the_clone(installed):
-    work, home, _path, _collection, _output = installed
+def test_the_readme_command_without_p_installs_into_the_default_path_not_into_the_clone(installed_collection):
+    work, home, _path, _collection, _output = installed_collection
     code, output = run([ANSIBLE_GALAXY, "collection", "install", str(work / "dist" / TARBALL)], ROOT, clean_env(home))
     assert code == 0, output
     assert "Nothing to do" not in output, output
@@ -164,13 +132,13 @@ def assert_stopped_before_anything_ran(code, output, elsewhere, *expected):
     assert not (elsewhere / "results").exists(), os.listdir(elsewhere / "results")
 
 
-def test_the_installed_playbook_without_an_inventory_says_to_give_one(installed):
-    code, output, elsewhere = playbook_elsewhere(installed)
+def test_the_installed_playbook_without_an_inventory_says_to_give_one(installed_collection):
+    code, output, elsewhere = playbook_elsewhere(installed_collection)
     assert_stopped_before_anything_ran(code, output, elsewhere, NO_HOSTS)
     # The installed playbook ran (its task is named in the error with its file), not the clone's.
-    assert os.path.join(str(installed[3]), "playbooks", "validate.yml") in output, output
+    assert os.path.join(str(installed_collection.collection), "playbooks", "validate.yml") in output, output
 
 
-def test_the_installed_playbook_with_a_pattern_that_matches_nothing_says_so(installed):
-    code, output, elsewhere = playbook_elsewhere(installed, "-i", "localhost,", "-e", "gpufleet_hosts=rack_zz")
+def test_the_installed_playbook_with_a_pattern_that_matches_nothing_says_so(installed_collection):
+    code, output, elsewhere = playbook_elsewhere(installed_collection, "-i", "localhost,", "-e", "gpufleet_hosts=rack_zz")
     assert_stopped_before_anything_ran(code, output, elsewhere, "no hosts matched gpufleet_hosts 'rack_zz' in the inventory (localhost,)")
