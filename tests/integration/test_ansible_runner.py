@@ -76,7 +76,7 @@ def end_job(process):
 def finish_job(process):
     """The job's output once it has ended; one still running after RUN_TIMEOUT_S is killed."""
     try:
-        output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
+        output = process.communicate(timeout=RUN_TIMEOUT_S)[0]
     finally:
         end_job(process)
     return output

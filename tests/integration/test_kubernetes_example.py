@@ -54,8 +54,8 @@ def test_the_example_s_own_tasks_merge_the_taints_through_ansible(tmp_path):
                                           "gpufleet_outcome": document, "kubernetes_node": {"resources": resources}}
                                    for host, (document, resources) in hosts.items()}}}
     (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory), encoding="utf-8")
-    keep = {"name": "keep the plan", "ansible.builtin.copy": {"content": "{{ taint_plan | to_json }}",
-                                                               "dest": str(tmp_path / "plan-{{ inventory_hostname }}.json")},
+    keep = {"name": "keep the plan",
+            "ansible.builtin.copy": {"content": "{{ taint_plan | to_json }}", "dest": str(tmp_path / "plan-{{ inventory_hostname }}.json")},
             "delegate_to": "localhost"}
     playbook = [{"name": "the example's taint play, less kubernetes.core", "hosts": "all", "gather_facts": False,
                  "tasks": example_tasks() + [keep]}]

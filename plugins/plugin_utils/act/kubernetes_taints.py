@@ -116,10 +116,10 @@ def node_taints(node: Optional[Mapping[str, Any]], outcome: Mapping[str, Any], t
     held_by, held_started = annotations.get(RUN_ID_ANNOTATION), annotations.get(RUN_STARTED_ANNOTATION)
     held_started = held_started if isinstance(held_started, str) else ""
     if ours and held_by != run_id and verdict in taint_on + untaint_on and not (started and held_started and started >= held_started):
-        return _plan(LEAVE, "%s in run %s, which started %s, but the taint %s was put by run %s, which started %s: only "
-                     "a run as new or newer changes it" % (verdict, run_id, started or "at an unknown time", TAINT_KEY,
-                                                          held_by or "(none recorded)", held_started or "at an unknown time"),
-                     name, version, current)
+        why = ("%s in run %s, which started %s, but the taint %s was put by run %s, which started %s: only a run as new "
+               "or newer changes it" % (verdict, run_id, started or "at an unknown time", TAINT_KEY, held_by or "(none recorded)",
+                                        held_started or "at an unknown time"))
+        return _plan(LEAVE, why, name, version, current)
     if verdict in taint_on:
         taint = {"key": TAINT_KEY, "value": taint_value(run_id), "effect": TAINT_EFFECT}
         kept = next((old for old in ours if dict(old) == taint), taint)
