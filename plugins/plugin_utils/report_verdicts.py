@@ -141,6 +141,13 @@ def proofs_view(verdict: HostVerdict, texts: Optional[CheckTexts] = None) -> Dic
     for entry in view["not_promised"]:
         reasons.setdefault(entry["because"], []).append(entry["title"])
     view["not_promised_by_reason"] = [{"titles": titles, "because": because} for because, titles in reasons.items()]
+    # not proven, one line per identical reason and fix (the gemm probe's one missing torch leaves five headlines
+    # unproven in the same words); a headline with words of its own (a busy GPU's measured value) keeps its own line
+    same: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+    for entry in view["not_proven"]:
+        same.setdefault((entry["because"], entry["fix"]), []).append(entry)
+    view["not_proven_by_reason"] = [{"titles": [entry["title"] for entry in entries], "checks": [entry["check"] for entry in entries],
+                                     "because": because, "fix": fix} for (because, fix), entries in same.items()]
     return view
 
 
@@ -183,7 +190,7 @@ def verdict_view(verdict: Optional[HostVerdict], include_checks: bool = True, te
         return {"verdict": NOT_JUDGED, "flag": VERDICT_FLAG[NOT_JUDGED], "reasons": [NOT_JUDGED_REASON],
                 "sku": "unknown", "sku_reason": "not judged", "checks": [], "failing": [], "others": [], "peers": None,
                 "total": 0, "status_counts": [], "changes": [], "changes_since": "", "changes_missing": [],
-                "proofs": {"proven": [], "not_proven": [], "not_promised": [], "not_promised_by_reason": []},
+                "proofs": {"proven": [], "not_proven": [], "not_promised": [], "not_promised_by_reason": [], "not_proven_by_reason": []},
                 "gate": {"refused": True, "enforced": gate_enforced, "why": NOT_JUDGED_REASON}}
     checks = sorted(verdict.checks, key=check_sort_key) if include_checks else []
     rows = [check_row(check, texts) for check in checks]

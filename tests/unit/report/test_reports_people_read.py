@@ -240,3 +240,21 @@ def test_the_machine_cell_says_a_missing_drivers_reason_once():
     assert columns["driver"] == "unavailable for the same reason"
     data["software"]["driver_version"] = {"unavailable": "the driver's version file is unreadable"}
     assert index_columns(data)["driver"] == "the driver's version file is unreadable"
+
+
+def test_headlines_left_unproven_in_the_same_words_share_one_line():
+    """Issue 46: a machine without GPUs listed 13 unproven headlines, each with the same long reason of its probe."""
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Proof
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import proofs_view
+
+    gemm = "the gemm probe ended unavailable: nothing to measure: this host has no NVIDIA GPU (PCI: 0 NVIDIA GPU(s))"
+    fix = "see host.gpu_measured, the root cause"
+    proofs = [Proof("gemm.bf16_burst", "gemm", "not_proven", gemm, fix, "host.gpu_measured"),
+              Proof("membw.bandwidth", "membw", "not_proven", "1413 GB/s, 46 % of the known-good", fix, "host.gpu_measured"),
+              Proof("gemm.fp8_burst", "gemm", "not_proven", gemm, fix, "host.gpu_measured"),
+              Proof("health.gpu_count", "health", "proven", "1 check judged")]
+    verdict = HostVerdict(host="h", verdict="not_validated", reasons=[], checks=[], sku=None, sku_reason="", groups=[],
+                          proofs=proofs)
+    lines = proofs_view(verdict)["not_proven_by_reason"]
+    assert [line["checks"] for line in lines] == [["gemm.bf16_burst", "gemm.fp8_burst"], ["membw.bandwidth"]]
+    assert lines[0]["because"] == gemm and lines[0]["fix"] == fix and len(lines[0]["titles"]) == 2
