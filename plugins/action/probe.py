@@ -109,7 +109,7 @@ class ActionModule(ActionBase):
                     result.update(changed=False, skipped=True, skip_reason="beside_a_job", status="skipped", msg=message)
                     return result
                 params.update(declared.quiet_params)
-            args["params"], input_notes = with_derived_params(name, os.path.dirname(result_path), params)
+            args["params"], input_notes = with_derived_params(name, os.path.dirname(result_path), params, _shipped_baselines)
             load_schema("envelope.schema.json")
             load_schema(name + ".schema.json")
         except (ValueError, OSError) as exc:
@@ -346,6 +346,13 @@ class ActionModule(ActionBase):
                     raise
                 self._unanswered.add(now - begun, wait_s + WAIT_CALL_MARGIN_S)
                 status = {"finished": False}
+
+
+def _shipped_baselines():
+    """The SKUs' baselines, handed to a probe's derived parameters (e.g. gemm's datasheet peaks). Imported only here: the
+    loader brings the judge's rules with it, which the per-host work otherwise never loads."""
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_baselines
+    return load_baselines()[0]
 
 
 def _paramiko_missing(connection):

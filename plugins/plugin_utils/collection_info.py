@@ -1,11 +1,14 @@
-"""The collection's own version, from galaxy.yml in a checkout or MANIFEST.json once installed."""
+"""The collection's own folder, and its version: from galaxy.yml in a checkout or MANIFEST.json once installed."""
 from __future__ import annotations
 
 import json
 import os
 import re
 
-from .probe_archive import collection_root
+
+def collection_root() -> str:
+    """The collection's top folder (the one holding galaxy.yml or MANIFEST.json, probes/, schemas/ and plugins/)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def collection_version(root: str | None = None) -> str:

@@ -12,6 +12,7 @@ import io
 import os
 import zipfile
 
+from .collection_info import collection_root
 from .store.atomic import write_bytes_atomically
 from .store.paths import check_probe_name
 
@@ -19,10 +20,6 @@ PROBE_LIBRARY = "probelib"
 PROBE_DATA = "data"
 PARAMS_SPEC = "params.json"
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
-
-
-def collection_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def probes_dir(root: str | None = None) -> str:

@@ -9,12 +9,12 @@ import math
 import os
 import statistics
 
+from .collection_info import collection_root
 from .judge.baseline_origin import ORIGIN_KEY, USER_FOLDER_VARIABLE, origin, shown_path
 from .judge.check_helpers import params_read
 from .judge.datasheet_floors import floor_problems, is_floor, with_floors
 from .judge.rules import param_kind_problem, rule_list
 from .judge.units import to_judged_unit
-from .probe_archive import collection_root
 from .probes.registry import probe_catalogue
 from .safe_yaml import load_plain_yaml
 from .store.schema_paths import path_problem

@@ -84,10 +84,10 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     rules = load_rules(rules_path)
     # Each probe a host measured now is compared with the newest earlier run that measured it (store/previous.py).
     measured = {host.name: [probe for probe, entry in host.probes.items() if entry.status in MEASURED_STATUSES] for host in run.hosts}
-    previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems,
-                                     wanted=measured)
-    inputs = host_inputs(run, rule_overrides, override_sources, profile, custom_profiles)
     catalogue = probe_catalogue()
+    previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems,
+                                     wanted=measured, describing=catalogue.machine_probe)
+    inputs = host_inputs(run, rule_overrides, override_sources, profile, custom_profiles)
     judgement = judge_fleet(run.run_id, inputs, baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=catalogue,

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..judge.model import Check, HostVerdict
 from ..judge.not_compared import NO_KNOWN_GOOD, PEERS_ONLY_SOURCE
-from ..probes.metric_catalogue import MetricSpec
+from ..metric_spec import MetricSpec
 
 REFUSED_VERDICTS = ("fail", "error", "unreachable")
 NO_USABLE_BASELINE = "no usable baseline"

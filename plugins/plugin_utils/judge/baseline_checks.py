@@ -11,8 +11,8 @@ from __future__ import annotations
 import statistics
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from ..metric_spec import MetricSpec
 from ..number_format import format_quantity
-from ..probes.metric_catalogue import MetricSpec
 from ..result_fields import is_unavailable
 from .baseline_origin import baseline_file
 from .check_helpers import make_check, param_source, reads_params

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional
 
-from ..probes.metric_catalogue import MetricSpec
+from ..metric_spec import MetricSpec
 from .busy import without_busy
 from .machine_facts import Machine
 from .metrics import Metric

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from ..probes.metric_catalogue import MetricSpec
+from ..metric_spec import MetricSpec
 from ..result_fields import number_or_none
 from .check_helpers import gpu_label
 from .metrics import Metric

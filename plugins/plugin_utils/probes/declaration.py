@@ -11,9 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-# derived_params(host_dir, params) -> (params with what the same run already measured on the host, notes saying what
-# was derived and from where); a parameter the user gave always wins.
-DerivedParams = Callable[[str, Dict[str, Any]], Tuple[Dict[str, Any], List[str]]]
+# baselines() -> the SKUs' baselines (baselines/<sku>.yaml, loaded by the core and only when called): a probe's
+# package reads no baseline file itself.
+Baselines = Callable[[], List[Dict[str, Any]]]
+# derived_params(host_dir, params, baselines) -> (params with what the same run already measured on the host, notes
+# saying what was derived and from where); a parameter the user gave always wins.
+DerivedParams = Callable[[str, Dict[str, Any], Baselines], Tuple[Dict[str, Any], List[str]]]
 TABLES_HTML = "sections/tables.html.j2"
 TABLES_MARKDOWN = "sections/tables.md.j2"
 

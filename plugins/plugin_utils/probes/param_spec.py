@@ -13,7 +13,8 @@ import os
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..probe_archive import collection_root, params_spec_path
+from ..collection_info import collection_root
+from ..probe_archive import params_spec_path
 
 SPEC_SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "params_spec.schema.json")
 SHOWN_KEYWORDS = ("description", "default")  # left out when a refusal shows what a parameter allows

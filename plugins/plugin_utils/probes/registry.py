@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..probe_archive import available_probes
-from .declaration import DeclarationError, ProbeRun, ProbeSection
+from .declaration import Baselines, DeclarationError, ProbeRun, ProbeSection
 from .metric_catalogue import MetricSpec, spec_problems
 
 # Modules of this package that are not probes: a probe cannot take their names.
@@ -163,12 +163,13 @@ def probe_metrics(probe: str, data: Any) -> list:
     return probe_catalogue().probe_metrics(probe, data)
 
 
-def with_derived_params(probe: str, host_dir: str, params: Mapping[str, Any]) -> tuple:
-    """(params with what the probe derives from the same run's results on the host, notes); the user's params win."""
+def with_derived_params(probe: str, host_dir: str, params: Mapping[str, Any], baselines: Baselines) -> tuple:
+    """(params with what the probe derives from the same run's results on the host, notes); the user's params win.
+    baselines: the caller's loader of the SKUs' baselines, called only by a derivation that needs them."""
     found = declaration(probe)
     if found is None or found.derived_params is None:
         return dict(params), []
-    return found.derived_params(host_dir, dict(params))
+    return found.derived_params(host_dir, dict(params), baselines)
 
 
 def _custom_profile_problem(name: Any, members: Any, declared: Mapping[str, List[str]]) -> str:

@@ -98,13 +98,16 @@ def _read_results(host_path: str, run_id: str, probes: Iterable[str], check_enve
 
 def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], max_runs: int = 400,
                           check_envelope: Optional[EnvelopeCheck] = None,
-                          wanted: Optional[Mapping[str, Iterable[str]]] = None) -> PreviousResults:
+                          wanted: Optional[Mapping[str, Iterable[str]]] = None, describing: str = "") -> PreviousResults:
     """For each host, the newest earlier run where a probe of it measured something or left an unreadable result.
 
     wanted: {host: probes this run measured}. A wanted probe that the host's previous run did not measure is taken from
     the newest earlier run that did (or left it unreadable), so that a post_upgrade run after a health run compares its
     membw with the last run that measured membw. Looking further back costs one lstat per run for each probe still
     missing, only for hosts that still miss one.
+
+    describing: the probe that describes the machine (the caller's catalogue.machine_probe; "" when none does): where an
+    earlier run cannot be read, a host that wanted nothing has that probe's problem say why.
 
     check_envelope(envelope) -> problem sentences (empty when sound), e.g. schemas.envelope_problems: an
     envelope with problems is reported, not compared. Looks at no more than ``max_runs`` earlier runs, so that a
@@ -126,7 +129,7 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
         found.problems.setdefault(host, {}).update({probe: _unreadable_sentence(earlier, why) for probe in probes})
 
     def wanted_probes(host: str) -> Set[str]:
-        return set((wanted or {}).get(host) or ()) or {"health"}
+        return set((wanted or {}).get(host) or ()) or ({describing} if describing else set())
 
     for earlier in earlier_runs(results_dir, run_id)[:max_runs]:
         if not pending and not missing:

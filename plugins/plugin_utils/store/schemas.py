@@ -11,7 +11,7 @@ import os
 from functools import lru_cache
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
-from ..probe_archive import collection_root
+from ..collection_info import collection_root
 
 MAX_PROBLEMS = 20
 SCHEMA_SUFFIX = ".schema.json"

@@ -73,6 +73,7 @@ def test_an_earlier_host_directory_that_cannot_be_listed_is_said_not_passed_over
             raise PermissionError(13, "Permission denied", host_path)
         return listed(host_path)
     monkeypatch.setattr(previous, "result_probes", unlistable)
-    found = find_previous_results(str(tmp_path), CURRENT, ["rig"], check_envelope=envelope_problems)
+    # the caller names the probe that describes the machine (run_judgement: the catalogue's machine_probe)
+    found = find_previous_results(str(tmp_path), CURRENT, ["rig"], check_envelope=envelope_problems, describing="health")
     assert found.run_ids == {"rig": EARLIER} and not found.envelopes["rig"]
     assert found.problems["rig"]["health"].startswith("the earlier run %s is unreadable: EACCES (Permission denied) on " % EARLIER)

@@ -83,6 +83,16 @@ def test_an_earlier_run_of_mode_000_is_unreadable_for_everyone_and_no_older_run_
         assert "has mode 000: made unreadable on purpose" in reason and "nor with an older run" in reason, reason
 
 
+def test_a_host_that_measured_nothing_has_the_describing_probe_its_caller_names_say_why(results):
+    """Issue 47: the store knows no probe; the caller names the one that describes the machine."""
+    os.chmod(os.path.join(results, NEWER), 0)
+    named = find_previous_results(results, CURRENT, ["node-01"], wanted={"node-01": []}, describing="inventory")
+    unnamed = find_previous_results(results, CURRENT, ["node-01"], wanted={"node-01": []})
+    assert list(named.problems["node-01"]) == ["inventory"]
+    assert named.problems["node-01"]["inventory"].startswith("the earlier run %s is unreadable: " % NEWER)
+    assert not unnamed.problems.get("node-01") and named.run_ids == unnamed.run_ids == {"node-01": NEWER}
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="a directory only root may read needs root to make")
 def test_an_earlier_run_this_user_may_not_read_is_eacces():
     root = tempfile.mkdtemp(prefix="gpufleet-previous-")

@@ -2,7 +2,7 @@
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.baseline_checks import against_known_good, judge_measurements
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Condition, Device, Measurement, Missing, not_measured
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.metric_catalogue import MetricSpec
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.metric_spec import MetricSpec
 
 UUID = "GPU-8eb0778b-d464-b2c2-c1ff-53da4ffb64cd"
 BASELINE = {"id": "toy-sku", "known_good": {"toy_rate": {"value": 100.0, "unit": "GB/s", "source": "a toy rig", "power_limit_w": 700}},

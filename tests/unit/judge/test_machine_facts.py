@@ -59,8 +59,22 @@ def test_without_a_probe_that_describes_the_machine_no_sku_is_identified_and_say
 
 def test_gemm_s_derived_peaks_come_from_the_sku_of_the_machine_s_probe_result(tmp_path):
     (tmp_path / "health.json").write_text(json.dumps(health_ok()), encoding="utf-8")
-    params, notes = gemm_inputs(str(tmp_path), {"memory_bandwidth_gbps": {"cpu": 100.0}})
+    params, notes = gemm_inputs(str(tmp_path), {"memory_bandwidth_gbps": {"cpu": 100.0}}, baselines)
     assert params["peak_tflops"]["bf16"] == 989.0
     assert notes == ["peak_tflops from baselines/h200-sxm.yaml (SKU identified from this run's health result)"]
-    assert gemm_inputs(str(tmp_path / "nothing"), {"memory_bandwidth_gbps": {"cpu": 100.0}}) == (
+    assert gemm_inputs(str(tmp_path / "nothing"), {"memory_bandwidth_gbps": {"cpu": 100.0}}, baselines) == (
         {"memory_bandwidth_gbps": {"cpu": 100.0}}, [])
+
+
+def test_gemm_s_derived_peaks_come_from_the_baselines_the_core_hands_it_and_only_when_it_needs_them(tmp_path):
+    """Issue 47: gemm's package loads no baseline file itself; what it is handed is what it derives from."""
+    (tmp_path / "health.json").write_text(json.dumps(health_ok()), encoding="utf-8")
+    handed = baselines()
+    next(baseline for baseline in handed if baseline["id"] == "h200-sxm")["datasheet"]["bf16_dense"]["value"] = 123.0
+    params, unused_notes = gemm_inputs(str(tmp_path), {"memory_bandwidth_gbps": {"cpu": 100.0}}, lambda: handed)
+    assert params["peak_tflops"]["bf16"] == 123.0
+
+    def unread():
+        raise AssertionError("the baselines were read although the user gave the peaks")
+    given = {"memory_bandwidth_gbps": {"cpu": 100.0}, "peak_tflops": {"bf16": 1.0}}
+    assert gemm_inputs(str(tmp_path), given, unread) == (given, [])

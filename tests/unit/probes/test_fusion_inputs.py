@@ -10,6 +10,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 RIG_MEMBW = os.path.join(ROOT, "docs", "examples", "h200x2", "20261130T035514Z-509823", "localhost", "membw.json")
 
 
+def _no_baselines():
+    raise AssertionError("fusion derives nothing from the baselines")
+
+
 def test_it_runs_after_membw_and_before_gemm_and_judges_its_together_phase_only():
     found = declaration("fusion")
     assert declaration("membw").run_order < found.run_order == 35 < declaration("gemm").run_order
@@ -19,7 +23,7 @@ def test_it_runs_after_membw_and_before_gemm_and_judges_its_together_phase_only(
 
 def test_the_membw_headline_of_each_gpu_is_handed_over(tmp_path):
     shutil.copy(RIG_MEMBW, tmp_path / "membw.json")
-    params, notes = with_derived_params("fusion", str(tmp_path), {"quick": True})
+    params, notes = with_derived_params("fusion", str(tmp_path), {"quick": True}, _no_baselines)
     assert params["quick"] is True
     bandwidths = params["membw_bandwidth_gbps"]
     assert all(key.startswith("GPU-") for key in bandwidths) and sorted(bandwidths.values()) == [4244.4, 4246.29]

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..declaration import ProbeRun
+from ..declaration import Baselines, ProbeRun
 
 
-def fusion_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+def fusion_inputs(host_path: str, params: Dict[str, Any], unused_baselines: Baselines) -> Tuple[Dict[str, Any], List[str]]:
     from .derived import fusion_inputs as derive  # only when fusion runs: it reads the run's stored results
     return derive(host_path, params)
 

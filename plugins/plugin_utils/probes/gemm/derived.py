@@ -1,16 +1,17 @@
 """gemm: matmul throughput per dtype over shapes, each on the roofline, burst and sustained at the power limit.
 
 Its roofline needs the memory bandwidth membw measured on each GPU and the dense peak of each dtype from the SKU's
-baseline: both are derived on the controller from this run's stored results. A parameter the user gave in the
-inventory always wins; when nothing can be derived the probe measures or calibrates itself.
+baseline: both are derived on the controller from this run's stored results, the baselines as the core hands them. A
+parameter the user gave in the inventory always wins; when nothing can be derived the probe measures or calibrates
+itself.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
 from ...judge.sku import identify_host
-from ...rules_and_baselines import load_baselines
 from ...store.read import measured_data
+from ..declaration import Baselines
 from ..registry import machine
 from ..membw.judging import membw_headlines
 
@@ -38,7 +39,7 @@ def baseline_peaks(machine_data: Any, baselines: List[dict]) -> Tuple[Dict[str, 
     return peaks, sku
 
 
-def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+def gemm_inputs(host_path: str, params: Dict[str, Any], baselines: Baselines) -> Tuple[Dict[str, Any], List[str]]:
     derived, notes = {}, []
     if "memory_bandwidth_gbps" not in params:
         bandwidths = membw_bandwidth_by_gpu(measured_data(host_path, "membw"))
@@ -46,9 +47,8 @@ def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any],
             derived["memory_bandwidth_gbps"] = bandwidths
             notes.append("memory_bandwidth_gbps from this run's membw result")
     if "peak_tflops" not in params:
-        baselines, unused_problems = load_baselines()
         described = machine()
-        peaks, sku = baseline_peaks(measured_data(host_path, described.probe), baselines) if described is not None else ({}, "")
+        peaks, sku = baseline_peaks(measured_data(host_path, described.probe), baselines()) if described is not None else ({}, "")
         if peaks:
             derived["peak_tflops"] = peaks
             notes.append("peak_tflops from baselines/%s.yaml (SKU identified from this run's %s result)" % (sku, described.probe))

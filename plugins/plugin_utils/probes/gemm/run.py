@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..declaration import Headline, ProbeRun
+from ..declaration import Baselines, Headline, ProbeRun
 
 
-def gemm_inputs(host_path: str, params: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+def gemm_inputs(host_path: str, params: Dict[str, Any], baselines: Baselines) -> Tuple[Dict[str, Any], List[str]]:
     from .derived import gemm_inputs as derive  # only when gemm runs: it reads the run's stored results
-    return derive(host_path, params)
+    return derive(host_path, params, baselines)
 
 
 RUN = ProbeRun(
