@@ -45,8 +45,21 @@ STORE_FILES = ("run.json", "writer.json", "inputs.json")
 # other than the run's outcome that reads a completed run's exit code asks for no gate.
 REPORT_ONLY = ("-e", "gpufleet_gate=false")
 # On this machine (no GPU: the health probe ends unavailable) what health promises is not proven: its verdict is
-# not_validated, which the gate refuses in every profile that runs health (issue 44).
+# not_validated, which the gate refuses in every profile that runs health (issue 44). Where the PCI bus shows no
+# NVIDIA GPU, the root cause is that this is no GPU host, and the unproven headlines follow from it (issue 46).
 NOT_PROVEN_HERE = "not proven: health.cuda_init, health.device_majors, health.gpu_count: the health probe ended unavailable: "
+NO_GPU_HOST_HERE = "host.gpu_measured: no NVIDIA GPU on this "
+FOLLOWS_FROM_NO_GPU = ("not proven: health.cuda_init, health.device_majors, health.gpu_count",  # and the profile's other headlines
+                       ": each follows from host.gpu_measured, the root cause above")
+
+
+def first_reason_here(reasons):
+    """What the verdict says first on this machine: that it is no GPU host (with the headlines that follow from it
+    next) where its PCI bus is readable, else that health's headlines are not proven."""
+    if reasons and reasons[0].startswith(NO_GPU_HOST_HERE):
+        assert reasons[1].startswith(FOLLOWS_FROM_NO_GPU[0]) and reasons[1].endswith(FOLLOWS_FROM_NO_GPU[1]), reasons
+        return NO_GPU_HOST_HERE
+    return NOT_PROVEN_HERE
 
 
 def assert_refused_here(run_dir, output, fleet):
@@ -59,9 +72,10 @@ def assert_refused_here(run_dir, output, fleet):
     host = fleet["hosts"]["localhost"]
     assert host["verdict"] == "not_validated", host
     assert host["refused_by_gate"] is True and fleet["gate"]["enforced"] is True and fleet["gate"]["passed"] is False
-    assert any(reason.startswith(NOT_PROVEN_HERE) for reason in host["reasons"]), host["reasons"]
+    first = first_reason_here(host["reasons"])
+    assert host["reasons"][0].startswith(first), host["reasons"]
     assert "health.cuda_init" in [proof["check"] for proof in host["not_proven"]], host["not_proven"]
-    assert "localhost: not_validated - %s" % NOT_PROVEN_HERE in output, output
+    assert "localhost: not_validated - %s" % first in output, output
     assert "the gate refused 1 host(s): localhost" in output, output
     assert "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"refused by the gate: not validated; the reasons are" in output
     for name in ("index.html", "index.md"):
@@ -74,7 +88,7 @@ def assert_refused_here(run_dir, output, fleet):
     (suite,) = [suite for suite in JUnitXml.fromfile(os.path.join(run_dir, "junit.xml")) if suite.name == "localhost"]
     failed = [(case.name, result) for case in suite for result in case.result if isinstance(result, (Failure, Error))]
     assert [(name, type(result).__name__) for name, result in failed] == [("host.verdict", "Failure")], failed
-    assert failed[0][1].message.startswith(NOT_PROVEN_HERE), failed[0][1].message
+    assert failed[0][1].message.startswith(first), failed[0][1].message
 
 
 def every_result_file(run_dir):
