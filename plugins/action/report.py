@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import ControllerTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
@@ -34,16 +35,11 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_l
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.stored_overrides import judged_overrides, stored_override_sources
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerTask, ActionBase):
 
-    _supports_check_mode = True
-    _supports_async = False
-    TRANSFERS_FILES = False
+    ARGUMENT_SPEC = REPORT_ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=REPORT_ARGUMENT_SPEC)
+    def run_task(self, result, args, task_vars):
         try:
             path = run_dir(args["results_dir"], args["run_id"])
         except ValueError as exc:
