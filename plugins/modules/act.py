@@ -124,14 +124,12 @@ record:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.act_spec import ACT_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=ACT_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.act runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("act", ACT_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -147,14 +147,12 @@ baseline_yaml:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.calibrate_baseline_spec import CALIBRATE_BASELINE_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=CALIBRATE_BASELINE_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.calibrate_baseline runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("calibrate_baseline", CALIBRATE_BASELINE_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -82,14 +82,12 @@ probes:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.check_inputs_spec import INPUTS_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=INPUTS_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.check_inputs runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("check_inputs", INPUTS_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

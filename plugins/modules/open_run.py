@@ -91,14 +91,12 @@ gone_writers:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=RUN_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.open_run runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("open_run", RUN_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":
