@@ -85,15 +85,11 @@ attributes:
   check_mode:
     support: full
     description: Reads Slurm's nodes and returns the plan in RV(lines); changes and writes nothing.
-  diff_mode:
-    support: none
-    description: Produces no diff.
   action:
     support: full
     description: The planning and the records happen in the action plugin on the controller.
-  async:
-    support: none
-    description: Not supported.
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 """
 
 EXAMPLES = r"""

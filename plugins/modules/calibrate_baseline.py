@@ -87,15 +87,8 @@ attributes:
   check_mode:
     support: full
     description: Calibrates and says what would be written (RV(baseline_yaml)), writes nothing.
-  diff_mode:
-    support: none
-    description: Produces no diff.
-  action:
-    support: full
-    description: All the work happens in the action plugin of the same name.
-  async:
-    support: none
-    description: Not supported.
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 """
 
 EXAMPLES = r"""

@@ -46,15 +46,8 @@ attributes:
   check_mode:
     support: full
     description: Checks the run id and the directory in check mode and writes nothing.
-  diff_mode:
-    support: none
-    description: Produces no diff.
-  action:
-    support: full
-    description: All the work happens in the action plugin of the same name.
-  async:
-    support: none
-    description: Not supported.
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 """
 
 EXAMPLES = r"""
