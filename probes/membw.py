@@ -73,8 +73,7 @@ def snapshot_for(snapshots: Any, device: Dict[str, Any]) -> Any:
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch
 
-    check_params(params)
-    opened = open_per_gpu(torch, params, resolve_plan, method_of)
+    opened = open_per_gpu(torch, params, check_params, resolve_plan, method_of)
     if opened.no_gpu is not None:
         return opened.no_gpu
     devices, kind, plan, environment = opened.devices, opened.kind, opened.plan, opened.environment

@@ -1,4 +1,4 @@
-"""The opening of a probe that measures every GPU with torch (membw, memtest): torch's versions for the result's
+"""The opening of a probe that measures every GPU with torch (membw, memtest): the parameters checked, torch's versions for the result's
 environment, the devices measured (measure/devices.py: every visible GPU, else the CPU, or as the device parameter
 asks), the measurement's kind and plan, and the unavailable result where device is 'cuda' and torch sees no GPU."""
 from __future__ import annotations
@@ -21,10 +21,13 @@ def torch_environment(torch: Any) -> Dict[str, Any]:
     return {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
 
 
-def open_per_gpu(torch: Any, params: Dict[str, Any], resolve_plan: Callable[[Dict[str, Any], str], Dict[str, Any]],
+def open_per_gpu(torch: Any, params: Dict[str, Any], check_params: Callable[[Dict[str, Any]], None],
+                 resolve_plan: Callable[[Dict[str, Any], str], Dict[str, Any]],
                  method_of: Callable[[str], Dict[str, Any]]) -> PerGpuOpening:
-    """The devices of params["device"] and the plan for their kind (resolve_plan(params, kind)); without a device,
-    no_gpu is the unavailable result, its data the CUDA method and plan with no device and no error."""
+    """The parameters checked (check_params raises ParameterError), the devices of params["device"] and the plan for
+    their kind (resolve_plan(params, kind)); without a device, no_gpu is the unavailable result, its data the CUDA
+    method and plan with no device and no error."""
+    check_params(params)
     environment = torch_environment(torch)
     devices = measured_devices(torch, params["device"])
     if not devices:
