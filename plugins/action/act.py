@@ -38,10 +38,8 @@ class ActionModule(ControllerTask, ActionBase):
     ARGUMENT_SPEC = ACT_ARGUMENT_SPEC
 
     def run_task(self, result, args, task_vars):
-        try:
-            path = run_dir(args["results_dir"], args["run_id"])
-        except ValueError as exc:
-            result.update(failed=True, msg=str(exc))
+        path = self.named_run_dir(result, args)
+        if path is None:
             return result
         if not os.path.isdir(os.path.join(path, OUTCOMES_DIR)):
             verb = "check mode: " if self._task.check_mode else ""

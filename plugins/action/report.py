@@ -23,7 +23,6 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths im
     FLEET_EXPORT_FILES,
     FLEET_INDEX_FILES,
     INDEX_HTML_FILE,
-    run_dir,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import (
     gate_lines,
@@ -40,10 +39,8 @@ class ActionModule(ControllerTask, ActionBase):
     ARGUMENT_SPEC = REPORT_ARGUMENT_SPEC
 
     def run_task(self, result, args, task_vars):
-        try:
-            path = run_dir(args["results_dir"], args["run_id"])
-        except ValueError as exc:
-            result.update(failed=True, msg=str(exc))
+        path = self.named_run_dir(result, args)
+        if path is None:
             return result
         if self._task.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no report was rendered for run %s" % args["run_id"],

@@ -7,6 +7,8 @@ run_task(result, args, task_vars) does the plugin's own work and gives the resul
 ActionBase (`class ActionModule(ControllerTask, ActionBase)`), so that this file imports nothing of Ansible."""
 from __future__ import annotations
 
+from .store.paths import run_dir
+
 
 class ControllerTask:
 
@@ -23,3 +25,12 @@ class ControllerTask:
 
     def run_task(self, result, args, task_vars):
         raise NotImplementedError
+
+    @staticmethod
+    def named_run_dir(result, args):
+        """The directory of the run args name (results_dir, run_id), or None with the result failed saying why."""
+        try:
+            return run_dir(args["results_dir"], args["run_id"])
+        except ValueError as exc:
+            result.update(failed=True, msg=str(exc))
+            return None
