@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import ControllerTask
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import RunTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
@@ -34,14 +34,11 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_l
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.stored_overrides import judged_overrides, stored_override_sources
 
 
-class ActionModule(ControllerTask, ActionBase):
+class ActionModule(RunTask, ActionBase):
 
     ARGUMENT_SPEC = REPORT_ARGUMENT_SPEC
 
-    def run_task(self, result, args, task_vars):
-        path = self.named_run_dir(result, args)
-        if path is None:
-            return result
+    def run_on(self, result, args, task_vars, path):
         if self._task.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no report was rendered for run %s" % args["run_id"],
                           summary_lines=["check mode: nothing rendered"], gate_lines=[], gate_hosts=[], unreachable_hosts=[])

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The opening every controller-side action plugin shares (act, calibrate_baseline, check_inputs, open_run, report):
 check mode supported, no async, no file transfer, the task's arguments checked against the plugin's spec, then
-run_task(result, args, task_vars) does the plugin's own work and gives the result back. A mixin placed before
-ActionBase (`class ActionModule(ControllerTask, ActionBase)`), so that this file imports nothing of Ansible."""
+run_task(result, args, task_vars) does the plugin's own work and gives the result back; RunTask is a task on one stored
+run. Mixins placed before ActionBase (`class ActionModule(ControllerTask, ActionBase)`), so that this file imports
+nothing of Ansible."""
 from __future__ import annotations
 
 from .store.paths import run_dir
@@ -26,11 +27,20 @@ class ControllerTask:
     def run_task(self, result, args, task_vars):
         raise NotImplementedError
 
-    @staticmethod
-    def named_run_dir(result, args):
-        """The directory of the run args name (results_dir, run_id), or None with the result failed saying why."""
+
+
+class RunTask(ControllerTask):
+    """A controller task on one stored run (act, report): the directory of the run its arguments name (results_dir,
+    run_id) is found first, and run_on(result, args, task_vars, path) is handed it; a run id that is not one fails the
+    task saying why."""
+
+    def run_task(self, result, args, task_vars):
         try:
-            return run_dir(args["results_dir"], args["run_id"])
+            path = run_dir(args["results_dir"], args["run_id"])
         except ValueError as exc:
             result.update(failed=True, msg=str(exc))
-            return None
+            return result
+        return self.run_on(result, args, task_vars, path)
+
+    def run_on(self, result, args, task_vars, path):
+        raise NotImplementedError
