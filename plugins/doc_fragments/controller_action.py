@@ -5,10 +5,13 @@ from __future__ import annotations
 
 
 class ModuleDocFragment:
-    """The attributes every module that runs in its action plugin on the controller shares (act, calibrate_baseline,
-    check_inputs, open_run, report); each module documents its own check_mode."""
+    """What every module that runs in its action plugin on the controller shares (act, calibrate_baseline, check_inputs,
+    open_run, report): its author and attributes (each module documents its own check_mode); RESULTS_DIR: the
+    results_dir option of the modules that read the stored probe results (calibrate_baseline, report)."""
 
     DOCUMENTATION = r"""
+author:
+  - gpufleet.validation contributors (@gpufleet)
 attributes:
   diff_mode:
     support: none
@@ -19,4 +22,13 @@ attributes:
   async:
     support: none
     description: Not supported.
+"""
+
+    RESULTS_DIR = r"""
+options:
+  results_dir:
+    description:
+      - Directory on the controller where the probe results are stored.
+    type: path
+    default: results
 """

@@ -24,8 +24,8 @@ description:
   - Each change is made only if the node is still as planned, and is reported done only if Slurm then shows it. What
     was done is recorded in C(<results_dir>/<run_id>/slurm-actions.json) and in each host's outcome.
   - Runs in its action plugin on the controller; only sinfo and scontrol run on the delegated host.
-author:
-  - gpufleet.validation contributors (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 options:
   results_dir:
     description: Directory on the controller where the run's results are stored.
@@ -88,8 +88,6 @@ attributes:
   action:
     support: full
     description: The planning and the records happen in the action plugin on the controller.
-extends_documentation_fragment:
-  - gpufleet.validation.controller_action
 """
 
 EXAMPLES = r"""

@@ -25,14 +25,10 @@ description:
   - The file is checked to load (schemas/baseline.schema.json) before it is written, atomically, never through a link,
     never into the collection's own C(baselines/) folder, and never over an existing file unless O(replace).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
-author:
-  - gpufleet.validation contributors (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
+  - gpufleet.validation.controller_action.results_dir
 options:
-  results_dir:
-    description:
-      - Directory on the controller where the probe results are stored.
-    type: path
-    default: results
   run_id:
     description:
       - The run to calibrate from; C(latest) is the run C(<results_dir>/latest) points at.
@@ -87,8 +83,6 @@ attributes:
   check_mode:
     support: full
     description: Calibrates and says what would be written (RV(baseline_yaml)), writes nothing.
-extends_documentation_fragment:
-  - gpufleet.validation.controller_action
 """
 
 EXAMPLES = r"""

@@ -33,8 +33,8 @@ description:
     as when the playbook runs without C(-i) and no inventory is configured; the problem names the pattern and the
     inventory sources and says to give an inventory with C(-i).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts and nothing is written.
-author:
-  - gpufleet.validation contributors (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 options:
   hosts:
     description:
@@ -47,8 +47,6 @@ attributes:
   check_mode:
     support: full
     description: Checks the same way in check mode; it never changes anything.
-extends_documentation_fragment:
-  - gpufleet.validation.controller_action
 """
 
 EXAMPLES = r"""

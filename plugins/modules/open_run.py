@@ -20,8 +20,8 @@ description:
   - The probes then write each host's directory only while this playbook run holds it (C(writer.json)); a host that
     another live playbook run holds is refused, naming that run. See C(docs/store.md).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
-author:
-  - gpufleet.validation contributors (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 options:
   results_dir:
     description:
@@ -46,8 +46,6 @@ attributes:
   check_mode:
     support: full
     description: Checks the run id and the directory in check mode and writes nothing.
-extends_documentation_fragment:
-  - gpufleet.validation.controller_action
 """
 
 EXAMPLES = r"""

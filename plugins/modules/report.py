@@ -19,14 +19,10 @@ description:
   - Every host of O(expected_hosts) appears, also those that left no result; such a host is never a pass.
   - Files are written atomically; C(<results_dir>/latest) is pointed at the run.
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
-author:
-  - gpufleet.validation contributors (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
+  - gpufleet.validation.controller_action.results_dir
 options:
-  results_dir:
-    description:
-      - Directory on the controller where the probe results are stored.
-    type: path
-    default: results
   run_id:
     description:
       - Identifier of the run to report on.
@@ -82,8 +78,6 @@ attributes:
   check_mode:
     support: full
     description: Renders nothing in check mode.
-extends_documentation_fragment:
-  - gpufleet.validation.controller_action
 """
 
 EXAMPLES = r"""
