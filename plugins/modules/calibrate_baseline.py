@@ -25,9 +25,6 @@ description:
   - The file is checked to load (schemas/baseline.schema.json) before it is written, atomically, never through a link,
     never into the collection's own C(baselines/) folder, and never over an existing file unless O(replace).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
-extends_documentation_fragment:
-  - gpufleet.validation.controller_action
-  - gpufleet.validation.controller_action.results_dir
 options:
   run_id:
     description:
@@ -83,6 +80,9 @@ attributes:
   check_mode:
     support: full
     description: Calibrates and says what would be written (RV(baseline_yaml)), writes nothing.
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
+  - gpufleet.validation.controller_action.results_dir
 """
 
 EXAMPLES = r"""

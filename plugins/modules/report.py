@@ -19,9 +19,6 @@ description:
   - Every host of O(expected_hosts) appears, also those that left no result; such a host is never a pass.
   - Files are written atomically; C(<results_dir>/latest) is pointed at the run.
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
-extends_documentation_fragment:
-  - gpufleet.validation.controller_action
-  - gpufleet.validation.controller_action.results_dir
 options:
   run_id:
     description:
@@ -78,6 +75,9 @@ attributes:
   check_mode:
     support: full
     description: Renders nothing in check mode.
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
+  - gpufleet.validation.controller_action.results_dir
 """
 
 EXAMPLES = r"""
