@@ -13,7 +13,7 @@ from probelib.collective.interface import choose_interface
 from probelib.collective import ring_prediction
 from probelib.collective.links import gpu_link_rates, gpu_links
 from probelib.collective.outcome import envelope_environment, environment_nccl, outcome_of, public_devices, software
-from probelib.collective.plan import check_common, iterations_rule, message_sizes, worker_plan
+from probelib.collective.plan import check_common, message_sizes, plan_record, worker_plan
 from probelib.fields import read_field, unavailable
 from probelib.runner import ProbeResult, main
 
@@ -68,14 +68,7 @@ def make_plan(backend: str, kind: str, world_size: int, sizes: List[int], params
         note = ("no GPU: gloo with %d CPU ranks over loopback (kind cpu) tests the probe's pipeline (workers, rendezvous, "
                 "timing, data check), not a GPU interconnect; messages stop at cpu_max_bytes (%d B) because all-reducing "
                 "larger ones on CPUs only lengthens the run" % (world_size, sizes[-1]))
-    return {
-        "backend": backend, "kind": kind, "world_size": world_size, "sizes_bytes": sizes, "dtype": "float32", "op": "sum",
-        "warmup": int(params["warmup"]),
-        "iterations_rule": iterations_rule(float(params["target_time_per_size_s"]), int(params["min_iterations"]),
-                                           int(params["max_iterations"])),
-        "max_bytes": sizes[-1], "note": note, "worker_env_set": dict(settings),
-        "rendezvous_timeout_s": float(params["rendezvous_timeout_s"]), "curve_timeout_s": float(params["curve_timeout_s"]),
-    }
+    return plan_record(backend, kind, world_size, sizes, params, settings, note)
 
 
 def collect(params: Dict[str, Any]) -> ProbeResult:

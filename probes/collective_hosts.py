@@ -12,7 +12,7 @@ from probelib.collective.explain import explain_hosts
 from probelib.collective.interface import choose_interface
 from probelib.collective.links import gpu_links
 from probelib.collective.outcome import envelope_environment, environment_nccl, outcome_of, public_devices, software
-from probelib.collective.plan import MAX_WORLD_SIZE, check_common, iterations_rule, message_sizes, worker_plan
+from probelib.collective.plan import MAX_WORLD_SIZE, check_common, message_sizes, plan_record, worker_plan
 from probelib.fields import read_field, unavailable
 from probelib.params import require
 from probelib.runner import ParameterError, ProbeResult, main
@@ -119,14 +119,7 @@ def _plan(backend: str, kind: str, world_size: int, sizes: list, params: Dict[st
     note = ("%s across %d host(s), %d rank(s) in all; messages %d B to %d B in x2 steps"
             % ("NCCL, one rank per GPU," if kind == "cuda" else "gloo with CPU ranks (kind cpu: the pipeline, not a GPU "
                "interconnect),", int(params["nnodes"]), world_size, sizes[0], sizes[-1]))
-    return {
-        "backend": backend, "kind": kind, "world_size": world_size, "sizes_bytes": sizes, "dtype": "float32", "op": "sum",
-        "warmup": int(params["warmup"]),
-        "iterations_rule": iterations_rule(float(params["target_time_per_size_s"]), int(params["min_iterations"]),
-                                           int(params["max_iterations"])),
-        "max_bytes": sizes[-1], "note": note, "worker_env_set": dict(settings),
-        "rendezvous_timeout_s": float(params["rendezvous_timeout_s"]), "curve_timeout_s": float(params["curve_timeout_s"]),
-    }
+    return plan_record(backend, kind, world_size, sizes, params, settings, note)
 
 
 def _missing(torch: Any, kind: str, backend: str, gpus: int, world_size: int) -> str:

@@ -5,7 +5,7 @@ import sys
 from typing import Any, Dict, List
 
 from probelib import device_outcome
-from probelib.measure.devices import measured_devices
+from probelib.measure.opening import open_per_gpu
 from probelib.measure.phases import alone_devices
 from probelib.measure.together_outcome import run_phase, with_together
 from probelib.membw.device_run import DeviceRun
@@ -73,15 +73,10 @@ def snapshot_for(snapshots: Any, device: Dict[str, Any]) -> Any:
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch
 
-    check_params(params)
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
-    devices = measured_devices(torch, params["device"])
-    if not devices:
-        return ProbeResult("unavailable", {"method": method_of("cuda"), "plan": resolve_plan(params, "cuda"),
-                                           "devices": [], "errors": []},
-                           "no CUDA GPU is visible to torch %s and device is 'cuda'" % torch.__version__, environment)
-    kind = devices[0]["kind"]
-    plan = resolve_plan(params, kind)
+    opened = open_per_gpu(torch, params, check_params, resolve_plan, method_of)
+    if opened.no_gpu is not None:
+        return opened.no_gpu
+    devices, kind, plan, environment = opened.devices, opened.kind, opened.plan, opened.environment
     alone = alone_devices(devices, params["alone_devices"])
     snapshots = open_snapshots(alone)
     results = []

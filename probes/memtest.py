@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 
 from probelib import device_outcome
 from probelib.fields import is_number
-from probelib.measure.devices import measured_devices
+from probelib.measure.opening import open_per_gpu
 from probelib.measure.together import Worker, not_needed, plan_workers, run_together
 from probelib.memtest.counters import CounterReads
 from probelib.memtest.patterns import PATTERNS
@@ -75,15 +75,10 @@ def run_workers(workers: List[Worker], devices: List[Dict[str, Any]], args: Dict
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch
 
-    check_params(params)
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
-    devices = measured_devices(torch, params["device"])
-    if not devices:
-        return ProbeResult("unavailable", {"method": method_of("cuda"), "plan": resolve_plan(params, "cuda"),
-                                           "devices": [], "errors": []},
-                           "no CUDA GPU is visible to torch %s and device is 'cuda'" % torch.__version__, environment)
-    kind = devices[0]["kind"]
-    plan = resolve_plan(params, kind)
+    opened = open_per_gpu(torch, params, check_params, resolve_plan, method_of)
+    if opened.no_gpu is not None:
+        return opened.no_gpu
+    devices, kind, plan, environment = opened.devices, opened.kind, opened.plan, opened.environment
     workers = plan_workers(devices, plan["workers_per_gpu"])
     reads = CounterReads(devices)
     try:

@@ -19,6 +19,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_record import (
     held_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import RunTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import export_json_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import act_problems
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
@@ -32,21 +33,11 @@ RECORD_LIMIT_BYTES = 64 * 2 ** 20
 OUTCOME_LIMIT_BYTES = 4 * 2 ** 20
 
 
-class ActionModule(ActionBase):
+class ActionModule(RunTask, ActionBase):
 
-    _supports_check_mode = True
-    _supports_async = False
-    TRANSFERS_FILES = False
+    ARGUMENT_SPEC = ACT_ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        unused_validation, args = self.validate_argument_spec(argument_spec=ACT_ARGUMENT_SPEC)
-        try:
-            path = run_dir(args["results_dir"], args["run_id"])
-        except ValueError as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+    def run_on(self, result, args, task_vars, path):
         if not os.path.isdir(os.path.join(path, OUTCOMES_DIR)):
             verb = "check mode: " if self._task.check_mode else ""
             result.update(changed=False, skipped=True, hosts={}, lines=[],

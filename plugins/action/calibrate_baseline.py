@@ -11,6 +11,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.gpufleet.validation.plugins.action.report import judged_overrides
 from ansible_collections.gpufleet.validation.plugins.module_utils.calibrate_baseline_spec import (
     CALIBRATE_BASELINE_ARGUMENT_SPEC, LATEST_RUN)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import ControllerTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.calibrate.from_run import CalibrationRefused, calibrate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.calibrate.write import (
     WriteRefused, baseline_path, write_baseline, write_problem)
@@ -20,16 +21,11 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerTask, ActionBase):
 
-    _supports_check_mode = True
-    _supports_async = False
-    TRANSFERS_FILES = False
+    ARGUMENT_SPEC = CALIBRATE_BASELINE_ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        unused_validation, args = self.validate_argument_spec(argument_spec=CALIBRATE_BASELINE_ARGUMENT_SPEC)
+    def run_task(self, result, args, task_vars):
         result.update(changed=False, run_id=args["run_id"], hosts=[], left_out={}, keys={}, refused=[], lines=[])
         try:
             run_id = latest_run_id(args["results_dir"]) if args["run_id"] == LATEST_RUN else args["run_id"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.check_inputs_spec import INPUTS_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import ControllerTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import (
     CONTROLLER_REPORT_VARIABLES,
     CONTROLLER_VARIABLES,
@@ -34,17 +35,11 @@ def _variables(source, names):
     return values, problems
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerTask, ActionBase):
 
-    _supports_check_mode = True
-    _supports_async = False
-    TRANSFERS_FILES = False
+    ARGUMENT_SPEC = INPUTS_ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=INPUTS_ARGUMENT_SPEC)
-        del validation
+    def run_task(self, result, args, task_vars):
         try:
             probes = sorted(declarations())
             broken = declared_params_problems() + schema_file_problems()

@@ -10,6 +10,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import ControllerTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import run_dir
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_order import order_warnings
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
@@ -24,17 +25,11 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir 
 display = Display()
 
 
-class ActionModule(ActionBase):
+class ActionModule(ControllerTask, ActionBase):
 
-    _supports_check_mode = True
-    _supports_async = False
-    TRANSFERS_FILES = False
+    ARGUMENT_SPEC = RUN_ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=RUN_ARGUMENT_SPEC)
-        del validation
+    def run_task(self, result, args, task_vars):
         writer = playbook_writer(args["resume"], args["profile"], task_vars.get("ansible_limit"))
         try:
             path = run_dir(args["results_dir"], args["run_id"])

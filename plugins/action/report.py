@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import RunTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
@@ -22,7 +23,6 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths im
     FLEET_EXPORT_FILES,
     FLEET_INDEX_FILES,
     INDEX_HTML_FILE,
-    run_dir,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import (
     gate_lines,
@@ -34,21 +34,11 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.latest_l
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.stored_overrides import judged_overrides, stored_override_sources
 
 
-class ActionModule(ActionBase):
+class ActionModule(RunTask, ActionBase):
 
-    _supports_check_mode = True
-    _supports_async = False
-    TRANSFERS_FILES = False
+    ARGUMENT_SPEC = REPORT_ARGUMENT_SPEC
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=REPORT_ARGUMENT_SPEC)
-        try:
-            path = run_dir(args["results_dir"], args["run_id"])
-        except ValueError as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
+    def run_on(self, result, args, task_vars, path):
         if self._task.check_mode:
             result.update(changed=False, skipped=True, msg="check mode: no report was rendered for run %s" % args["run_id"],
                           summary_lines=["check mode: nothing rendered"], gate_lines=[], gate_hosts=[], unreachable_hosts=[])

@@ -24,8 +24,8 @@ description:
   - Each change is made only if the node is still as planned, and is reported done only if Slurm then shows it. What
     was done is recorded in C(<results_dir>/<run_id>/slurm-actions.json) and in each host's outcome.
   - Runs in its action plugin on the controller; only sinfo and scontrol run on the delegated host.
-author:
-  - gpufleet.validation contributors (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 options:
   results_dir:
     description: Directory on the controller where the run's results are stored.
@@ -85,15 +85,9 @@ attributes:
   check_mode:
     support: full
     description: Reads Slurm's nodes and returns the plan in RV(lines); changes and writes nothing.
-  diff_mode:
-    support: none
-    description: Produces no diff.
   action:
     support: full
     description: The planning and the records happen in the action plugin on the controller.
-  async:
-    support: none
-    description: Not supported.
 """
 
 EXAMPLES = r"""
@@ -124,14 +118,12 @@ record:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.act_spec import ACT_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=ACT_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.act runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("act", ACT_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

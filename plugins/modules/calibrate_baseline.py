@@ -25,14 +25,7 @@ description:
   - The file is checked to load (schemas/baseline.schema.json) before it is written, atomically, never through a link,
     never into the collection's own C(baselines/) folder, and never over an existing file unless O(replace).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
-author:
-  - gpufleet.validation contributors (@gpufleet)
 options:
-  results_dir:
-    description:
-      - Directory on the controller where the probe results are stored.
-    type: path
-    default: results
   run_id:
     description:
       - The run to calibrate from; C(latest) is the run C(<results_dir>/latest) points at.
@@ -87,15 +80,9 @@ attributes:
   check_mode:
     support: full
     description: Calibrates and says what would be written (RV(baseline_yaml)), writes nothing.
-  diff_mode:
-    support: none
-    description: Produces no diff.
-  action:
-    support: full
-    description: All the work happens in the action plugin of the same name.
-  async:
-    support: none
-    description: Not supported.
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
+  - gpufleet.validation.controller_action.results_dir
 """
 
 EXAMPLES = r"""
@@ -147,14 +134,12 @@ baseline_yaml:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.calibrate_baseline_spec import CALIBRATE_BASELINE_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=CALIBRATE_BASELINE_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.calibrate_baseline runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("calibrate_baseline", CALIBRATE_BASELINE_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -33,8 +33,8 @@ description:
     as when the playbook runs without C(-i) and no inventory is configured; the problem names the pattern and the
     inventory sources and says to give an inventory with C(-i).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts and nothing is written.
-author:
-  - gpufleet.validation contributors (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 options:
   hosts:
     description:
@@ -47,15 +47,6 @@ attributes:
   check_mode:
     support: full
     description: Checks the same way in check mode; it never changes anything.
-  diff_mode:
-    support: none
-    description: Produces no diff.
-  action:
-    support: full
-    description: All the work happens in the action plugin of the same name.
-  async:
-    support: none
-    description: Not supported.
 """
 
 EXAMPLES = r"""
@@ -82,14 +73,12 @@ probes:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.check_inputs_spec import INPUTS_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=INPUTS_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.check_inputs runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("check_inputs", INPUTS_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ description:
   - The probes then write each host's directory only while this playbook run holds it (C(writer.json)); a host that
     another live playbook run holds is refused, naming that run. See C(docs/store.md).
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
-author:
-  - gpufleet.validation contributors (@gpufleet)
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
 options:
   results_dir:
     description:
@@ -46,15 +46,6 @@ attributes:
   check_mode:
     support: full
     description: Checks the run id and the directory in check mode and writes nothing.
-  diff_mode:
-    support: none
-    description: Produces no diff.
-  action:
-    support: full
-    description: All the work happens in the action plugin of the same name.
-  async:
-    support: none
-    description: Not supported.
 """
 
 EXAMPLES = r"""
@@ -91,14 +82,12 @@ gone_writers:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=RUN_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.open_run runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("open_run", RUN_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

@@ -19,14 +19,7 @@ description:
   - Every host of O(expected_hosts) appears, also those that left no result; such a host is never a pass.
   - Files are written atomically; C(<results_dir>/latest) is pointed at the run.
   - Runs entirely in its action plugin on the controller; nothing runs on the managed hosts.
-author:
-  - gpufleet.validation contributors (@gpufleet)
 options:
-  results_dir:
-    description:
-      - Directory on the controller where the probe results are stored.
-    type: path
-    default: results
   run_id:
     description:
       - Identifier of the run to report on.
@@ -82,15 +75,9 @@ attributes:
   check_mode:
     support: full
     description: Renders nothing in check mode.
-  diff_mode:
-    support: none
-    description: Produces no diff.
-  action:
-    support: full
-    description: All the work happens in the action plugin of the same name.
-  async:
-    support: none
-    description: Not supported.
+extends_documentation_fragment:
+  - gpufleet.validation.controller_action
+  - gpufleet.validation.controller_action.results_dir
 """
 
 EXAMPLES = r"""
@@ -160,14 +147,12 @@ summary_lines:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.validation.plugins.module_utils.controller_only import refuse_on_host
 from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec import REPORT_ARGUMENT_SPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=REPORT_ARGUMENT_SPEC, supports_check_mode=True)
-    module.fail_json(msg="gpufleet.validation.report runs in its action plugin on the controller; "
-                         "it cannot run as a module on a host")
+    refuse_on_host("report", REPORT_ARGUMENT_SPEC)
 
 
 if __name__ == "__main__":

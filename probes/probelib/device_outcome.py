@@ -7,7 +7,7 @@ problems (probelib.outcome words the rest).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from probelib import outcome
 
@@ -26,3 +26,17 @@ def describe_device(entry: Dict[str, Any]) -> str:
     details = [entry["error"]["message"]] if entry.get("error") else []
     details += [problem for problem in entry.get("problems", []) if problem not in details]
     return "%s %s: %s" % (what, entry["status"], "; ".join(details))
+
+
+def close_sweep(entry: Dict[str, Any], points: List[Dict[str, Any]], point_words: Callable[[Dict[str, Any]], str],
+                problems: List[str]) -> Dict[str, Any]:
+    """A device's entry finished from its sweep's points: error (NothingMeasured, each point's words, status and reason)
+    where no point was measured, else partial where problems were noted; its problems recorded."""
+    if not any(point["status"] == "measured" for point in points):
+        entry["status"] = "error"
+        entry["error"] = {"type": "NothingMeasured", "message": "no size was measured: " + "; ".join(
+            "%s %s (%s)" % (point_words(point), point["status"], point["reason"]) for point in points)}
+    elif problems:
+        entry["status"] = "partial"
+    entry["problems"] = list(problems)
+    return entry

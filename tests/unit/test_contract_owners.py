@@ -121,11 +121,25 @@ def _load_yaml(*parts):
         return yaml.safe_load(handle)
 
 
-def _documentation(module):
-    for node in _tree(os.path.join(ROOT, "plugins", "modules", module + ".py")).body:
-        if isinstance(node, ast.Assign) and [target.id for target in node.targets] == ["DOCUMENTATION"]:
+def _assigned_yaml(path, variable):
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Assign) and [getattr(target, "id", None) for target in node.targets] == [variable]:
             return yaml.safe_load(node.value.value)
-    raise AssertionError("plugins/modules/%s.py has no DOCUMENTATION" % module)
+    raise AssertionError("%s has no %s" % (path, variable))
+
+
+def _documentation(module):
+    """The module's DOCUMENTATION with the options of this collection's doc fragments it extends merged in, as Ansible
+    merges them (the module's own win)."""
+    documentation = _assigned_yaml(os.path.join(ROOT, "plugins", "modules", module + ".py"), "DOCUMENTATION")
+    options = {}
+    for fragment in documentation.get("extends_documentation_fragment", []):
+        file_name, _dot, variable = fragment[len("gpufleet.validation."):].partition(".")
+        path = os.path.join(ROOT, "plugins", "doc_fragments", file_name + ".py")
+        options.update(_assigned_yaml(path, variable.upper() or "DOCUMENTATION").get("options", {}))
+    options.update(documentation.get("options", {}))
+    documentation["options"] = options
+    return documentation
 
 
 @pytest.mark.parametrize("role, variable", sorted(RESULTS_ROLES.items()))

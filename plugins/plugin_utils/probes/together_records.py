@@ -37,6 +37,13 @@ def together_record(rule: Dict[str, Any], host: str, data: Any) -> Tuple[Optiona
     return together, []
 
 
+def percent_bounds_and_reference(rule: Dict[str, Any], data: Any) -> Tuple[float, float, Any]:
+    """(warn_below_pct, fail_below_pct, the together record's alone_reference or None) of a together check."""
+    record = data.get("together") if isinstance(data, dict) else None
+    return (float(rule["params"]["warn_below_pct"]), float(rule["params"]["fail_below_pct"]),
+            record.get("alone_reference") if isinstance(record, dict) else None)
+
+
 def worker_gpu(entry: Dict[str, Any]) -> Dict[str, Any]:
     """The GPU a check on this worker names: its index, and its UUID where the worker reported it."""
     uuid = dig(entry, "result", "device", "uuid")

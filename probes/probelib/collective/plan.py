@@ -70,6 +70,19 @@ def check_common(params: Dict[str, Any]) -> None:
             % (params["max_iterations"], params["min_iterations"]))
 
 
+def plan_record(backend: str, kind: str, world_size: int, sizes: List[int], params: Dict[str, Any],
+                settings: Dict[str, str], note: str) -> Dict[str, Any]:
+    """The result's plan of an all-reduce sweep (collective, and collective_hosts across hosts); note says how it runs."""
+    return {
+        "backend": backend, "kind": kind, "world_size": world_size, "sizes_bytes": sizes, "dtype": "float32", "op": "sum",
+        "warmup": int(params["warmup"]),
+        "iterations_rule": iterations_rule(float(params["target_time_per_size_s"]), int(params["min_iterations"]),
+                                           int(params["max_iterations"])),
+        "max_bytes": sizes[-1], "note": note, "worker_env_set": dict(settings),
+        "rendezvous_timeout_s": float(params["rendezvous_timeout_s"]), "curve_timeout_s": float(params["curve_timeout_s"]),
+    }
+
+
 def worker_plan(backend: str, kind: str, world_size: int, sizes: List[int], params: Dict[str, Any]) -> Dict[str, Any]:
     """What every rank must agree on; the worker refuses to start when a peer's plan differs."""
     return {

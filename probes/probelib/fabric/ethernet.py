@@ -12,7 +12,8 @@ import os
 from typing import Any, Dict, List
 
 from probelib.fabric.net_kind import DriverName, ethtool_driver, interface_kind
-from probelib.system.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
+from probelib.system.pci_place import driver_of, pci_function_dir, pci_place
+from probelib.system.sysfs_class import read_class
 from probelib.system.sysfs_field import nonempty_text, read_value, whole_number
 from probelib.fields import is_unavailable, unavailable
 
@@ -22,9 +23,8 @@ SPEED_INVALID = "the interface is down, or its driver reports no speed"
 
 def read_interfaces(sys_root: str, rdma_of_netdev: Dict[str, str], driver_name: DriverName = ethtool_driver) -> List[Dict[str, Any]]:
     """One entry per /sys/class/net/<name> but lo, sorted by name; rdma_of_netdev: {interface: RDMA device}."""
-    net = os.path.join(sys_root, "class", "net")
-    return [read_interface(os.path.join(net, name), name, rdma_of_netdev, driver_name)
-            for name in sorted_names(net) if name != "lo"]
+    return read_class(sys_root, "net", lambda entry, name: read_interface(entry, name, rdma_of_netdev, driver_name),
+                      leave_out=("lo",))
 
 
 def read_interface(entry: str, name: str, rdma_of_netdev: Dict[str, str], driver_name: DriverName) -> Dict[str, Any]:

@@ -11,6 +11,7 @@ import re
 from typing import Any, Dict, List, Tuple
 
 from probelib.system.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
+from probelib.system.sysfs_class import read_class
 from probelib.system.sysfs_field import nonempty_text, read_value, whole_number
 from probelib.fields import unavailable
 
@@ -25,13 +26,9 @@ NO_COUNTERS = "the driver offers no PMA counters for this port"
 RATE_INVALID = "the port reports no valid speed or width (a port whose link is not up)"
 
 
-def class_dir(sys_root: str) -> str:
-    return os.path.join(sys_root, "class", "infiniband")
-
-
 def read_rdma_devices(sys_root: str) -> List[Dict[str, Any]]:
     """One entry per /sys/class/infiniband/<name>, sorted by name; [] when the class directory is absent."""
-    return [read_rdma_device(os.path.join(class_dir(sys_root), name), name) for name in sorted_names(class_dir(sys_root))]
+    return read_class(sys_root, "infiniband", read_rdma_device)
 
 
 def read_rdma_device(entry: str, name: str) -> Dict[str, Any]:

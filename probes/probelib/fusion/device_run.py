@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
+from probelib.device_outcome import close_sweep
 from probelib.fields import is_unavailable, unavailable
 from probelib.fusion import compare
 from probelib.fusion.bench import timings_s
@@ -120,14 +121,7 @@ class DeviceRun:
             entry.setdefault("last_level_cache_bytes", unavailable("not read: %s" % describe(exc)))
             entry.setdefault("points", [])
             return entry
-        if not any(point["status"] == "measured" for point in entry["points"]):
-            entry["status"] = "error"
-            entry["error"] = {"type": "NothingMeasured", "message": "no size was measured: " + "; ".join(
-                "%d elements %s (%s)" % (point["elements"], point["status"], point["reason"]) for point in entry["points"])}
-        elif self.problems:
-            entry["status"] = "partial"
-        entry["problems"] = list(self.problems)
-        return entry
+        return close_sweep(entry, entry["points"], lambda point: "%d elements" % point["elements"], self.problems)
 
     def sweep(self) -> List[Dict[str, Any]]:
         points = []

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+from probelib.measure.timing import point_timing_plan
 from probelib.params import require
 
 MIB = 1 << 20
@@ -42,11 +43,7 @@ def resolve_plan(params: Dict[str, Any], kind: str) -> Dict[str, Any]:
         "dtype": dtype,
         "element_bytes": DTYPES[dtype],
         "compile": bool(params["compile"]),
-        "target_point_ms": float(params["quick_target_point_ms"] if quick else params["target_point_ms"]),
-        "warmup_iterations": params["warmup_iterations"],
-        "min_iterations": params["min_iterations"],
-        "max_iterations": params["max_iterations"],
-        "repeats": params["repeats"],
+        **point_timing_plan(params, quick),
         "speedup_tolerance_pct": float(params["speedup_tolerance_pct"]),
         "bandwidth_bound_pct": float(params["bandwidth_bound_pct"]),
         "safety_margin_mib": float(params["safety_margin_mib"]),

@@ -1,10 +1,10 @@
 """The processes seen on the GPUs during the load, and which of them are not this probe."""
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Sequence, Tuple
 
 from probelib.fields import is_unavailable
+from probelib.measure import foreign_processes
 
 NAMESPACE_NOTE = ("NVML listed processes but never this probe's own pid while the load ran: NVML reports pids of "
                   "another PID namespace (e.g. the host's, seen from a container), so this probe's own process cannot be "
@@ -12,16 +12,8 @@ NAMESPACE_NOTE = ("NVML listed processes but never this probe's own pid while th
 
 
 def own_pids(proc_root: str = "/proc") -> List[int]:
-    """This process's pid, and its pid in every PID namespace it belongs to that /proc shows (NSpid)."""
-    pids = [os.getpid()]
-    try:
-        with open(os.path.join(proc_root, "self", "status"), encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("NSpid:"):
-                    pids.extend(int(word) for word in line.split()[1:] if word.isdigit())
-    except OSError:
-        pass
-    return sorted(set(pids))
+    """This process's pid, and its pid in every PID namespace it belongs to that /proc shows (NSpid), sorted."""
+    return sorted(foreign_processes.own_pids(proc_root))
 
 
 def aggregate(observations: Sequence[Tuple[float, str, Any]], own: Sequence[int]) -> Dict[str, Any]:

@@ -41,23 +41,29 @@ def nvml_count(importer: Optional[Callable[[], Any]] = None) -> Tuple[Optional[i
         session.close()
 
 
+def _listed(directory: str) -> Tuple[Optional[List[str]], str]:
+    """(the directory's entries sorted, "") or (None, why it could not be listed)."""
+    try:
+        return sorted(os.listdir(directory)), ""
+    except OSError as exc:
+        return None, "%s: not readable (%s)" % (directory, exc.strerror or exc)
+
+
 def proc_count(proc_root: str = "/proc") -> Tuple[Optional[int], str]:
     """(GPUs the NVIDIA kernel module knows: one directory each in driver/nvidia/gpus, or None; what was read)."""
     gpus = os.path.join(proc_root, "driver", "nvidia", "gpus")
-    try:
-        entries = sorted(os.listdir(gpus))
-    except OSError as exc:
-        return None, "%s: not readable (%s)" % (gpus, exc.strerror or exc)
+    entries, unreadable = _listed(gpus)
+    if entries is None:
+        return None, unreadable
     return len(entries), "%s: %d GPU(s)%s" % (gpus, len(entries), " (%s)" % ", ".join(entries) if entries else "")
 
 
 def pci_count(sys_root: str = "/sys") -> Tuple[Optional[int], str]:
     """(NVIDIA VGA/3D controllers on the PCI bus, or None; what was read)."""
     devices = os.path.join(sys_root, "bus", "pci", "devices")
-    try:
-        addresses = sorted(os.listdir(devices))
-    except OSError as exc:
-        return None, "%s: not readable (%s)" % (devices, exc.strerror or exc)
+    addresses, unreadable = _listed(devices)
+    if addresses is None:
+        return None, unreadable
     gpus: List[str] = [address for address in addresses if is_nvidia_gpu(os.path.join(devices, address))]
     return len(gpus), "PCI: %d NVIDIA GPU(s)%s" % (len(gpus), " (%s)" % ", ".join(gpus) if gpus else "")
 

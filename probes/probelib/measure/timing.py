@@ -41,3 +41,15 @@ def repeat_s(torch: Any, device: Dict[str, Any], operation: Callable[[], Any], w
             between(repeat)
         timings.append(time_per_iteration_s(torch, device, operation, warmup if repeat == 0 else 1, iterations))
     return timings
+
+
+def point_timing_plan(params: Dict[str, Any], quick: bool) -> Dict[str, Any]:
+    """The timing entries of a size sweep's plan (membw, fusion), as the data records them: each point's target time
+    (the quick one with quick), warm-up iterations, iteration bounds, repeats."""
+    return {
+        "target_point_ms": float(params["quick_target_point_ms"] if quick else params["target_point_ms"]),
+        "warmup_iterations": params["warmup_iterations"],
+        "min_iterations": params["min_iterations"],
+        "max_iterations": params["max_iterations"],
+        "repeats": params["repeats"],
+    }

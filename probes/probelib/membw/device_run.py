@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from probelib.device_outcome import close_sweep
 from probelib.fields import is_unavailable, unavailable
 from probelib.measure.devices import free_memory_bytes
 from probelib.membw.bench import CopyBuffers, calibrate, timed, timed_repeats
@@ -124,15 +125,7 @@ class DeviceRun:
             self.problems.append("%s: %s" % (type(exc).__name__, exc))
             entry["problems"] = list(self.problems)
             return entry
-        measured = [point for point in entry["sweep"] if point["status"] == "measured"]
-        if not measured:
-            entry["status"] = "error"
-            entry["error"] = {"type": "NothingMeasured", "message": "no size was measured: " + "; ".join(
-                "%d MiB %s (%s)" % (point["size_mib"], point["status"], point["reason"]) for point in entry["sweep"])}
-        elif self.problems:
-            entry["status"] = "partial"
-        entry["problems"] = list(self.problems)
-        return entry
+        return close_sweep(entry, entry["sweep"], lambda point: "%d MiB" % point["size_mib"], self.problems)
 
     def _measure(self) -> Dict[str, Any]:
         plan = self.plan

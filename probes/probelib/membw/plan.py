@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Tuple
 
+from probelib.measure.timing import point_timing_plan
 from probelib.params import require
 
 MIB = 1 << 20
@@ -33,11 +34,7 @@ def resolve_plan(params: Dict[str, Any], kind: str) -> Dict[str, Any]:
         "sizes_mib": sizes,
         "dtype": params["dtype"],
         "element_bytes": DTYPES[params["dtype"]],
-        "target_point_ms": float(params["quick_target_point_ms"] if quick else params["target_point_ms"]),
-        "warmup_iterations": params["warmup_iterations"],
-        "min_iterations": params["min_iterations"],
-        "max_iterations": params["max_iterations"],
-        "repeats": params["repeats"],
+        **point_timing_plan(params, quick),
         "tolerance_pct": float(params["tolerance_pct"]),
         "min_plateau_points": params["min_plateau_points"],
         "l2_multiple": float(params["l2_multiple"]),

@@ -30,15 +30,17 @@ def pci_function_dir(class_entry: str) -> Optional[str]:
     return None
 
 
+def numa_node_number(text: str, none_named: str = "-1: a VM, a single-node host, or firmware that gives none") -> int:
+    """A numa_node file's number; ValueError where it is -1 (the kernel names none), none_named saying why that is."""
+    node = whole_number(text)
+    if node < 0:
+        raise ValueError("the kernel names no NUMA node for this device (%s)" % none_named)
+    return node
+
+
 def numa_node(function_dir: str) -> Any:
     """The NUMA node the kernel names for the function, or unavailable (-1: it names none)."""
-    def parse(text: str) -> int:
-        node = whole_number(text)
-        if node < 0:
-            raise ValueError("the kernel names no NUMA node for this device (-1: a VM, a single-node host, or firmware "
-                             "that gives none)")
-        return node
-    return read_value(os.path.join(function_dir, "numa_node"), parse, NO_NUMA)
+    return read_value(os.path.join(function_dir, "numa_node"), numa_node_number, NO_NUMA)
 
 
 def pci_place(function_dir: Optional[str]) -> Dict[str, Any]:

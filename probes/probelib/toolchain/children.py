@@ -34,21 +34,26 @@ def mapped(fragment):
         pass
     return paths
 
-def read_libcuda():
-    entry = {"loaded": False}
+def read_version(entry, path, function, key):
+    """entry with loaded, and rc and key (what the library's version function answered) or error."""
     try:
-        library = ctypes.CDLL("libcuda.so.1")
+        library = ctypes.CDLL(path)
     except OSError as exc:
         entry["error"] = error_of(exc)
         return entry
     entry["loaded"] = True
-    version = ctypes.c_int(0)
+    value = ctypes.c_int(0)
     try:
-        entry["rc"] = int(library.cuDriverGetVersion(ctypes.byref(version)))
-        entry["version"] = int(version.value)
+        entry["rc"] = int(getattr(library, function)(ctypes.byref(value)))
+        entry[key] = int(value.value)
     except BaseException as exc:
         entry["error"] = error_of(exc)
-    entry["paths"] = mapped("libcuda.so")
+    return entry
+
+def read_libcuda():
+    entry = read_version({"loaded": False}, "libcuda.so.1", "cuDriverGetVersion", "version")
+    if entry["loaded"]:
+        entry["paths"] = mapped("libcuda.so")
     return entry
 
 def read_nccl_library(torch_dir):
@@ -60,19 +65,7 @@ def read_nccl_library(torch_dir):
     entry = {"mapped": in_use, "candidates": candidates, "path": path, "in_use": bool(in_use), "loaded": False}
     if path is None:
         return entry
-    try:
-        library = ctypes.CDLL(path)
-    except OSError as exc:
-        entry["error"] = error_of(exc)
-        return entry
-    entry["loaded"] = True
-    code = ctypes.c_int(0)
-    try:
-        entry["rc"] = int(library.ncclGetVersion(ctypes.byref(code)))
-        entry["code"] = int(code.value)
-    except BaseException as exc:
-        entry["error"] = error_of(exc)
-    return entry
+    return read_version(entry, path, "ncclGetVersion", "code")
 
 result["libcuda"] = read_libcuda()
 result["stage"] = "import"

@@ -15,6 +15,13 @@ TITLES = {
 ORDER = tuple(TITLES)
 
 
+def error_text(error: Any) -> str:
+    """A fresh Python's error record ({type, message}) as "type: message"; anything else as its text."""
+    if isinstance(error, dict):
+        return "%s: %s" % (error.get("type", "Error"), error.get("message", ""))
+    return str(error)
+
+
 def make_contract(contract_id: str, status: str, observed: str, expected: str, remedy: str,
                   evidence: Sequence[str], details: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """One record; a passed contract has no remedy, any other has one sentence saying what to do."""

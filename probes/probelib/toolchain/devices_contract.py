@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from probelib.toolchain.contract import FAIL, PASS, make_contract, undecided
+from probelib.toolchain.contract import FAIL, PASS, error_text, make_contract, undecided
 from probelib.toolchain.visible_devices import expected_uuids
 
 CONTRACT_ID = "nvml_cuda_agree"
@@ -16,12 +16,6 @@ HIDDEN_REMEDY = ("Unset CUDA_VISIBLE_DEVICES, or list in it (by UUID) the GPUs t
                  "hidden from CUDA has nothing the GPU probes can measure.")
 CUDA_REMEDY = ("Run the health probe and fix what its CUDA init, /dev/nvidia* and cgroup device checks report (CUDA fails "
                "while NVML works when the device nodes or their cgroup rules are wrong).")
-
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        return "%s: %s" % (error.get("type", "Error"), error.get("message", ""))
-    return str(error)
 
 
 def _visible_text(visible: Optional[str]) -> str:
@@ -65,19 +59,19 @@ def decide(nvml: Dict[str, Any], visible: Optional[str], cuda: Dict[str, Any]) -
     details["expected_uuids"] = expected
     details["cuda_device_count"] = cuda.get("device_count")
     if nvml_uuids and not expected:
-        seen = ("CUDA raised %s" % _error_text(cuda["error"]) if cuda.get("error")
+        seen = ("CUDA raised %s" % error_text(cuda["error"]) if cuda.get("error")
                 else "CUDA sees %s" % cuda.get("device_count"))
         evidence.append("CUDA in a fresh Python: %s" % seen)
         observed = "CUDA_VISIBLE_DEVICES %s hides all %d GPU(s) NVML lists (%s)" % (
             _visible_text(visible), len(nvml_uuids), seen)
         return make_contract(CONTRACT_ID, FAIL, observed, EXPECTED, HIDDEN_REMEDY, evidence, details)
     if cuda.get("error"):
-        evidence.append("CUDA in a fresh Python raised at stage %s: %s" % (cuda.get("stage"), _error_text(cuda["error"])))
+        evidence.append("CUDA in a fresh Python raised at stage %s: %s" % (cuda.get("stage"), error_text(cuda["error"])))
         if not expected:
-            return undecided(CONTRACT_ID, "CUDA raised while no GPU is expected: %s" % _error_text(cuda["error"]),
+            return undecided(CONTRACT_ID, "CUDA raised while no GPU is expected: %s" % error_text(cuda["error"]),
                              EXPECTED, CUDA_REMEDY, evidence, details)
         details["missing_in_cuda"] = expected
-        observed = "NVML shows %d GPU(s) CUDA should see, but CUDA failed: %s" % (len(expected), _error_text(cuda["error"]))
+        observed = "NVML shows %d GPU(s) CUDA should see, but CUDA failed: %s" % (len(expected), error_text(cuda["error"]))
         return make_contract(CONTRACT_ID, FAIL, observed, EXPECTED, CUDA_REMEDY, evidence, details)
     cuda_uuids = cuda.get("uuids") or []
     count = cuda.get("device_count")

@@ -9,19 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from probelib.toolchain.contract import FAIL, PASS, make_contract, undecided
+from probelib.toolchain.contract import FAIL, PASS, error_text, make_contract, undecided
 from probelib.toolchain.versions import decode_nccl_code, format_nccl, nccl_from_torch
 
 CONTRACT_ID = "nccl_loads"
 EXPECTED = "torch.cuda.nccl.version() works in a fresh Python and the libnccl it uses loads and reports the same version"
 REINSTALL = ("Reinstall the CUDA build of torch with its NCCL (for pip wheels the nvidia-nccl-cu* package that torch "
              "requires) in the Python the probes run with.")
-
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        return "%s: %s" % (error.get("type", "Error"), error.get("message", ""))
-    return str(error)
 
 
 def decide(torch: Dict[str, Any], nccl_torch: Optional[Dict[str, Any]], library: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -35,7 +29,7 @@ def decide(torch: Dict[str, Any], nccl_torch: Optional[Dict[str, Any]], library:
         return undecided(CONTRACT_ID, torch["problem"], EXPECTED, _torch_remedy(torch["problem"]), evidence, details)
     nccl_torch = nccl_torch or {}
     if "error" in nccl_torch or "version" not in nccl_torch:
-        why = _error_text(nccl_torch.get("error", "no answer"))
+        why = error_text(nccl_torch.get("error", "no answer"))
         evidence.append("torch.cuda.nccl.version() in a fresh Python raised %s" % why)
         return make_contract(CONTRACT_ID, FAIL, "torch.cuda.nccl.version() failed: %s" % why, EXPECTED, REINSTALL,
                              evidence, details)
@@ -55,14 +49,14 @@ def decide(torch: Dict[str, Any], nccl_torch: Optional[Dict[str, Any]], library:
     details["library_in_use"] = bool(library.get("in_use"))
     where = "mapped by the process" if library.get("in_use") else "found on disk, not mapped by torch"
     if not library.get("loaded"):
-        why = _error_text(library.get("error", "unknown error"))
+        why = error_text(library.get("error", "unknown error"))
         evidence.append("ctypes.CDLL(%s) (%s) failed: %s" % (library["path"], where, why))
         return make_contract(CONTRACT_ID, FAIL, "%s does not load: %s" % (library["path"], why), EXPECTED, REINSTALL,
                              evidence, details)
     code = library.get("code")
     decoded = decode_nccl_code(code) if library.get("rc") == 0 else None
     if decoded is None:
-        why = _error_text(library["error"]) if library.get("error") else "ncclGetVersion returned %r (code %r)" % (
+        why = error_text(library["error"]) if library.get("error") else "ncclGetVersion returned %r (code %r)" % (
             library.get("rc"), code)
         evidence.append("ctypes.CDLL(%s) (%s) loaded; %s" % (library["path"], where, why))
         return make_contract(CONTRACT_ID, FAIL, "%s loads but does not report its version: %s" % (library["path"], why),

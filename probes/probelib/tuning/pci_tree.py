@@ -12,8 +12,9 @@ from typing import Any, Dict, List, Optional, Tuple
 from probelib.fields import unavailable
 from probelib.measure.host_gpus import GPU_CLASS_PREFIXES, NVIDIA_VENDOR
 from probelib.system.pci_path import address_order, upstream_chain
+from probelib.system.pci_place import numa_node_number
 from probelib.system.sysfs import normalize_bus_id
-from probelib.system.sysfs_field import nonempty_text, whole_number
+from probelib.system.sysfs_field import nonempty_text
 from probelib.tuning.pci_config import BECOME, UNPRIVILEGED_CONFIG_BYTES, ConfigRead, parse_config
 from probelib.tuning.sysfs_values import lane_count, link_speed_gts, read_value
 
@@ -105,11 +106,7 @@ def read_device(address: str, directory: str, role: str, upstream: Optional[str]
 
 
 def _numa_node(text: str) -> int:
-    node = whole_number(text)
-    if node < 0:
-        raise ValueError("the kernel names no NUMA node for this device (a VM, a single-node host, or firmware "
-                         "that gives none)")
-    return node
+    return numa_node_number(text, "a VM, a single-node host, or firmware that gives none")
 
 
 def config_space_section(tree: Any, privileged: bool) -> Dict[str, Any]:

@@ -95,3 +95,30 @@ def test_a_link_among_a_probes_data_files_is_refused(tmp_path):
     os.symlink(str(tmp_path / "secret"), str(data / "extra"))
     with pytest.raises(ValueError, match="is a link"):
         probe_archive.build_probe_archive("precision", str(root))
+
+
+@pytest.mark.parametrize("name, params, shared", [
+    ("membw", {"device": "cuda"}, "probelib/measure/opening.py"),
+    ("fabric", {}, "probelib/system/sysfs_class.py"),
+])
+def test_a_probe_unpacked_from_its_archive_runs_on_the_shared_library_it_carries(tmp_path, name, params, shared):
+    """The shared library's modules go with every probe (issue 47: the per-GPU opening, the sysfs class walk): membw
+    asked for GPUs on this GPU-less machine ends unavailable through the opening, fabric lists /sys/class/net."""
+    pytest.importorskip("torch")
+    from ansible_collections.gpufleet.validation.plugins.modules.probe import extract_archive  # pylint: disable=import-outside-toplevel
+    payload, unused_sha = probe_archive.build_probe_archive(name, ROOT)
+    assert shared in zipfile.ZipFile(io.BytesIO(payload)).namelist()
+    archive, work = tmp_path / "probe.zip", tmp_path / "work"
+    archive.write_bytes(payload)
+    extract_archive(str(archive), str(work))
+    (tmp_path / "params.json").write_text(json.dumps(params))
+    completed = subprocess.run([sys.executable, str(work / (name + ".py")), "--params", str(tmp_path / "params.json"),
+                                "--out", str(tmp_path / "out.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               cwd=str(work), timeout=120, check=False)
+    envelope = json.loads((tmp_path / "out.json").read_text())
+    if name == "membw":
+        assert envelope["status"] == "unavailable" and envelope["reason"].startswith("no CUDA GPU is visible to torch"), envelope
+        assert envelope["data"]["devices"] == [] and envelope["data"]["plan"]["name"].startswith("gpu-default")
+    else:
+        assert envelope["status"] != "error", (envelope["reason"], completed.stderr.decode())
+        assert isinstance(envelope["data"]["ethernet"], (list, dict))

@@ -12,6 +12,7 @@ import hostbw
 import membw
 from probe_runs import ROOT, run_probe
 from probelib.measure import devices as device_module
+from probelib.measure import opening
 from probelib.params import probe_defaults
 
 torch = pytest.importorskip("torch")
@@ -76,7 +77,7 @@ def two_cpus(torch_module, requested="auto"):
 
 @pytest.mark.parametrize("alone_devices, alone", [("first", [0]), ("all", [0, 1])])
 def test_membw_measures_the_first_device_alone_unless_told_all_and_every_device_together(monkeypatch, alone_devices, alone):
-    monkeypatch.setattr(membw, "measured_devices", two_cpus)
+    monkeypatch.setattr(opening, "measured_devices", two_cpus)  # membw opens its devices there
     params = dict(probe_defaults("membw"), **SMALL_MEMBW)
     params.update(alone_devices=alone_devices, repeats=2)
     result = membw.collect(params)

@@ -70,6 +70,8 @@ def test_both_children_run_for_real_here():
     report = libraries["report"]
     assert libraries["failure"] is None and report["stage"] == "done" and report["error"] is None
     assert isinstance(report["torch_version"], str) and "loaded" in report["libcuda"]
+    # a loaded libcuda has its mapped paths, an unloadable one its error only (read_version is shared with NCCL's read)
+    assert ("paths" in report["libcuda"]) is report["libcuda"]["loaded"]
     devices = run_report(DEVICES_CHILD, 120, python=PYTHON)
     if report["torch_cuda_version"] is None:       # this CPU-only machine
         assert "nccl_torch" not in report and devices["report"]["stage"] == "build"

@@ -12,7 +12,7 @@ from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none, unavailable_reason
-from ..together_records import each_worker, percent_status
+from ..together_records import each_worker, percent_bounds_and_reference, percent_status
 from .together_share import DIRECTIONS, share_of, sharers_of
 
 WORST_FIRST = ("error", "fail", "warn", "pass", "skip")
@@ -28,10 +28,7 @@ def uplink_words(result: Dict[str, Any], sharers: int) -> str:
 
 @reads_params("warn_below_pct", "fail_below_pct")
 def hostbw_together_uplink(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    warn_below = float(rule["params"]["warn_below_pct"])
-    fail_below = float(rule["params"]["fail_below_pct"])
-    record = data.get("together") if isinstance(data, dict) else None
-    reference = record.get("alone_reference") if isinstance(record, dict) else None
+    warn_below, fail_below, reference = percent_bounds_and_reference(rule, data)
 
     def judge_one(worker: Dict[str, Any], result: Dict[str, Any], gpu: Dict[str, Any], label: str) -> Check:
         if worker.get("kind") != "cuda":

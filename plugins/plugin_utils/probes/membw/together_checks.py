@@ -11,7 +11,7 @@ from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
 from ...number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none, unavailable_reason
-from ..together_records import each_worker, percent_status, time_slicing_words
+from ..together_records import each_worker, percent_bounds_and_reference, percent_status, time_slicing_words
 from .together_share import reference_at, share_of
 
 
@@ -26,10 +26,7 @@ def no_reference_words(reference: Any, buffer_mib: Any) -> str:
 
 @reads_params("warn_below_pct", "fail_below_pct", "shared_device_pct")
 def membw_together_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    warn_below = float(rule["params"]["warn_below_pct"])
-    fail_below = float(rule["params"]["fail_below_pct"])
-    record = data.get("together") if isinstance(data, dict) else None
-    reference = record.get("alone_reference") if isinstance(record, dict) else None
+    warn_below, fail_below, reference = percent_bounds_and_reference(rule, data)
 
     def judge_one(worker: Dict[str, Any], result: Dict[str, Any], gpu: Dict[str, Any], label: str) -> Check:
         value, size = number_or_none(result.get("bandwidth_gbps")), result.get("buffer_mib")
