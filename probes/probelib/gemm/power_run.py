@@ -19,6 +19,12 @@ from probelib.nvml.gpu_reads import POWER_LIMIT_FUNCTIONS, GpuReads, milliwatts_
 IDLE_POLL_S = 0.1
 
 
+def window_seconds(seconds: float) -> float:
+    """A window's length to 0.1 ms, or to two significant digits when shorter: a window of a few microseconds (a fast
+    product on a loaded CPU) is never recorded as 0 s, which no window lasts."""
+    return round(seconds, 4) if seconds >= 0.0001 else significant(seconds, 2)
+
+
 class PowerStateRun:
     """Burst and sustained for one device and dtype. ``reads`` is the GPU's NVML reads (None: NVML is not usable, and
     the windows are timed without state evidence)."""
@@ -116,7 +122,7 @@ class PowerStateRun:
 
     def _record(self, window: Dict[str, Any], state: Any, extra: Dict[str, Any]) -> Dict[str, Any]:
         record = {"calls": window["calls"], "tflops": significant(window["tflops"]),
-                  "duration_s": round(window["ended_s"] - window["began_s"], 4), "state": state}
+                  "duration_s": window_seconds(window["ended_s"] - window["began_s"]), "state": state}
         record.update(extra)
         return record
 

@@ -6,6 +6,7 @@ for once per run; a GPU that is slow to cool with no other job on it is waited f
 import os
 from types import SimpleNamespace
 
+from probelib.gemm import power_run
 from probelib.gemm.power_run import PowerStateRun
 from probelib.nvml.access import NvmlReader
 from test_foreign_processes import fake_proc  # pylint: disable=import-error
@@ -65,3 +66,11 @@ def test_an_idle_gpu_is_not_listed_for_jobs(tmp_path):
     run = run_on(tmp_path, 70.0, [(JOB, 56832.0)], {JOB: ("python3", 1)})
     waited = run.wait_for_idle(0.05)
     assert waited["reached_idle"] is True and run.busy_with == []
+
+
+def test_a_window_of_a_few_microseconds_is_never_recorded_as_zero_seconds():
+    """CI on a loaded machine: a fake product's sustained window of 0.00004 s was recorded as duration_s 0.0, which the
+    schema refuses (exclusiveMinimum 0), and the result was invalid."""
+    assert power_run.window_seconds(0.00004) == 4e-05
+    assert power_run.window_seconds(0.000012345) == 1.2e-05
+    assert power_run.window_seconds(0.0289123) == 0.0289 and power_run.window_seconds(2.5) == 2.5
