@@ -34,6 +34,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -237,8 +238,17 @@ def whole_run_in_process(collections: str, hosts: int, gpus: int, workers: int, 
     """measure_whole_run in a fresh process that imports the collection in collections."""
     command = [sys.executable, os.path.abspath(__file__), "--whole-run", "--json", "--hosts", str(hosts), "--gpus", str(gpus),
                "--workers", str(workers)] + (["--previous"] if previous else [])
-    output = subprocess.run(command, env=dict(os.environ, **{COLLECTIONS_VARIABLE: collections}), check=True,
-                            stdout=subprocess.PIPE, text=True).stdout
+    # A session of its own, so that an interrupted comparison ends the run and its dossier workers together.
+    child = subprocess.Popen(command, env=dict(os.environ, **{COLLECTIONS_VARIABLE: collections}), stdout=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    try:
+        output = child.communicate()[0]
+    except BaseException:
+        os.killpg(child.pid, signal.SIGTERM)
+        child.wait()
+        raise
+    if child.returncode:
+        raise SystemExit("the run of %s ended with exit code %d" % (collections, child.returncode))
     return json.loads(output.splitlines()[-1])
 
 
@@ -248,6 +258,7 @@ def main_against(args) -> int:
                               stdout=subprocess.PIPE, text=True).stdout.strip()
     here = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], check=True,
                           stdout=subprocess.PIPE, text=True).stdout.strip()
+    signal.signal(signal.SIGTERM, lambda *unused: sys.exit(143))  # the temporary worktree is removed (finally, below)
     folder = tempfile.mkdtemp(prefix="gpufleet-bench-against-")
     checkout = os.path.join(folder, revision)
     subprocess.run(["git", "-C", ROOT, "worktree", "add", "--quiet", "--detach", checkout, revision], check=True)
@@ -298,6 +309,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # --against's child: one JSON row
     args = parser.parse_args()
     if args.json:
+        signal.signal(signal.SIGTERM, lambda *unused: sys.exit(143))  # its temporary results are removed (finally)
         imported = os.path.realpath(report_render.__file__)
         wanted = os.path.dirname(os.path.realpath(os.environ.get(COLLECTIONS_VARIABLE) or os.path.join(ROOT, "collections")))
         if not imported.startswith(wanted + os.sep):  # the checkout that holds collections/ (its link to the collection)
