@@ -9,7 +9,8 @@
 `git worktree` into a temporary folder) in the same sitting, in turn: REV, this, REV, this ... (--rounds pairs). Both
 sides run this script and its synthetic fleet in a process of their own; only the collection imported differs. It
 prints every run, then each side's median per step and the ratio this / REV: on a shared machine the ratio, not the
-absolute time, is what a comparison can trust.
+absolute time, is what a comparison can trust, and the CPU seconds (of the process and its dossier workers, the
+sampler of memory not counted) vary less with the load beside it than the wall times do.
 
 --acceptance-host renders one synthetic host of --gpus H200s that ran every probe of the acceptance profile
 (benchmarks/synthetic_acceptance_host.py) as the report action does, and prints the size of each page it writes (the
@@ -148,6 +149,12 @@ class TreeMemory:
         self.peak_mib = int(out.strip() or 0) / 1024
 
 
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its children that have ended (the dossier workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = False) -> dict:
     """render_run as the report action calls it, timed by step, with the peak PSS of this process and its workers.
 
@@ -169,6 +176,7 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
             return render_fleet_outputs_itself(*args, **kwargs)
 
         with TreeMemory() as memory:
+            cpu_started = cpu_seconds()
             started = time.perf_counter()
             run = load_run(run_path, names, groups)
             loaded = time.perf_counter()
@@ -181,10 +189,11 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
             finally:
                 report_render.render_fleet_outputs = render_fleet_outputs_itself
             ended = time.perf_counter()
+            cpu_used = cpu_seconds() - cpu_started
         dossiers = sum(os.path.exists(os.path.join(run_path, host.dir_name, "dossier.html")) for host in run.hosts)
         return {"hosts": hosts, "gpus": hosts * gpus, "workers": workers or usable_cores(), "load_s": loaded - started,
                 "judge_s": judged - loaded, "dossiers_s": marks["fleet_started"] - judged,
-                "fleet_s": ended - marks["fleet_started"], "total_s": ended - started, "dossiers": dossiers,
+                "fleet_s": ended - marks["fleet_started"], "total_s": ended - started, "cpu_s": cpu_used, "dossiers": dossiers,
                 "peak_pss_mib": memory.peak_mib}
     finally:
         shutil.rmtree(results, ignore_errors=True)
@@ -231,7 +240,7 @@ def main_whole_run(args) -> int:
 
 
 STEPS = (("load_s", "load s"), ("judge_s", "judge s"), ("dossiers_s", "dossiers s"), ("fleet_s", "fleet outputs s"),
-         ("total_s", "total s"), ("peak_pss_mib", "peak PSS MiB"))
+         ("total_s", "total s"), ("cpu_s", "CPU s"), ("peak_pss_mib", "peak PSS MiB"))
 
 
 def whole_run_in_process(collections: str, hosts: int, gpus: int, workers: int, previous: bool) -> dict:
