@@ -3,6 +3,14 @@
     .venv/bin/python benchmarks/fleet_reports.py [--hosts 1 100 1000] [--gpus 8]
     .venv/bin/python benchmarks/fleet_reports.py --whole-run [--hosts 1000 10000] [--workers 1 0] [--previous]
     .venv/bin/python benchmarks/fleet_reports.py --acceptance-host [--gpus 8]
+    .venv/bin/python benchmarks/fleet_reports.py --whole-run --against REV [--rounds 2] [--hosts 1000] [--workers 0] [--previous]
+
+--against REV times the whole run of this checkout and of the collection at an earlier commit REV (checked out with
+`git worktree` into a temporary folder) in the same sitting, in turn: REV, this, REV, this ... (--rounds pairs). Both
+sides run this script and its synthetic fleet in a process of their own; only the collection imported differs. It
+prints every run, then each side's median per step and the ratio this / REV: on a shared machine the ratio, not the
+absolute time, is what a comparison can trust, and the CPU seconds (of the process and its dossier workers, the
+sampler of memory not counted) vary less with the load beside it than the wall times do.
 
 --acceptance-host renders one synthetic host of --gpus H200s that ran every probe of the acceptance profile
 (benchmarks/synthetic_acceptance_host.py) as the report action does, and prints the size of each page it writes (the
@@ -23,16 +31,21 @@ directory that is removed afterwards. Target: the fleet reports of 1,000 hosts u
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import statistics
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "collections"))
+# The collection the benchmark imports: this checkout's, or another's when --against runs this script for REV.
+COLLECTIONS_VARIABLE = "GPUFLEET_BENCH_COLLECTIONS"
+sys.path.insert(0, os.environ.get(COLLECTIONS_VARIABLE) or os.path.join(ROOT, "collections"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
@@ -136,6 +149,12 @@ class TreeMemory:
         self.peak_mib = int(out.strip() or 0) / 1024
 
 
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its children that have ended (the dossier workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = False) -> dict:
     """render_run as the report action calls it, timed by step, with the peak PSS of this process and its workers.
 
@@ -157,6 +176,7 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
             return render_fleet_outputs_itself(*args, **kwargs)
 
         with TreeMemory() as memory:
+            cpu_started = cpu_seconds()
             started = time.perf_counter()
             run = load_run(run_path, names, groups)
             loaded = time.perf_counter()
@@ -169,10 +189,11 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
             finally:
                 report_render.render_fleet_outputs = render_fleet_outputs_itself
             ended = time.perf_counter()
+            cpu_used = cpu_seconds() - cpu_started
         dossiers = sum(os.path.exists(os.path.join(run_path, host.dir_name, "dossier.html")) for host in run.hosts)
         return {"hosts": hosts, "gpus": hosts * gpus, "workers": workers or usable_cores(), "load_s": loaded - started,
                 "judge_s": judged - loaded, "dossiers_s": marks["fleet_started"] - judged,
-                "fleet_s": ended - marks["fleet_started"], "total_s": ended - started, "dossiers": dossiers,
+                "fleet_s": ended - marks["fleet_started"], "total_s": ended - started, "cpu_s": cpu_used, "dossiers": dossiers,
                 "peak_pss_mib": memory.peak_mib}
     finally:
         shutil.rmtree(results, ignore_errors=True)
@@ -218,6 +239,67 @@ def main_whole_run(args) -> int:
     return 0
 
 
+STEPS = (("load_s", "load s"), ("judge_s", "judge s"), ("dossiers_s", "dossiers s"), ("fleet_s", "fleet outputs s"),
+         ("total_s", "total s"), ("cpu_s", "CPU s"), ("peak_pss_mib", "peak PSS MiB"))
+
+
+def whole_run_in_process(collections: str, hosts: int, gpus: int, workers: int, previous: bool) -> dict:
+    """measure_whole_run in a fresh process that imports the collection in collections."""
+    command = [sys.executable, os.path.abspath(__file__), "--whole-run", "--json", "--hosts", str(hosts), "--gpus", str(gpus),
+               "--workers", str(workers)] + (["--previous"] if previous else [])
+    # A session of its own, so that an interrupted comparison ends the run and its dossier workers together.
+    child = subprocess.Popen(command, env=dict(os.environ, **{COLLECTIONS_VARIABLE: collections}), stdout=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    try:
+        output = child.communicate()[0]
+    except BaseException:
+        os.killpg(child.pid, signal.SIGTERM)
+        child.wait()
+        raise
+    if child.returncode:
+        raise SystemExit("the run of %s ended with exit code %d" % (collections, child.returncode))
+    return json.loads(output.splitlines()[-1])
+
+
+def main_against(args) -> int:
+    """--against: this checkout and REV alternated, each side's median per step and the ratio this / REV."""
+    revision = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", args.against + "^{commit}"], check=True,
+                              stdout=subprocess.PIPE, text=True).stdout.strip()
+    here = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], check=True,
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
+    signal.signal(signal.SIGTERM, lambda *unused: sys.exit(143))  # the temporary worktree is removed (finally, below)
+    folder = tempfile.mkdtemp(prefix="gpufleet-bench-against-")
+    checkout = os.path.join(folder, revision)
+    subprocess.run(["git", "-C", ROOT, "worktree", "add", "--quiet", "--detach", checkout, revision], check=True)
+    try:
+        sides = ((revision, os.path.join(checkout, "collections")), ("this (%s)" % here, os.path.join(ROOT, "collections")))
+        for hosts in args.hosts:
+            for workers in args.workers:
+                runs: dict = {name: [] for name, unused in sides}
+                print("\n%d hosts x %d GPUs, %s previous night, dossier processes: %s; %s and this checkout in turn, %d rounds\n"
+                      % (hosts, args.gpus, "with a" if args.previous else "no", workers or "one per usable core", revision, args.rounds))
+                print("| round | code | " + " | ".join(title for unused, title in STEPS) + " |")
+                print("| ---: | --- |" + " ---: |" * len(STEPS))
+                for round_number in range(1, args.rounds + 1):
+                    for name, collections in sides:
+                        row = whole_run_in_process(collections, hosts, args.gpus, workers, args.previous)
+                        runs[name].append(row)
+                        print("| %d | %s | %s |" % (round_number, name, " | ".join("%.1f" % row[key] for key, unused in STEPS)))
+                        sys.stdout.flush()
+                (before, unused), (after, unused) = sides
+                print("\n| step | %s (median) | %s (median) | ratio this / %s |" % (before, after, revision))
+                print("| --- | ---: | ---: | ---: |")
+                for key, title in STEPS:
+                    old = statistics.median(row[key] for row in runs[before])
+                    new = statistics.median(row[key] for row in runs[after])
+                    print("| %s | %.1f | %.1f | %s |" % (title, old, new, "%.2f" % (new / old) if old else "-"))
+                sys.stdout.flush()
+    finally:
+        subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", checkout], check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, nargs="+", default=[1, 100, 1000])
@@ -230,7 +312,21 @@ def main() -> int:
                         help="with --whole-run: dossier processes to try (0: one per usable core; default 1 0)")
     parser.add_argument("--acceptance-host", action="store_true",
                         help="the pages of one synthetic host of --gpus GPUs after the acceptance profile: sizes and time")
+    parser.add_argument("--against", metavar="REV",
+                        help="with --whole-run: time this checkout and the collection at commit REV in turn (see above)")
+    parser.add_argument("--rounds", type=int, default=2, help="with --against: how many times each side runs (default 2)")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # --against's child: one JSON row
     args = parser.parse_args()
+    if args.json:
+        signal.signal(signal.SIGTERM, lambda *unused: sys.exit(143))  # its temporary results are removed (finally)
+        imported = os.path.realpath(report_render.__file__)
+        wanted = os.path.dirname(os.path.realpath(os.environ.get(COLLECTIONS_VARIABLE) or os.path.join(ROOT, "collections")))
+        if not imported.startswith(wanted + os.sep):  # the checkout that holds collections/ (its link to the collection)
+            raise SystemExit("the collection imported is %s, not the one under %s" % (imported, wanted))
+        print(json.dumps(measure_whole_run(args.hosts[0], args.gpus, args.workers[0], args.previous)))
+        return 0
+    if args.against:
+        return main_against(args)
     if args.acceptance_host:
         return main_acceptance_host(args.gpus)
     if args.whole_run:

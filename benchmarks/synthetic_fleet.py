@@ -11,7 +11,9 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "collections"))
+# fleet_reports.py --against: the collection under test, not necessarily this checkout's
+sys.path.insert(0, os.environ.get("GPUFLEET_BENCH_COLLECTIONS") or
+                os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "collections"))
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schemas_digest  # noqa: E402
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

@@ -21,6 +21,12 @@ MAX_DEPTH = 64
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _AS_PARENTHESES = {ord("["): "(", ord("{"): "(", ord("]"): ")", ord("}"): ")"}
+# A number that could be too large has 20 digits in a row (2 ** 64 has 20) or an exponent of 3 digits (the largest
+# float is about 1.8e308). Outside strings, with every digit written 0, "E" as "e" and signs dropped, such a number
+# shows as one of these; a text without either holds no number that _bounded_int or _finite_float refuses, so it is
+# parsed without them (each a Python call per number).
+_NUMBER_SHAPE = str.maketrans("123456789E", "000000000e", "+-")
+_LONG_NUMBER_SHAPES = ("0" * 20, "e000")
 # No counter a probe reads is wider than 64 bits; a larger integer would not even convert to a float for the judge.
 INTEGER_LIMIT = 2 ** 64
 
@@ -29,10 +35,13 @@ class StrictJSONError(ValueError):
     """Why a text is not a JSON document this collection accepts, in one line."""
 
 
-def nesting_depth(text, limit=MAX_DEPTH):
+def nesting_depth(text, limit=MAX_DEPTH, outside_strings=None):
     """How deep arrays and objects nest in text (0 for a scalar), counted without recursion and at most to limit + 1:
-    the innermost pairs of brackets are removed once per level, each pass a scan of the text at C speed."""
-    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).translate(_AS_PARENTHESES)
+    the innermost pairs of brackets are removed once per level, each pass a scan of the text at C speed.
+    outside_strings: _outside_strings(text), where the caller has it already."""
+    if outside_strings is None:
+        outside_strings = _outside_strings(text)
+    brackets = _NOT_BRACKET.sub("", outside_strings).translate(_AS_PARENTHESES)
     depth = 0
     while brackets and depth <= limit:
         inner = brackets.replace("()", "")
@@ -41,6 +50,14 @@ def nesting_depth(text, limit=MAX_DEPTH):
         brackets = inner
         depth += 1
     return depth
+
+
+def _outside_strings(text):
+    """text without its JSON strings. Where no quote is escaped and quotes pair up, every other piece between quotes is
+    a string, cut out at C speed; otherwise each string is matched, escapes included."""
+    if '\\"' in text or text.count('"') % 2:
+        return _JSON_STRING.sub("", text)
+    return "".join(text.split('"')[::2])
 
 
 def _refuse_duplicates(pairs):
@@ -77,11 +94,13 @@ def _bounded_int(text):
 def loads(text, max_depth=MAX_DEPTH):
     """The JSON document in text; StrictJSONError for a duplicate key, NaN or Infinity (or a number that reads as
     one, or an integer beyond 64 bits), nesting deeper than max_depth, or anything json.loads refuses (its message, one line)."""
-    if nesting_depth(text, max_depth) > max_depth:
+    outside_strings = _outside_strings(text)
+    if nesting_depth(text, max_depth, outside_strings) > max_depth:
         raise StrictJSONError("it is nested deeper than %d levels, the most a result may have" % max_depth)
+    shape = outside_strings.translate(_NUMBER_SHAPE)
+    bounds = {"parse_float": _finite_float, "parse_int": _bounded_int} if any(long in shape for long in _LONG_NUMBER_SHAPES) else {}
     try:
-        return json.loads(text, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant,
-                          parse_float=_finite_float, parse_int=_bounded_int)
+        return json.loads(text, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant, **bounds)
     except StrictJSONError:
         raise
     except RecursionError:  # not reached below max_depth; kept so that no traceback can be the reason

@@ -37,7 +37,9 @@ def _visible(char: str) -> str:
 
 def escape_control(text: str, keep: str = "\t\n") -> str:
     """text with every control character but those in keep written as \\xNN, every invisible one as <U+XXXX>."""
-    if _SHOWN_ESCAPED.search(text) is None:  # nearly every text of a report: no substitution to build
+    # Nearly every text of a report has nothing to escape: printable ASCII is told at once (every invisible character
+    # is outside ASCII), the rest by one search.
+    if (text.isascii() and text.isprintable()) or _SHOWN_ESCAPED.search(text) is None:
         return text
     return _SHOWN_ESCAPED.sub(lambda match: match.group() if match.group() in keep else _visible(match.group()), text)
 

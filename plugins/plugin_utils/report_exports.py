@@ -130,6 +130,8 @@ def export_json_text(document: Any) -> str:
 
 def _compact_json(value: Any) -> str:
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if text.isascii() and "\x7f" not in text:  # nothing _JSON_RAW_CONTROL matches: its one ASCII character is DEL
+        return text
     return _JSON_RAW_CONTROL.sub(lambda match: json.dumps(match.group())[1:-1], text)
 
 

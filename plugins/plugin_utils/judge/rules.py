@@ -100,8 +100,13 @@ def param_kind_problem(name: str, default: Any, value: Any) -> Optional[str]:
     return "param %s must be %s%s, not %s %r" % (name, wanted, " (or null)" if default is None else "", given, value)
 
 
+# Values deepcopy returns as they are: copied without its call, since every host's rules are normalized again.
+_ATOMS = (str, int, float, bool, type(None))
+
+
 def normalize_rule(rule: Mapping[str, Any]) -> Dict[str, Any]:
-    normalized = {key: copy.deepcopy(rule.get(key)) for key in RULE_KEYS}
+    normalized = {key: value if type(value) in _ATOMS else copy.deepcopy(value)  # pylint: disable=unidiomatic-typecheck
+                  for key, value in ((key, rule.get(key)) for key in RULE_KEYS)}
     normalized["params"] = dict(normalized["params"] or {})
     normalized["enabled"] = True if rule.get("enabled") is None else bool(rule.get("enabled"))
     normalized["description"] = normalized["description"] or ""

@@ -73,3 +73,26 @@ def test_sound_results_parse_as_json_does():
                                          ('["[[[[\\"[[[", [[]]]', 3), ("[" * 100 + "]" * 100, strict_json.MAX_DEPTH + 1)])
 def test_nesting_is_counted_outside_strings(text, depth):
     assert strict_json.nesting_depth(text) == depth
+
+
+@pytest.mark.parametrize("text", ['{"a": "[[", "b": [["]"]]}', '["\\\\", "[{"]', '["a\\\\\\"[", [[1]]]', '["[[', '"]]" [[[',
+                                  '{"x": ' + "[" * 70 + '"]"' + "]" * 70 + "}", '[1, "{{{{", {"k": "}"}]'])
+def test_strings_cut_at_quotes_count_as_the_matched_strings_do(text):
+    """The quick cut (no escaped quote, quotes in pairs) and the match of each string leave the same brackets."""
+    assert strict_json._outside_strings(text) == strict_json._JSON_STRING.sub("", text)  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("number, words", [("18446744073709551616", "beyond 64 bits"), ("-18446744073709551616", "beyond 64 bits"),
+                                           ("1e400", "beyond the range of a float"), ("1E+309", "beyond the range of a float"),
+                                           ("-2.5e0400", "beyond the range of a float"),
+                                           ("1" + "0" * 400 + ".5", "beyond the range of a float")])
+def test_a_number_too_large_is_refused_among_many_sound_ones(number, words):
+    text = '{"rows": [%s], "last": %s, "name": "e99 and 12345678901234567890"}' % (", ".join(["1.5e10", "18446744073709551615"] * 50), number)
+    with pytest.raises(strict_json.StrictJSONError, match=words):
+        strict_json.loads(text)
+
+
+def test_numbers_read_the_same_with_or_without_the_bound_checks():
+    text = '[18446744073709551615, -9223372036854775808, 1.7976931348623157e+308, 5e-324, 0.1, 1e99, -0.0, 12, "1e400"]'
+    assert strict_json.loads(text) == json.loads(text)
+    assert [type(value) for value in strict_json.loads(text)] == [type(value) for value in json.loads(text)]

@@ -9,7 +9,9 @@ from junitparser import JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
+from ansible_collections.gpufleet.validation.plugins.plugin_utils import control_chars
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import escape_control, terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import _compact_json  # pylint: disable=protected-access
 from markupsafe import Markup
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import HTML, markdown_code_block, render_run
@@ -111,3 +113,19 @@ def test_the_tables_built_in_python_show_control_characters_in_a_measurement_as_
 def test_markup_not_built_by_the_report_is_still_scanned_for_control_characters():
     assert HTML.from_string("{{ plot | safe }}|{{ text }}").render(plot="<b>\x1b</b>", text=Markup("<i>\x07</i>")) == \
         "<b>\\x1b</b>|<i>\\x07</i>"
+
+
+def test_every_ascii_character_is_escaped_as_the_full_search_escapes_it():
+    """escape_control's quick answer for printable ASCII agrees, character by character, with the search it skips."""
+    for code in range(128):
+        text = "node %s 01" % chr(code)
+        for keep in ("\t\n", "\t", ""):
+            expected = control_chars._SHOWN_ESCAPED.sub(  # pylint: disable=protected-access
+                lambda match, keep=keep: match.group() if match.group() in keep else control_chars._visible(match.group()), text)
+            assert escape_control(text, keep=keep) == expected, (code, keep)
+
+
+def test_fleet_json_writes_del_and_c1_as_escapes_in_an_otherwise_ascii_entry():
+    assert _compact_json({"reason": "a\x7fb", "name": "plain"}) == '{"reason":"a\\u007fb","name":"plain"}'
+    assert _compact_json({"reason": "a\x85b"}) == '{"reason":"a\\u0085b"}'
+    assert _compact_json({"reason": "plain ascii"}) == '{"reason":"plain ascii"}'
