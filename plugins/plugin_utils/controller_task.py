@@ -28,7 +28,6 @@ class ControllerTask:
         raise NotImplementedError
 
 
-
 class RunTask(ControllerTask):
     """A controller task on one stored run (act, report): the directory of the run its arguments name (results_dir,
     run_id) is found first, and run_on(result, args, task_vars, path) is handed it; a run id that is not one fails the
