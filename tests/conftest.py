@@ -7,7 +7,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-for path in (os.path.join(ROOT, "collections"), os.path.join(ROOT, "probes")):
+for path in (os.path.join(ROOT, "collections"), os.path.join(ROOT, "probes"), os.path.join(ROOT, "tests")):
     if path not in sys.path:
         sys.path.insert(0, path)
 

@@ -22,13 +22,11 @@ if FLEET_DIR not in sys.path:
 import installed_collection as installed_lib  # noqa: E402  pylint: disable=wrong-import-position
 import netns_fleet as fleet_lib  # noqa: E402  pylint: disable=wrong-import-position
 import slurm_cluster as slurm_lib  # noqa: E402  pylint: disable=wrong-import-position
+from required_parts import missing  # noqa: E402  pylint: disable=wrong-import-position,import-error
 
 
 def _cannot_build(reason):
-    message = "cannot build a network-namespace test fleet: %s" % reason
-    if os.environ.get("GPUFLEET_REQUIRE_NETNS") == "1":
-        pytest.fail(message + " (GPUFLEET_REQUIRE_NETNS=1 requires it)", pytrace=False)
-    pytest.skip(message + " (set GPUFLEET_REQUIRE_NETNS=1 to fail instead)")
+    missing("cannot build a network-namespace test fleet: %s" % reason, "GPUFLEET_REQUIRE_NETNS")
 
 
 @pytest.fixture
@@ -81,10 +79,7 @@ def slurm_cluster(tmp_path_factory):
             clusters.append(cluster)
             return cluster.up()
         except slurm_lib.SlurmUnavailable as exc:
-            message = "cannot start a Slurm cluster: %s" % exc
-            if os.environ.get("GPUFLEET_REQUIRE_SLURM") == "1":
-                pytest.fail(message + " (GPUFLEET_REQUIRE_SLURM=1 requires it)", pytrace=False)
-            pytest.skip(message + " (set GPUFLEET_REQUIRE_SLURM=1 to fail instead)")
+            missing("cannot start a Slurm cluster: %s" % exc, "GPUFLEET_REQUIRE_SLURM")
         return None
 
     yield make

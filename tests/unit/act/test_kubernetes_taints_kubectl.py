@@ -18,6 +18,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.kubernetes_taints import (
     RUN_ID_ANNOTATION, RUN_STARTED_ANNOTATION, TAINT_KEY, node_taints, taint_value)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.outcome import host_outcome
+from required_parts import required_program  # pylint: disable=import-error
 
 KUBECTL = shutil.which("kubectl")
 ABSENT = "kubectl is not installed here: apt install kubernetes-client (scripts/install-system-packages installs it)"
@@ -34,11 +35,7 @@ OLD_EXAMPLE_TAINTS = ("{{ [{'key': 'gpufleet.validation/failed', 'value': gpufle
 
 @pytest.fixture
 def kubectl():
-    if KUBECTL is None:
-        if os.environ.get("GPUFLEET_REQUIRE_KUBECTL") == "1":
-            pytest.fail(ABSENT + " (GPUFLEET_REQUIRE_KUBECTL=1 requires it)", pytrace=False)
-        pytest.skip(ABSENT + " (set GPUFLEET_REQUIRE_KUBECTL=1 to fail instead)")
-    return KUBECTL
+    return required_program(KUBECTL, ABSENT, "GPUFLEET_REQUIRE_KUBECTL")
 
 
 def patched(kubectl, tmp_path, node, patch, patch_type):

@@ -12,6 +12,7 @@ import pytest
 
 from probelib.fabric.perftest_pair import PairLimits
 from probelib.fabric.rdma_bandwidth import measure_rdma_bandwidth
+from required_parts import required_program  # pylint: disable=import-error
 
 PERFTEST = shutil.which("ib_write_bw")
 ABSENT = "ib_write_bw (perftest) is not installed here: apt install perftest (scripts/install-system-packages installs it)"
@@ -19,11 +20,7 @@ ABSENT = "ib_write_bw (perftest) is not installed here: apt install perftest (sc
 
 @pytest.fixture
 def perftest():
-    if PERFTEST is None:
-        if os.environ.get("GPUFLEET_REQUIRE_PERFTEST") == "1":
-            pytest.fail(ABSENT + " (GPUFLEET_REQUIRE_PERFTEST=1 requires it)", pytrace=False)
-        pytest.skip(ABSENT + " (set GPUFLEET_REQUIRE_PERFTEST=1 to fail instead)")
-    return PERFTEST
+    return required_program(PERFTEST, ABSENT, "GPUFLEET_REQUIRE_PERFTEST")
 
 
 def rdma_devices_here():

@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
 from recorded_runs import RECORDED_BUSY_RUN, RECORDED_QUICK_RUN  # noqa: E402  pylint: disable=import-error
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
+from required_parts import required_program  # pylint: disable=import-error
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RULES = os.path.join(ROOT, "extras", "prometheus", "gpufleet-alerts.yml")
@@ -32,11 +33,7 @@ with open(RULES, encoding="utf-8") as _handle:
 
 @pytest.fixture
 def promtool():
-    if PROMTOOL is None:
-        if os.environ.get("GPUFLEET_REQUIRE_PROMTOOL") == "1":
-            pytest.fail(ABSENT + " (GPUFLEET_REQUIRE_PROMTOOL=1 requires it)", pytrace=False)
-        pytest.skip(ABSENT + " (set GPUFLEET_REQUIRE_PROMTOOL=1 to fail instead)")
-    return PROMTOOL
+    return required_program(PROMTOOL, ABSENT, "GPUFLEET_REQUIRE_PROMTOOL")
 
 
 def _written_prom(run, judgement):
