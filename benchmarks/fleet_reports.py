@@ -50,9 +50,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_render  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_parallel import usable_cores  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import render as report_render  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.parallel import usable_cores  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (  # noqa: E402
     render_fleet_outputs,
     render_host_dossier_html,
     render_host_dossier_markdown,

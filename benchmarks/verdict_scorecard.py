@@ -185,7 +185,7 @@ def _reason_ids(reason: str) -> List[str]:
 
 def judge_case(case: Case, workdir: str) -> Dict[str, Any]:
     """{verdict, root, action, reasons, reason_ids, sources}: what the report says of the case's one host."""
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import host_action
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import host_action
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.stored_overrides import judged_overrides, stored_override_sources
@@ -307,7 +307,8 @@ def healthy_table(cases: Sequence[Case], results: Sequence[Dict[str, Any]], prob
 def _warm() -> None:
     """Import the judge and read the probes' declarations once: each case's process is forked from this one."""
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_catalogue
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_verdicts, run_judgement  # noqa: F401  pylint: disable=unused-import
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils import run_judgement  # noqa: F401
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import verdicts  # noqa: F401  pylint: disable=unused-import
     probe_catalogue()
 
 

@@ -20,7 +20,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.act.slurm_reco
     held_drains, record_problem, recorded_nodes, updated_record, with_planned_drains)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import RunTask
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import export_json_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.exports import export_json_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import act_problems
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (

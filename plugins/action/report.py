@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     DOSSIER_HTML_FILE,
     DOSSIER_MD_FILE,

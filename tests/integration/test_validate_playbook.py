@@ -11,7 +11,7 @@ import pytest
 from junitparser import Error, Failure, JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_rerun import rerun_command
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.rerun import rerun_command
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

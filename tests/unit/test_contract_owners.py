@@ -108,7 +108,9 @@ def test_only_the_stores_paths_name_the_report_files():
 
 def test_the_report_templates_link_only_files_the_report_writes():
     linked = set()
-    for path in glob.glob(os.path.join(ROOT, "plugins", "plugin_utils", "report_templates", "**", "*.j2"), recursive=True):
+    templates = glob.glob(os.path.join(ROOT, "plugins", "plugin_utils", "report", "templates", "**", "*.j2"), recursive=True)
+    templates += glob.glob(os.path.join(ROOT, "plugins", "plugin_utils", "probes", "*", "templates", "*.j2"))
+    for path in templates:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
         linked.update(re.findall(r'href="([a-z_]+\.[a-z]+)"', text))

@@ -1,7 +1,7 @@
 """The judge core and the report core know no probe (issue 33): no probe's name, as a whole word, in their code.
 
 A probe is named by its script (probes/<name>.py). The cores are plugin_utils/judge/*.py and the report's own modules
-(report_*.py, svg_plots.py, run_judgement.py, result_fields.py, store/), what they stand on and the run glue over them
+(report/*.py, run_judgement.py, result_fields.py, store/), what they stand on and the run glue over them
 (issue 47: metric_spec.py, collection_info.py, rules_and_baselines.py, ...); what they need of a probe its package
 declares (plugin_utils/probes/<name>/), e.g. the machine facts of the probe that describes the machine
 (judge/machine_facts.py), and a caller hands on (store/previous.py is told the describing probe).
@@ -28,10 +28,10 @@ def probe_names():
 
 
 def core_files():
-    found = glob.glob(os.path.join(PLUGIN_UTILS, "judge", "*.py")) + glob.glob(os.path.join(PLUGIN_UTILS, "report_*.py"))
-    found += [os.path.join(PLUGIN_UTILS, name) for name in ("svg_plots.py", "run_judgement.py", "result_fields.py")]
+    found = glob.glob(os.path.join(PLUGIN_UTILS, "judge", "*.py")) + glob.glob(os.path.join(PLUGIN_UTILS, "report", "*.py"))
+    found += [os.path.join(PLUGIN_UTILS, name) for name in ("run_judgement.py", "result_fields.py")]
     # what the judge and the probes stand on, and the run glue over them (tests/unit/test_layers.py)
-    found += [os.path.join(PLUGIN_UTILS, name) for name in ("metric_spec.py", "collection_info.py", "number_format.py",
+    found += [os.path.join(PLUGIN_UTILS, name) for name in ("metric_spec.py", "collection_info.py",
                                                             "unreadable_result.py", "rules_and_baselines.py",
                                                             "unjudged_probes.py", "unmatched_kinds.py")]
     found += glob.glob(os.path.join(PLUGIN_UTILS, "store", "*.py"))

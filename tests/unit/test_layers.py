@@ -18,11 +18,11 @@ LAYERS = (
     ("host side: what the modules ship to a host, standard library only", (
         "module_utils/",)),
     ("shared leaves", (
-        "plugin_utils/__init__.py", "plugin_utils/safe_yaml.py", "plugin_utils/control_chars.py",
-        "plugin_utils/collection_info.py", "plugin_utils/number_format.py", "plugin_utils/result_fields.py",
+        "plugin_utils/__init__.py", "plugin_utils/report/__init__.py", "plugin_utils/safe_yaml.py", "plugin_utils/control_chars.py",
+        "plugin_utils/collection_info.py", "plugin_utils/report/number_format.py", "plugin_utils/result_fields.py",
         "plugin_utils/unreadable_result.py",
         # the fork pool that judging a run and rendering it both use
-        "plugin_utils/report_parallel.py")),
+        "plugin_utils/report/parallel.py")),
     ("store: the one owner of the results directory", (
         "plugin_utils/store/",)),
     ("metric model: what a metric is, declared as data", (
@@ -30,8 +30,8 @@ LAYERS = (
     ("judge: knows no probe", (
         "plugin_utils/judge/",)),
     ("report markup: what a probe's view is built of", (
-        "plugin_utils/report_values.py", "plugin_utils/report_cells.py", "plugin_utils/report_devices.py",
-        "plugin_utils/svg_plots.py")),
+        "plugin_utils/report/values.py", "plugin_utils/report/cells.py", "plugin_utils/report/devices.py",
+        "plugin_utils/report/svg_plots.py")),
     ("probe framework: declarations, discovery, the zip packer", (
         "plugin_utils/probe_archive.py", "plugin_utils/probes/declaration.py", "plugin_utils/probes/judging.py",
         "plugin_utils/probes/metric_catalogue.py", "plugin_utils/probes/param_spec.py", "plugin_utils/probes/registry.py")),
@@ -44,9 +44,9 @@ LAYERS = (
         # the action plugins' one opening (check mode, no async, the argument spec, the named run's directory)
         "plugin_utils/controller_task.py")),
     ("report and calibration: what a judged run is turned into", (
-        "plugin_utils/report_render.py", "plugin_utils/report_verdicts.py", "plugin_utils/report_exports.py",
-        "plugin_utils/report_index_columns.py", "plugin_utils/report_notes.py", "plugin_utils/report_rerun.py",
-        "plugin_utils/report_python.py", "plugin_utils/unmatched_kinds.py", "plugin_utils/calibrate/")),
+        "plugin_utils/report/render.py", "plugin_utils/report/verdicts.py", "plugin_utils/report/exports.py",
+        "plugin_utils/report/index_columns.py", "plugin_utils/report/notes.py", "plugin_utils/report/rerun.py",
+        "plugin_utils/report/python_view.py", "plugin_utils/unmatched_kinds.py", "plugin_utils/calibrate/")),
     ("Ansible's plugins: thin over plugin_utils", (
         "action/", "modules/", "lookup/", "filter/", "strategy/", "doc_fragments/")),
 )

@@ -12,7 +12,7 @@ import statistics
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ..metric_spec import MetricSpec
-from ..number_format import format_quantity
+from ..report.number_format import format_quantity
 from ..result_fields import is_unavailable
 from .baseline_origin import baseline_file
 from .check_helpers import make_check, param_source, reads_params

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 
-from ..number_format import format_quantity
+from ..report.number_format import format_quantity
 from ..result_fields import is_unavailable
 from .check_helpers import gpu_label
 from .model import Check

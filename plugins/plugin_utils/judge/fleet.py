@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ...module_utils.envelope_statuses import FAILED_STATUSES, MEASURED_STATUSES
 from .catalogue import ProbeCatalogue
-from ..number_format import format_number, format_quantity
+from ..report.number_format import format_number, format_quantity
 from ..result_fields import dig
 from ..unreadable_result import UNREADABLE_VALUE, is_stand_in
 from .busy import busy_checks, settle_busy

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import NamedTuple, Optional, Sequence
 
-from ..number_format import format_number, format_quantity
+from ..report.number_format import format_number, format_quantity
 
 MIN_REPEATS = 3
 

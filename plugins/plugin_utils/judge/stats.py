@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
-from ..number_format import format_number, format_quantity
+from ..report.number_format import format_number, format_quantity
 
 # 0.6745 is the 0.75 quantile of the standard normal: MAD / 0.6745 estimates the standard deviation.
 MODIFIED_Z_FACTOR = 0.6745

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..number_format import format_quantity
+from ..report.number_format import format_quantity
 from ..result_fields import is_unavailable
 
 WINDOW_KEY = "clock_event_durations_window"

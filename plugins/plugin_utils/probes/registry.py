@@ -17,14 +17,14 @@ from .metric_catalogue import MetricSpec, spec_problems
 
 # Modules of this package that are not probes: a probe cannot take their names.
 NOT_PROBES = ("declaration", "judging", "metric_catalogue", "param_spec", "registry")
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGES_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _probe_module(name: str, part: str) -> Any:
     """plugin_utils/probes/<name>/<part>.py imported, or None where the probe has no such file."""
     if name in NOT_PROBES:
         raise DeclarationError("a probe cannot be named %r: plugin_utils/probes/%s.py is the registry's own" % (name, name))
-    if not os.path.isfile(os.path.join(_PACKAGE_DIR, name, part + ".py")):
+    if not os.path.isfile(os.path.join(PACKAGES_DIR, name, part + ".py")):
         return None
     try:
         return importlib.import_module(".%s.%s" % (name, part), __package__)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ..number_format import format_quantity
-from ..report_cells import Cell, cell, table
+from ..report.number_format import format_quantity
+from ..report.cells import Cell, cell, table
 from ..result_fields import error_words, is_unavailable, number_or_none
 
 

@@ -35,10 +35,10 @@ def test_an_outcome_edited_or_from_another_version_is_named():
 
 def test_the_outcome_carries_the_action_of_each_root_cause_for_the_act():
     """Issue 44: the act leaves a host whose only cause is a busy GPU in service; it reads that from root_actions, which
-    the report fills from the verdict's root causes (report_verdicts.root_actions)."""
+    the report fills from the verdict's root causes (report/verdicts.py root_actions)."""
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, HostVerdict
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import CheckTexts
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import root_actions
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import root_actions
 
     texts = CheckTexts({"rules": [{"id": "health.gpu_processes", "probe": "health", "check": "gpu_processes", "severity": "warn",
                                    "action": "rerun_when_idle"}]})
@@ -60,7 +60,7 @@ def test_the_report_writes_each_judged_host_s_outcome_beside_its_dossier(tmp_pat
     import os
 
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import FleetJudgement, HostVerdict
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import OUTCOMES_DIR, host_dir_name
 

@@ -16,7 +16,7 @@ for probe in registry.declarations():
     registry.declaration(probe).timeout_s, registry.profile_params("acceptance", probe), registry.default_timeouts()
 print(json.dumps(sorted(name for name in sys.modules if name.startswith(%r))))
 """
-HEAVY = ("plugin_utils.judge", "plugin_utils.report_", "plugin_utils.svg_plots", "plugin_utils.rules_and_baselines",
+HEAVY = ("plugin_utils.judge", "plugin_utils.report.", "plugin_utils.rules_and_baselines",
          "plugin_utils.run_judgement", "plugin_utils.probes.judging")
 
 

@@ -10,7 +10,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils import python_
 from ansible_collections.gpufleet.validation.plugins.module_utils import python_search
 from ansible_collections.gpufleet.validation.plugins.modules import find_python
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_python import python_view
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.python_view import python_view
 
 
 def fake_python(folder, name="python3", torch_cuda=None, torch=True, nvml=True, exit_code=None):

@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import run_dir
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below

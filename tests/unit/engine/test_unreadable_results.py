@@ -25,7 +25,7 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.action.report import judged_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import safe_fs
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below

@@ -8,7 +8,7 @@ import os
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.busy import NOT_VALIDATED
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import CheckTexts
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import host_action
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import host_action
 
 from helpers import ROOT, baselines, judge_fleet, rules
 
@@ -170,7 +170,7 @@ def test_the_record_is_one_contract_between_the_probes_and_the_judge():
 
 
 def test_the_dossier_shows_the_job_first_with_the_measurements_folded_under_it():
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import verdict_view
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import verdict_view
 
     verdict = judged(busy(run())).hosts["host"]
     view = verdict_view(verdict, texts=CheckTexts(rules()))

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_parallel
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import parallel as report_parallel
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run

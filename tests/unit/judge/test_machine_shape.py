@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from machine_trees import HGX_ADDRESSES, machine_section  # noqa: E402
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import host_action, verdict_view  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import host_action, verdict_view  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import CheckTexts  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import host_promises  # noqa: E402

@@ -14,7 +14,7 @@ import yaml
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, Proof, blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.promises import HostFacts, Promise, prove
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import fleet_json
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.exports import fleet_json
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import host_promises, judge_run, promised_probes
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 

@@ -25,7 +25,7 @@ for _path in (os.path.join(ROOT, "collections"), os.path.join(ROOT, "benchmarks"
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (  # noqa: E402
     render_fleet_outputs,
     render_host_dossier_html,
 )

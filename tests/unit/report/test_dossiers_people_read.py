@@ -14,11 +14,11 @@ import sys
 import pytest
 from markupsafe import escape
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_index_columns import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.index_columns import (
     INDEX_METRIC_COLUMNS, fold_reasons, shown_metric_positions)
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import markdown_escape, render_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import metric_columns
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import markdown_escape, render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.values import flatten
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import metric_columns
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_fields import unavailable_fields
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run

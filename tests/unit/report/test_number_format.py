@@ -1,6 +1,6 @@
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.number_format import format_number, format_quantity
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.number_format import format_number, format_quantity
 
 
 @pytest.mark.parametrize("value, text", [

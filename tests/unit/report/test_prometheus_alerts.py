@@ -13,8 +13,8 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import label_value
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.exports import label_value
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from recorded_runs import RECORDED_BUSY_RUN, RECORDED_QUICK_RUN  # noqa: E402  pylint: disable=import-error
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
 from required_parts import required_program  # pylint: disable=import-error

@@ -11,10 +11,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils import control_chars
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import escape_control, terminal_text
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import _compact_json  # pylint: disable=protected-access
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.exports import _compact_json  # pylint: disable=protected-access
 from markupsafe import Markup
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import HTML, markdown_code_block, render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import HTML, markdown_code_block, render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, verdict_lines
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
 

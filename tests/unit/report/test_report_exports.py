@@ -15,7 +15,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.baseline
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Device, Measurement
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.exports import (
     fleet_json,
     junit_xml,
     label_value,
@@ -24,7 +24,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports
     junit_case_name,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from recorded_runs import RECORDED_QUICK_RUN  # noqa: E402  pylint: disable=import-error
 from report_writes import Written  # noqa: E402  pylint: disable=import-error

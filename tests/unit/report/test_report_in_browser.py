@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 
 
 def _find_chromium():

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import INVISIBLE, escape_control, terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, verdict_lines
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
 

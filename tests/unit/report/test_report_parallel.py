@@ -7,7 +7,7 @@ import os
 import sys
 import threading
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_parallel, report_render
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import parallel as report_parallel, render as report_render
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run

@@ -22,7 +22,7 @@ DRIVER = r"""
 import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, sys.argv[2])
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_parallel import run_indexed
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.parallel import run_indexed
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
 out = sys.argv[1]
 

@@ -4,7 +4,7 @@ import re
 
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import NO_RESULT_REASON, load_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (
     markdown_escape,
     render_fleet_index_html,
     render_fleet_index_markdown,
@@ -14,7 +14,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render 
     render_host_measurements_markdown,
     render_run,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.values import flatten
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
 

@@ -8,9 +8,9 @@ import os
 import sys
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils import run_judgement
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_exports import (fleet_json_text, junit_xml,
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.exports import (fleet_json_text, junit_xml,
                                                                                          prometheus_text, run_timestamp)
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import find_previous_results

@@ -1,4 +1,4 @@
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_values import flatten, format_number, format_value, unit_for
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.values import flatten, format_number, format_value, unit_for
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_fields import unavailable_fields
 
 

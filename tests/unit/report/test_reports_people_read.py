@@ -18,8 +18,8 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec 
 from ansible_collections.gpufleet.validation.plugins.action.report import judged_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import profile_probes
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import (
     fold_unmatched, headline, peer_fold, verdict_counts)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
@@ -197,7 +197,7 @@ def test_an_unchanged_kernel_command_line_is_shown_once(post_upgrade):
 def test_the_index_reasons_cell_is_one_line():
     verdict = HostVerdict("h", "fail", ["a.b: reason %d" % number for number in range(20)],
                           [Check(id="a.b", host="h", probe="a", status="fail", reason="reason %d" % number) for number in range(20)])
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import shown_reasons
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import shown_reasons
     assert shown_reasons(verdict.reasons) == (["a.b: reason 0"], 19)
     assert FleetJudgement("r", {"h": verdict}).texts.of("a.b").title == "a: b"
 
@@ -245,7 +245,7 @@ def test_the_machine_cell_says_a_missing_drivers_reason_once():
 def test_headlines_left_unproven_in_the_same_words_share_one_line():
     """Issue 46: a machine without GPUs listed 13 unproven headlines, each with the same long reason of its probe."""
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Proof
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_verdicts import proofs_view
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import proofs_view
 
     gemm = "the gemm probe ended unavailable: nothing to measure: this host has no NVIDIA GPU (PCI: 0 NVIDIA GPU(s))"
     fix = "see host.gpu_measured, the root cause"

@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_rerun import rerun_command
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.rerun import rerun_command
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (
     render_host_dossier_html, render_host_dossier_markdown)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 

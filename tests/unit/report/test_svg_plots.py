@@ -14,7 +14,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.load.view import load_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.view import membw_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.p2p.view import p2p_view
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.svg_plots import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.svg_plots import (
     Plot, bar_chart, compact_number, heatmap_chart, line_chart, linear_ticks, log_ticks, nice_number, roofline_chart,
     text_width, tick_label)
 

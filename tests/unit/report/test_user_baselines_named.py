@@ -11,7 +11,7 @@ import shutil
 import yaml
 
 from ansible_collections.gpufleet.validation.plugins.action.report import judged_overrides
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from report_writes import Written  # noqa: E402  pylint: disable=import-error

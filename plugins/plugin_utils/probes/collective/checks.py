@@ -13,7 +13,7 @@ from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.gpu_coverage import gpus_covered
 from ...judge.model import Check
 from ...judge.summaries import Summary, summaries_agree as held_to_their_lists
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import number_or_none
 
 # On GPUs the all-reduce runs one rank per device listed (on the CPU world_size is the ranks asked for).

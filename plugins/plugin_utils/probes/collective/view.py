@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report_cells import Cell, cell, table
+from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
-from ...svg_plots import bar_chart, line_chart
+from ...report.svg_plots import bar_chart, line_chart
 from ..declaration import ProbeSection
 
 

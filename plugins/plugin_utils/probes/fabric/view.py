@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report_cells import Cell, cell, table
+from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
 from ..declaration import ProbeSection
 from .bandwidth import bandwidth_runs, run_label

@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from ...judge.check_helpers import param_source, reads_params
 from ...judge.model import Check
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none
 from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, time_slicing_words
 from ..together_view import expected_share

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...number_format import format_number, format_quantity
-from ...report_cells import Cell, cell, table
+from ...report.number_format import format_number, format_quantity
+from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, error_words, is_unavailable, number_or_none
-from ...svg_plots import line_chart
+from ...report.svg_plots import line_chart
 from ..declaration import ProbeSection
 from ..together_view import beside_cells, together_table
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ...judge.product_checks import difference_words
-from ...report_cells import Cell, table
-from ...report_devices import device_label
+from ...report.cells import Cell, table
+from ...report.devices import device_label
 from ...result_fields import is_unavailable
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...number_format import format_number
-from ...report_cells import Cell, cell, table
-from ...report_devices import device_label, device_records
+from ...report.number_format import format_number
+from ...report.cells import Cell, cell, table
+from ...report.devices import device_label, device_records
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
-from ...svg_plots import roofline_chart
+from ...report.svg_plots import roofline_chart
 from ..clock_event_table import REASON_COLUMNS, duration_cell
 from ..declaration import ProbeSection
 from .correctness_view import verification_table

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...judge.busy import process_words
 from ...judge.catalogue import CheckFunction
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import MISSING, dig, is_unavailable
 from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
 from .machine_checks import MACHINE_CHECKS

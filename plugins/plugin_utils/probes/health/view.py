@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ...report_cells import Cell, cell
-from ...report_values import format_scalar, format_value, unit_for
+from ...report.cells import Cell, cell
+from ...report.values import format_scalar, format_value, unit_for
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
-from ...svg_plots import bar_chart
+from ...report.svg_plots import bar_chart
 from ..clock_event_table import clock_event_table
 from ..declaration import ProbeSection
 
@@ -274,7 +274,7 @@ def health_view(data: Any) -> Dict[str, Any]:
         "xid": xid_summary(data),
         "processes": processes_table(gpus),
         "errors": records_table(errors, ("section", "error")),
-        # tables of the generic kind (report_cells.table), rendered in order after the processes
+        # tables of the generic kind (report/cells.py table), rendered in order after the processes
         "tables": [clock_event_table(gpus, "clock_event_durations", "Time in each clock-event reason since the driver loaded "
                                      "(NVML's counters; uptime_s: the host's)", "uptime_s", "warn")],
     }
@@ -301,4 +301,4 @@ def fleet_columns(data: Any) -> Dict[str, str]:
     return {"gpus": gpu_text, "driver": driver_text, "cuda_init": cuda_text, "cuda_flag": cuda["flag"]}
 
 
-SECTION = ProbeSection(health_view, "sections/health.html.j2", "sections/health.md.j2")
+SECTION = ProbeSection(health_view, "health/templates/section.html.j2", "health/templates/section.md.j2")

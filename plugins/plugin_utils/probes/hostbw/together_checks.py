@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none, unavailable_reason
 from ..together_records import each_worker, percent_bounds_and_reference, percent_status
 from .together_share import DIRECTIONS, share_of, sharers_of

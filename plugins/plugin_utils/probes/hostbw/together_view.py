@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ...report_cells import Cell, cell
+from ...report.cells import Cell, cell
 from ...result_fields import MISSING
 from .. import together_view
 from .together_share import DIRECTIONS, share_of, sharers_of

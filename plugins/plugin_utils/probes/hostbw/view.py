@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ...report_cells import Cell, cell, table
-from ...report_devices import device_label, device_records
+from ...report.cells import Cell, cell, table
+from ...report.devices import device_label, device_records
 from ...result_fields import MISSING, dig, error_words
 from ..declaration import ProbeSection
 from .together_view import together_table

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List
 
 from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params
 from ...judge.model import Check
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import is_unavailable
 
 

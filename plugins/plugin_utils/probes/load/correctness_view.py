@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ...judge.product_checks import difference_words, mode_words
-from ...number_format import format_quantity
-from ...report_cells import Cell, table
+from ...report.number_format import format_quantity
+from ...report.cells import Cell, table
 from ...result_fields import is_unavailable
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from ...judge.check_helpers import each_gpu_section, gpu_label, make_check, param_source, reads_params
 from ...judge.model import Check
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import is_unavailable
 from ..clock_event_reasons import HARDWARE_REASONS, SOFTWARE_THERMAL, WINDOW_KEY, expected_words, in_window, window_seconds
 

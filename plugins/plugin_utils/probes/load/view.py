@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report_cells import Cell, cell, table
-from ...number_format import format_quantity
-from ...report_values import format_number
+from ...report.cells import Cell, cell, table
+from ...report.number_format import format_quantity
+from ...report.values import format_number
 from ...result_fields import MISSING, dig, number_or_none
-from ...svg_plots import line_chart
+from ...report.svg_plots import line_chart
 from ..clock_event_table import clock_event_table
 from ..declaration import ProbeSection
 from .correctness_view import correctness_table

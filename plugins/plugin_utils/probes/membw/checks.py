@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params
 from ...judge.model import Check
 from ...judge.repeats import finite
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 
 
 @reads_params("max_cv_pct")

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Tuple
 
 from ...judge.measurement import Device, Measurement, measured, not_measured
 from ...judge.repeats import finite
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import error_words, is_unavailable
 from ..judging import ProbeJudging
 from .checks import membw_repeat_cv

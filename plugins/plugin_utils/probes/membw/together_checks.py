@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 
 from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none, unavailable_reason
 from ..together_records import each_worker, percent_bounds_and_reference, percent_status, time_slicing_words
 from .together_share import reference_at, share_of

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ...report_cells import Cell, cell, table
-from ...report_devices import device_label, device_records
+from ...report.cells import Cell, cell, table
+from ...report.devices import device_label, device_records
 from ...result_fields import MISSING, dig, error_words, number_or_none
-from ...svg_plots import line_chart
+from ...report.svg_plots import line_chart
 from ..declaration import ProbeSection
 from .together_view import together_table
 

@@ -5,8 +5,8 @@ from typing import Any, Dict, List
 
 from ...judge.check_helpers import make_check, param_source, reads_params, unavailable_check
 from ...judge.model import Check
-from ...number_format import format_quantity
-from ...report_devices import device_label, device_records
+from ...report.number_format import format_quantity
+from ...report.devices import device_label, device_records
 from ...result_fields import is_unavailable, number_or_none
 from .records import gpu_of
 

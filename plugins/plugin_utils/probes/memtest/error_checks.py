@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.model import Check
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from .records import gpu_of, labelled_workers
 
 RANGES_SHOWN = 3

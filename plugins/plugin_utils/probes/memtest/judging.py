@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ...judge.metrics import Metric
-from ...report_devices import device_records
+from ...report.devices import device_records
 from ...result_fields import number_or_none
 from ..judging import ProbeJudging
 from .counter_checks import ecc_increase

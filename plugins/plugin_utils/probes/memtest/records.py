@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...report_devices import device_label, device_records
+from ...report.devices import device_label, device_records
 from ...result_fields import dig
 
 

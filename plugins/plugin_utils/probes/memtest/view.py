@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...number_format import format_quantity
-from ...report_cells import Cell, cell, table
-from ...report_devices import device_label, device_records
+from ...report.number_format import format_quantity
+from ...report.cells import Cell, cell, table
+from ...report.devices import device_label, device_records
 from ...result_fields import MISSING, dig, error_words
 from ..declaration import ProbeSection
 from .records import labelled_workers

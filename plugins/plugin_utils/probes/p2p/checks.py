@@ -15,7 +15,7 @@ from ...judge.check_helpers import make_check, param_source, reads_params
 from ...judge.gpu_coverage import gpus_covered
 from ...judge.model import Check
 from ...judge.stats import median
-from ...number_format import format_quantity
+from ...report.number_format import format_quantity
 from ...result_fields import number_or_none
 from ..tuning.pcie_path import path_between
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...report_cells import Cell, cell, table
+from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
-from ...svg_plots import heatmap_chart, line_chart
+from ...report.svg_plots import heatmap_chart, line_chart
 from ..declaration import ProbeSection
 
 MAX_PLOTTED_PAIRS = 8

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ...report_cells import Cell, cell, table
+from ...report.cells import Cell, cell, table
 from ...result_fields import dig
 from ..declaration import ProbeSection
 

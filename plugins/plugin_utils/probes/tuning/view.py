@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report_cells import Cell, cell, table
+from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, iter_leaves, json_path
 from ..declaration import ProbeSection
 from .pcie_path import acs_text

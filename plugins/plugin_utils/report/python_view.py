@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..module_utils.python_discovery import candidate_offer
-from .store.run_dir import ANSIBLE_PYTHON
+from ...module_utils.python_discovery import candidate_offer
+from ..store.run_dir import ANSIBLE_PYTHON
 
 
 def python_view(inputs: Mapping[str, Any]) -> Optional[Dict[str, Any]]:

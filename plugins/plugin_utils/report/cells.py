@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from .report_values import format_value
-from .result_fields import MISSING, is_unavailable, unavailable_reason
+from .values import format_value
+from ..result_fields import MISSING, is_unavailable, unavailable_reason
 
 
 @dataclass(frozen=True)

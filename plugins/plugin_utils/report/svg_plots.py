@@ -24,7 +24,7 @@ import math
 from html import escape
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .report_values import format_number
+from .values import format_number
 
 FONT_SIZE = 11
 TITLE_SIZE = 12

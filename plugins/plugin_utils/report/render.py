@@ -11,29 +11,29 @@ from collections import OrderedDict
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-from .act.outcome import host_outcome
-from .judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, blocks_gate, error_verdict
-from .judge.weakened_rules import named_hosts
-from .control_chars import escape_control
-from .report_exports import export_json_text, fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
-from .report_rerun import rerun_command
-from .store.atomic import Text
-from .store.paths import (DOSSIER_FILES, DOSSIER_HTML_FILE, DOSSIER_MD_FILE, FLEET_EXPORT_FILES, FLEET_INDEX_FILES, HOST_REPORT_FILES,
+from ..act.outcome import host_outcome
+from ..judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict, blocks_gate, error_verdict
+from ..judge.weakened_rules import named_hosts
+from ..control_chars import escape_control
+from .exports import export_json_text, fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
+from .rerun import rerun_command
+from ..store.atomic import Text
+from ..store.paths import (DOSSIER_FILES, DOSSIER_HTML_FILE, DOSSIER_MD_FILE, FLEET_EXPORT_FILES, FLEET_INDEX_FILES, HOST_REPORT_FILES,
                           MEASUREMENTS_FILES, MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE, OUTCOMES_DIR, outcome_file_name)
-from .probes.declaration import ProbeSection
-from .probes.registry import probe_catalogue, sections
-from .report_parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
-from .report_python import python_view
-from .report_index_columns import fold_reasons, shown_metric_positions, split_metrics
-from . import report_notes
-from ..module_utils.envelope_statuses import FAILED_STATUSES, STATUS_RANK
-from .store.stored_run import HostModel, ProbeEntry, RunModel, load_run
-from .report_values import flatten, format_value
-from .unmatched_kinds import run_profile, unmeasured_probes
-from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, gate_sentence, headline, host_action,
+from ..probes.declaration import ProbeSection
+from ..probes.registry import PACKAGES_DIR, probe_catalogue, sections
+from .parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
+from .python_view import python_view
+from .index_columns import fold_reasons, shown_metric_positions, split_metrics
+from . import notes as report_notes
+from ...module_utils.envelope_statuses import FAILED_STATUSES, STATUS_RANK
+from ..store.stored_run import HostModel, ProbeEntry, RunModel, load_run
+from .values import flatten, format_value
+from ..unmatched_kinds import run_profile, unmeasured_probes
+from .verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatched, gate_sentence, headline, host_action,
                               measurement_references, metric_cell, metric_columns, proof_note, root_actions, shown_reasons,
                               statistics_rows, verdict_counts, verdict_rank, verdict_view)
 
@@ -41,7 +41,7 @@ from .report_verdicts import (NOT_JUDGED, VERDICT_FLAG, drift_notes, fold_unmatc
 TODO_HOSTS = 10
 # A rule the run disabled or downgraded names this many of its hosts in the index.
 WEAKENED_HOSTS_NAMED = 20
-TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_templates")
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
 # {probe: its own summary}, from the probes' declarations; a probe without one renders through the generic table alone.
@@ -294,7 +294,9 @@ def measurement_rows_markdown(probe: Mapping[str, Any], rows: Sequence[Any], jud
 def _environment(markdown: bool) -> Environment:
     # auto_reload off: the templates are the collection's own and do not change while a report renders (a stat of each
     # template at every get_template was 3 % of a dossier's cost)
-    common = dict(loader=FileSystemLoader(TEMPLATE_DIR), undefined=StrictUndefined, auto_reload=False,
+    # a probe's own section templates live in its package, named from the packages' folder ("health/templates/...")
+    loader = ChoiceLoader([FileSystemLoader(TEMPLATE_DIR), FileSystemLoader(PACKAGES_DIR)])
+    common = dict(loader=loader, undefined=StrictUndefined, auto_reload=False,
                   trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     if markdown:
         environment = Environment(autoescape=False, finalize=markdown_escape, **common)

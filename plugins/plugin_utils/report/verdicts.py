@@ -8,13 +8,13 @@ import functools
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .judge.busy import NOT_VALIDATED
-from .judge.fleet import NO_EARLIER_RUN
-from .judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
-from .judge.rules import ACTION_RANK, ACTION_WORDS, CheckTexts
+from ..judge.busy import NOT_VALIDATED
+from ..judge.fleet import NO_EARLIER_RUN
+from ..judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
+from ..judge.rules import ACTION_RANK, ACTION_WORDS, CheckTexts
 from .number_format import format_quantity
-from .report_values import format_number, format_value
-from .unmatched_kinds import NOT_MEASURED, NOT_RUN_BY_PROFILE, unmatched_kind
+from .values import format_number, format_value
+from ..unmatched_kinds import NOT_MEASURED, NOT_RUN_BY_PROFILE, unmatched_kind
 
 NOT_JUDGED = "not judged"
 NOT_JUDGED_REASON = "the judge gave no verdict for this host (its results were found, but it was not judged)"

@@ -9,12 +9,12 @@ import time
 import xml.etree.ElementTree as ET
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from .judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
-from .control_chars import INVISIBLE_CHARACTERS, escape_control
+from ..judge.model import GATING_VERDICTS, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
+from ..control_chars import INVISIBLE_CHARACTERS, escape_control
 from .number_format import format_quantity
-from .result_fields import iso_seconds
-from .store.paths import DOSSIER_HTML_FILE, DOSSIER_MD_FILE, INDEX_HTML_FILE, INDEX_MD_FILE, JUNIT_FILE, PROMETHEUS_FILE, host_dir_name
-from .unmatched_kinds import MATCHED_NOTHING, RUN_WARNING, RunReach, kind_of, of_kind, run_reach
+from ..result_fields import iso_seconds
+from ..store.paths import DOSSIER_HTML_FILE, DOSSIER_MD_FILE, INDEX_HTML_FILE, INDEX_MD_FILE, JUNIT_FILE, PROMETHEUS_FILE, host_dir_name
+from ..unmatched_kinds import MATCHED_NOTHING, RUN_WARNING, RunReach, kind_of, of_kind, run_reach
 
 FLEET_SCHEMA_VERSION = "1"
 STATUS_VALUES = {"pass": 0, "warn": 1, "fail": 2, "error": 3, "skip": -1}

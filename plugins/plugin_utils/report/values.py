@@ -5,7 +5,7 @@ import functools
 from typing import Any, List, NamedTuple, Optional, Tuple, Union
 
 from . import number_format
-from .result_fields import child_path, is_unavailable, unavailable_reason
+from ..result_fields import child_path, is_unavailable, unavailable_reason
 
 # Longest suffix first, so that "_gbps" wins over "_s" and "_mib" over "_b".
 UNIT_SUFFIXES: Tuple[Tuple[str, str], ...] = tuple(sorted((

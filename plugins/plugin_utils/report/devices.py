@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .result_fields import dig
+from ..result_fields import dig
 
 
 def device_records(data: Any) -> List[Dict[str, Any]]:
