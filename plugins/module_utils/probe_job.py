@@ -25,7 +25,7 @@ import stat
 import time
 import traceback
 
-from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import start_ticks
+from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import start_ticks, still_running
 
 JOB_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 TAKEN_NAME_RE = re.compile(r"^[0-9a-f]{32}\.taken$")
@@ -96,16 +96,6 @@ def _read_private(path):
         return handle.read()
 
 
-def _alive(pid, recorded_ticks):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return recorded_ticks is None or start_ticks(pid) in (None, recorded_ticks)
-
-
 def start_detached(job_dir, job_id, run):
     """Run ``run(work_dir)`` in a detached runner (its own session, stdio on /dev/null) and return once the runner has
     recorded itself. ``run`` returns the job's result (a JSON-able dict); an exception becomes a failed result."""
@@ -173,7 +163,7 @@ def job_state(job_dir, job_id, keep_taken=True):
         if recorded is None:
             continue
         runner = json.loads(recorded)
-        if _alive(runner["pid"], runner.get("start_ticks")):
+        if still_running(runner["pid"], runner.get("start_ticks")):
             return "running", None
     return "lost", ("the probe's job %s is not on the host any more: its runner ended without a result (killed, or "
                     "its job directory %s was cleaned)" % (job_id, job_dir))

@@ -79,6 +79,18 @@ def start_ticks(pid):
         return None
 
 
+def still_running(pid, recorded_ticks):
+    """Whether pid is still the process recorded with recorded_ticks (its start time; None: any process of that pid):
+    a pid the kernel handed to a new process has another start time."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return recorded_ticks is None or start_ticks(pid) in (None, recorded_ticks)
+
+
 def process_table():
     """{pid: ProcessInfo} of every process /proc shows; None where there is no /proc."""
     try:

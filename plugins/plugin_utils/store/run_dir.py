@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional
 
 from ...module_utils import strict_json
+from ...module_utils.process_tree import start_ticks, still_running
 from .atomic import json_text
 from .paths import RUN_RECORD_FILE, RUN_RECORD_LIMIT_BYTES, check_run_id, host_dir_name, result_file_name
 from .run_order import SEQUENCE_FIELD, next_sequence
@@ -43,23 +44,13 @@ class StoreRefused(Exception):
     """The store will not let this playbook run write there; the message says why and what to do."""
 
 
-def process_start_ticks(pid: int) -> Optional[int]:
-    """The start time of pid in clock ticks since boot (/proc/PID/stat field 22), to tell a live pid from a reused one."""
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-        return int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def playbook_writer(resume: bool, profile: Optional[str] = None, limit: Optional[str] = None,
                     in_main_process: bool = False) -> Dict[str, Any]:
     """This playbook run as a writer. Every task of one ansible-playbook process computes the same writer_id: the
     process is a worker's parent (or, in_main_process, this process itself), named by the controller, its pid and its
     start time (a reused pid differs there)."""
     pid = os.getpid() if in_main_process else os.getppid()
-    ticks = process_start_ticks(pid)
+    ticks = start_ticks(pid)
     controller = socket.gethostname()
     writer_id = hashlib.sha256(("%s|%d|%s" % (controller, pid, ticks)).encode("utf-8", "backslashreplace")).hexdigest()
     return {"writer_id": writer_id[:24], "controller": controller, "pid": pid, "pid_start_ticks": ticks,
@@ -87,14 +78,7 @@ def writer_alive(writer: Dict[str, Any]) -> bool:
     pid = writer.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    recorded = writer.get("pid_start_ticks")
-    return recorded is None or process_start_ticks(pid) in (None, recorded)
+    return still_running(pid, writer.get("pid_start_ticks"))
 
 
 def describe_writer(writer: Dict[str, Any]) -> str:

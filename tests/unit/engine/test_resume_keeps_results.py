@@ -5,13 +5,14 @@ import subprocess
 import time
 
 from ansible_collections.gpufleet.validation.plugins.module_utils.probe_envelope import failure_envelope
+from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import start_ticks
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import run_dir
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import store_result_at
 
 
 def _writer(writer_id, pid, resume=True):
     record = run_dir.playbook_writer(resume, "quick")
-    record.update(writer_id=writer_id, pid=pid, pid_start_ticks=run_dir.process_start_ticks(pid))
+    record.update(writer_id=writer_id, pid=pid, pid_start_ticks=start_ticks(pid))
     return record
 
 

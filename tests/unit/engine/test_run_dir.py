@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree import start_ticks
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store import run_dir
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
@@ -26,7 +27,7 @@ def writer(resume=False, writer_id="w-mine", pid=None):
     record = run_dir.playbook_writer(resume, "health")
     record["writer_id"] = writer_id
     if pid is not None:
-        record.update(pid=pid, pid_start_ticks=run_dir.process_start_ticks(pid))
+        record.update(pid=pid, pid_start_ticks=start_ticks(pid))
     return record
 
 
