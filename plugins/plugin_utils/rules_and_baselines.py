@@ -50,7 +50,7 @@ def shipped_rules() -> dict:
         found = load_yaml(path)
         if not isinstance(found, dict) or list(found) != ["rules"] or not isinstance(found["rules"], list):
             raise ValueError("%s must hold one key, rules: the list of the %s probe's rules" % (shown, probe))
-        others = [str(rule.get("id")) for rule in found["rules"] if not isinstance(rule, dict) or rule.get("probe") != probe]
+        others = [str(rule.get("id")) for rule in found["rules"] if isinstance(rule, dict) and rule.get("probe") != probe]
         if others:
             raise ValueError("%s holds rules of another probe than %s: %s" % (shown, probe, ", ".join(others)))
         document["rules"].extend(found["rules"])

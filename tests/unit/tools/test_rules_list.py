@@ -51,6 +51,14 @@ def test_a_probes_rules_file_holding_another_probes_rule_is_refused(tmp_path, mo
         shipped_rules()
 
 
+def test_a_probes_rules_file_with_a_rule_that_is_no_mapping_is_named_by_the_schema(tmp_path, monkeypatch):
+    stray = tmp_path / "rules.yaml"
+    stray.write_text("rules:\n  - just words\n", encoding="utf-8")
+    monkeypatch.setattr(rules_and_baselines, "rules_files", lambda order: [("health", str(stray))])
+    with pytest.raises(ValueError, match="breaks schemas/rules.schema.json"):
+        load_rules()
+
+
 def test_a_probes_rules_file_with_other_keys_is_refused(tmp_path, monkeypatch):
     stray = tmp_path / "rules.yaml"
     stray.write_text("titles: {}\nrules: []\n", encoding="utf-8")
