@@ -43,28 +43,22 @@ def test_the_judge_reads_the_probes_rules_in_the_cores_order_then_in_run_order()
     assert read[0] == "memtest" and read[1:] == sorted(read[1:], key=lambda probe: (declarations()[probe].run_order, probe))
 
 
-def test_a_probes_rules_file_holding_another_probes_rule_is_refused(tmp_path, monkeypatch):
+def _health_rules_file(tmp_path, monkeypatch, text):
+    """The health probe's rules.yaml, as the loader finds it, holding text (no other probe's file is read)."""
     stray = tmp_path / "rules.yaml"
-    stray.write_text("rules:\n  - {id: membw.x, probe: membw, check: bandwidth, severity: warn, description: x}\n", encoding="utf-8")
+    stray.write_text(text, encoding="utf-8")
     monkeypatch.setattr(rules_and_baselines, "rules_files", lambda order: [("health", str(stray))])
-    with pytest.raises(ValueError, match="holds rules of another probe than health: membw.x"):
-        shipped_rules()
 
 
-def test_a_probes_rules_file_with_a_rule_that_is_no_mapping_is_named_by_the_schema(tmp_path, monkeypatch):
-    stray = tmp_path / "rules.yaml"
-    stray.write_text("rules:\n  - just words\n", encoding="utf-8")
-    monkeypatch.setattr(rules_and_baselines, "rules_files", lambda order: [("health", str(stray))])
-    with pytest.raises(ValueError, match="breaks schemas/rules.schema.json"):
+@pytest.mark.parametrize("text, refusal", [
+    ("rules:\n  - {id: membw.x, probe: membw, check: bandwidth, severity: warn, description: x}\n",
+     "holds rules of another probe than health: membw.x"),
+    ("titles: {}\nrules: []\n", "must hold one key, rules: the list of the health probe's rules"),
+    ("rules:\n  - just words\n", "breaks schemas/rules.schema.json")])
+def test_a_probes_rules_file_that_is_not_a_list_of_its_own_rules_is_refused(tmp_path, monkeypatch, text, refusal):
+    _health_rules_file(tmp_path, monkeypatch, text)
+    with pytest.raises(ValueError, match=refusal):
         load_rules()
-
-
-def test_a_probes_rules_file_with_other_keys_is_refused(tmp_path, monkeypatch):
-    stray = tmp_path / "rules.yaml"
-    stray.write_text("titles: {}\nrules: []\n", encoding="utf-8")
-    monkeypatch.setattr(rules_and_baselines, "rules_files", lambda order: [("health", str(stray))])
-    with pytest.raises(ValueError, match="must hold one key, rules: the list of the health probe's rules"):
-        shipped_rules()
 
 
 def test_a_rule_edited_in_its_package_is_caught_until_the_list_is_rewritten(monkeypatch):
