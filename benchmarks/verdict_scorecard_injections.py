@@ -42,7 +42,7 @@ class Bench:
     custom_profiles: Optional[Dict[str, List[str]]] = None
     overrides: Dict[str, Any] = field(default_factory=dict)   # this host's gpufleet_rule_overrides, given now
     baselines_dir: Optional[str] = None                       # gpufleet_baselines_dir (None: the shipped baselines/)
-    rules_path: Optional[str] = None                          # gpufleet_rules_file (None: rules/default.yaml)
+    rules_path: Optional[str] = None                          # gpufleet_rules_file (None: the collection's, docs/rules.yaml)
 
     @property
     def scratch(self) -> str:
@@ -295,8 +295,8 @@ def rules_empty(bench: Bench) -> None:
 
 
 def every_rule_disabled(bench: Bench) -> None:
-    """A group variable disabling every rule of rules/default.yaml (issue 44's table, row 6)."""
-    with open(os.path.join(ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+    """A group variable disabling every rule of docs/rules.yaml (issue 44's table, row 6)."""
+    with open(os.path.join(ROOT, "docs", "rules.yaml"), encoding="utf-8") as handle:
         rules = yaml.safe_load(handle)["rules"]
     bench.overrides = {rule["id"]: {"enabled": False} for rule in rules}
     half_speed_hbm(bench)

@@ -61,7 +61,7 @@ options:
     type: path
   rules_file:
     description:
-      - The rules file. Defaults to the collection's C(rules/default.yaml).
+      - The rules file. Defaults to the collection's rules (each probe's C(rules.yaml), listed in C(docs/rules.yaml)).
     type: path
   rule_overrides:
     description:

@@ -21,11 +21,11 @@ description:
     C(gpufleet_rule_overrides) (against C(schemas/rule_overrides.schema.json) and the rules, that is the rule ids,
     their params and the params' kinds), C(gpufleet_run_id), and that every profile names probes the collection has.
   - Loads the rules file (C(gpufleet_rules_file), or the report role's C(report_rules_file) when set; default
-    C(rules/default.yaml)) and fails when it is not valid YAML or
+    the collection's, listed in C(docs/rules.yaml)) and fails when it is not valid YAML or
     breaks C(schemas/rules.schema.json), or when a rule's C(params.path) names a field its probe's schema rules out,
     naming the file and the problem; a rules file whose C(rules) list is empty is refused. Fails when the rules file
     or a host's C(gpufleet_rule_overrides) leaves a probe of the host's profile (custom C(gpufleet_profiles) included)
-    that C(rules/default.yaml) judges with no enabled rule, naming the host, the probe and the variable; a probe that
+    that the collection's rules judge with no enabled rule, naming the host, the probe and the variable; a probe that
     judges nothing by its declaration is exempt. A broken file in the baselines folder
     (C(gpufleet_baselines_dir), default C(baselines/)) is a warning; the judge reports it and compares that SKU's hosts
     with their peers only.

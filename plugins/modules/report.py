@@ -14,7 +14,7 @@ description:
   - Reads the results that M(gpufleet.validation.probe) stored under C(<results_dir>/<run_id>/), judges them and renders,
     on the controller, a dossier per host (self-contained HTML and Markdown), the fleet index (HTML and Markdown),
     C(fleet.json), C(junit.xml) (one test case per check per host) and C(gpufleet.prom) (node_exporter textfile format).
-  - The judge holds every result against the rules (C(rules/default.yaml) with each host's overrides), the baseline of
+  - The judge holds every result against the rules (the collection's, listed in C(docs/rules.yaml), with each host's overrides), the baseline of
     the GPU's SKU (C(baselines/)), the fleet median of hosts of the same SKU, and the same host's previous run.
   - Every host of O(expected_hosts) appears, also those that left no result; such a host is never a pass.
   - Files are written atomically; C(<results_dir>/latest) is pointed at the run.
@@ -48,7 +48,7 @@ options:
     type: path
   rules_file:
     description:
-      - The rules file. Defaults to the collection's C(rules/default.yaml).
+      - The rules file. Defaults to the collection's rules (each probe's C(rules.yaml), listed in C(docs/rules.yaml)).
     type: path
   gated:
     description:
@@ -130,7 +130,7 @@ previous_run_id:
   type: str
 weakened_rules:
   description:
-    - The shipped rules (C(rules/default.yaml)) that the rules file or the hosts' C(gpufleet_rule_overrides) disabled or
+    - The shipped rules (listed in C(docs/rules.yaml)) that the rules file or the hosts' C(gpufleet_rule_overrides) disabled or
       downgraded from fail to warn, one entry per change, as in C(fleet.json); empty when none.
     - Each has C(rule), C(probe), C(change) (disabled or downgraded), C(how), C(by) (the rules file or the override),
       C(hosts) and C(groups) (the groups all of whose hosts it covers).

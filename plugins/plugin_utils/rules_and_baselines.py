@@ -15,7 +15,7 @@ from .judge.check_helpers import params_read
 from .judge.datasheet_floors import floor_problems, is_floor, with_floors
 from .judge.rules import param_kind_problem, rule_list
 from .judge.units import to_judged_unit
-from .probes.registry import probe_catalogue
+from .probes.registry import probe_catalogue, rules_files
 from .safe_yaml import load_plain_yaml
 from .store.schema_paths import path_problem
 from .store.schemas import bounded, schema_errors, schema_problems, where_in
@@ -23,14 +23,38 @@ from .store.schemas import bounded, schema_errors, schema_problems, where_in
 BASELINE_SCHEMA = "baseline.schema.json"
 RULES_SCHEMA = "rules.schema.json"
 OVERRIDES_SCHEMA = "rule_overrides.schema.json"
+# The judge's own checks, the settings' titles and the order of the probes' rules; each probe's rules are in its package.
+CORE_RULES = os.path.join("rules", "core.yaml")
+ORDER_KEY = "probe_order"
+SHIPPED_RULES = "the collection's rules (%s and each probe's rules.yaml)" % CORE_RULES
 
 
 def default_baselines_dir() -> str:
     return os.path.join(collection_root(), "baselines")
 
 
-def default_rules_path() -> str:
-    return os.path.join(collection_root(), "rules", "default.yaml")
+def shipped_rules() -> dict:
+    """The collection's rules as one document: rules/core.yaml's judge_checks and titles, then the rules of each probe
+    (plugin_utils/probes/<probe>/rules.yaml, {"rules": [...]}: that probe's only) in the core's probe_order, then the
+    others in the order the probes run. docs/rules.yaml is this document, written out by tools/rules_list.py."""
+    core = load_yaml(os.path.join(collection_root(), CORE_RULES))
+    if not isinstance(core, dict):
+        raise ValueError("%s must be a mapping (judge_checks, titles, %s)" % (CORE_RULES, ORDER_KEY))
+    order = core.get(ORDER_KEY) or []
+    if not isinstance(order, list) or not all(isinstance(name, str) for name in order):
+        raise ValueError("%s: %s must be a list of probe names" % (CORE_RULES, ORDER_KEY))
+    document = {key: value for key, value in core.items() if key != ORDER_KEY}
+    document["rules"] = []
+    for probe, path in rules_files(order):
+        shown = os.path.relpath(path, collection_root())
+        found = load_yaml(path)
+        if not isinstance(found, dict) or list(found) != ["rules"] or not isinstance(found["rules"], list):
+            raise ValueError("%s must hold one key, rules: the list of the %s probe's rules" % (shown, probe))
+        others = [str(rule.get("id")) for rule in found["rules"] if isinstance(rule, dict) and rule.get("probe") != probe]
+        if others:
+            raise ValueError("%s holds rules of another probe than %s: %s" % (shown, probe, ", ".join(others)))
+        document["rules"].extend(found["rules"])
+    return document
 
 
 def _schema(file_name: str, schemas_dir: str | None) -> dict:
@@ -197,16 +221,17 @@ def _values_off_their_machines(document: dict) -> list[str]:
 
 
 def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
-    """The rules document at path (default rules/default.yaml); raises ValueError with a clear message when broken."""
-    path = path or default_rules_path()
-    document = load_yaml(path)
+    """The rules document at path (default: the collection's, shipped_rules()); raises ValueError with a clear message
+    when broken."""
+    document = load_yaml(path) if path else shipped_rules()
+    path = path or SHIPPED_RULES
     infinite = non_finite_fields(document, "rules")
     if infinite:
         raise ValueError("%s: %s" % (path, "; ".join(infinite)))
     if isinstance(document, dict) and document.get("rules") == []:
         # what the schema's minItems refuses, said in words: an empty list would pass every host unchecked
         raise ValueError("%s has no rule (rules: []): a rules file without any judges nothing, so every host would pass "
-                         "unchecked; give at least one rule (rules/default.yaml holds the collection's)" % path)
+                         "unchecked; give at least one rule (docs/rules.yaml lists the collection's)" % path)
     errors = rules_schema_problems(document, schemas_dir)
     if errors:
         raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))
@@ -250,7 +275,7 @@ def rules_reference_problems(document: dict, registries) -> list[str]:
             continue
         missing = [name for name in params_read(registries.get(probe, {}).get(check)) if name not in (rule.get("params") or {})]
         if missing:
-            problems.append("rule %s: params %s missing: the %s check reads %s from its rule (rules/default.yaml gives "
+            problems.append("rule %s: params %s missing: the %s check reads %s from its rule (docs/rules.yaml gives "
                             "their defaults)" % (rule["id"], ", ".join(missing), check, "them" if len(missing) > 1 else "it"))
     return problems
 

@@ -195,7 +195,7 @@ def unjudged_problems(controller_values: Mapping, host_values: Mapping[str, Mapp
     try:
         shipped = load_rules() if rules_file else rules
     except ValueError as exc:
-        return ["the collection's rules/default.yaml: %s" % exc]
+        return [str(exc)]
     return unjudged_probe_problems(host_values, rules, shipped, variable, rules_file if isinstance(rules_file, str) else None)
 
 

@@ -1,6 +1,6 @@
 """Refuse, before anything runs, rules that leave a probe of a host's profile judging nothing.
 
-A probe whose shipped rules (rules/default.yaml) are all disabled for a host, by the rules file in use or by the host's
+A probe whose shipped rules (docs/rules.yaml lists them) are all disabled for a host, by the rules file in use or by the host's
 gpufleet_rule_overrides, would run and check nothing, and the host could pass without it. A probe that judges nothing
 by declaration (ProbeRun.judges_nothing) is exempt; a downgrade to warn still judges, and the reports name it.
 """

@@ -15,10 +15,15 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 PAGE = os.path.join(ROOT, "docs", "adding-a-probe.md")
-BLOCK = re.compile(r"<!-- adding-a-probe: (write|append|run) ?(\S*) -->\n```[a-z]*\n(.*?)\n```", re.S)
-# The unit contracts every probe is held to, run in the copy with the toy probe added.
-UNIT_CONTRACTS = ["tests/unit/test_probe_contracts.py", "tests/unit/test_metric_catalogue.py", "tests/unit/judge/test_rule_texts.py",
-                  "tests/unit/tools/test_params_tables.py", "tests/unit/engine/test_param_spec.py"]
+BLOCK = re.compile(r"<!-- adding-a-probe: (write|run) ?(\S*) -->\n```[a-z]*\n(.*?)\n```", re.S)
+# The page's table of the files a probe adds: "| 1 | `probes/toy.py` | ... |".
+TABLE_ROW = re.compile(r"^\| (\d+) \| `([^`]+)` \|", re.M)
+# The toy's own unit test and the unit contracts every probe is held to (the two schema tests and the generated lists'
+# tests among them), run in the copy with the toy probe added.
+UNIT_CONTRACTS = ["tests/unit/probes/test_toy.py", "tests/unit/test_probe_contracts.py", "tests/unit/test_metric_catalogue.py",
+                  "tests/unit/test_schemas_shared.py", "tests/unit/test_schema_unit_limits.py", "tests/unit/judge/test_rule_texts.py",
+                  "tests/unit/tools/test_params_tables.py", "tests/unit/tools/test_rules_list.py", "tests/unit/tools/test_profile_table.py",
+                  "tests/unit/engine/test_param_spec.py"]
 # What the copy leaves out: the venv, the history, results and what the rig and CI leave behind.
 NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".venv-test", ".ansible", ".whl", ".rig", "results", "collections", "__pycache__",
                                     "examples", "*.tar.gz")
@@ -29,21 +34,33 @@ def documented_blocks():
         return BLOCK.findall(handle.read())
 
 
-def test_the_page_adds_only_the_probes_own_packages_its_schema_its_page_and_one_rules_entry():
+def _page():
+    with open(PAGE, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_the_page_creates_only_the_probes_own_files_and_edits_no_shared_one():
     steps = [(action, path) for action, path, _text in documented_blocks()]
     assert steps == [
         ("write", "probes/probelib/toy/__init__.py"), ("write", "probes/toy.py"),
         ("write", "plugins/plugin_utils/probes/toy/params.json"), ("write", "schemas/toy.schema.json"),
         ("write", "plugins/plugin_utils/probes/toy/__init__.py"), ("write", "plugins/plugin_utils/probes/toy/run.py"),
-        ("write", "plugins/plugin_utils/probes/toy/metrics.py"), ("write", "plugins/plugin_utils/probes/toy/judging.py"),
-        ("write", "plugins/plugin_utils/probes/toy/view.py"), ("append", "rules/default.yaml"), ("write", "docs/toy.md"),
-        ("run", "")]
-    written = [path for action, path in steps if action in ("write", "append")]
+        ("write", "plugins/plugin_utils/probes/toy/metrics.py"), ("write", "plugins/plugin_utils/probes/toy/checks.py"),
+        ("write", "plugins/plugin_utils/probes/toy/judging.py"), ("write", "plugins/plugin_utils/probes/toy/view.py"),
+        ("write", "plugins/plugin_utils/probes/toy/rules.yaml"), ("write", "docs/toy.md"), ("run", ""),
+        ("write", "tests/unit/probes/test_toy.py")]
+    written = [path for action, path in steps if action == "write"]
     shared = [path for path in written if not path.startswith(("probes/toy.py", "probes/probelib/toy/", "plugins/plugin_utils/probes/toy/",
-                                                               "schemas/toy.", "docs/toy."))]
-    assert shared == ["rules/default.yaml"]
-    with open(PAGE, encoding="utf-8") as handle:
-        assert "touches **%d files, none of them shared except one appended rules entry**" % len(written) in handle.read()
+                                                               "schemas/toy.", "docs/toy.", "tests/unit/probes/test_toy."))]
+    assert shared == []
+
+
+def test_the_pages_count_and_table_are_the_files_its_executable_copy_writes():
+    written = [path for action, path, _text in documented_blocks() if action == "write"]
+    rows = TABLE_ROW.findall(_page())
+    assert [int(number) for number, _path in rows] == list(range(1, len(rows) + 1))
+    assert sorted(path for _number, path in rows) == sorted(written)
+    assert "creates **%d files and edits no shared file**" % len(written) in _page()
 
 
 def _run_documented(copy, text):
@@ -69,7 +86,7 @@ def collection_with_toy(tmp_path_factory):
             continue
         assert not os.path.isabs(path) and ".." not in path.split("/"), path
         os.makedirs(os.path.dirname(copy / path), exist_ok=True)
-        with open(copy / path, "a" if action == "append" else "x", encoding="utf-8") as handle:
+        with open(copy / path, "x", encoding="utf-8") as handle:
             handle.write(text + "\n")
     contracts = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not gpu"] + UNIT_CONTRACTS,
                                cwd=copy, capture_output=True, text=True, timeout=900, check=False)
@@ -96,7 +113,7 @@ def test_the_toy_probe_runs_through_the_real_playbook_alone_in_its_profile(colle
     with open(run_dir / "localhost" / "toy.json", encoding="utf-8") as handle:
         envelope = json.load(handle)
     assert envelope["status"] == "ok", envelope["reason"]
-    assert len(envelope["data"]["repeats_ms"]) == 3 and 0 < envelope["data"]["median_ms"] < 10000
+    assert len(envelope["data"]["repeats_us"]) == 3 and 0 < envelope["data"]["median_us"] < 10000000
 
 
 def test_the_judge_holds_it_to_its_rule_and_compares_its_metric(collection_with_toy):
@@ -105,9 +122,9 @@ def test_the_judge_holds_it_to_its_rule_and_compares_its_metric(collection_with_
         fleet = json.load(handle)
     checks = {check["id"]: check for check in fleet["hosts"]["localhost"]["checks"]}
     assert checks["toy.sum_time"]["status"] == "pass", output
-    assert checks["toy.sum_time"]["unit"] == "ms" and checks["toy.sum_time"]["reference"] == 10000
+    assert checks["toy.sum_time"]["unit"] == "us" and checks["toy.sum_time"]["reference"] == 10000000
     assert "toy.probe_status" not in checks
-    assert "toy.sum_time_ms" in json.dumps(fleet["fleet_statistics"]), fleet["fleet_statistics"]
+    assert "toy.sum_time_us" in json.dumps(fleet["fleet_statistics"]), fleet["fleet_statistics"]
 
 
 def test_the_dossier_shows_its_section(collection_with_toy):

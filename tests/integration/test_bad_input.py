@@ -184,7 +184,7 @@ CUSTOM_RULE_IDS = ["health.ecc_enabled", "health.gpu_count"]
 def custom_judge_run(tmp_path_factory):
     """One run with the user's own rules file (two rules) and baselines folder (the collection's, plus two broken files)."""
     work = tmp_path_factory.mktemp("judge_inputs")
-    with open(os.path.join(ROOT, "rules", "default.yaml")) as handle:
+    with open(os.path.join(ROOT, "docs", "rules.yaml")) as handle:
         rules = yaml.safe_load(handle)
     rules["rules"] = [rule for rule in rules["rules"] if rule["id"] in CUSTOM_RULE_IDS]
     (work / "rules.yaml").write_text(yaml.safe_dump(rules))
@@ -229,7 +229,7 @@ def test_the_users_own_rules_file_is_the_one_the_judge_uses(custom_judge_run):
     results = custom_judge_run[2]
     with open(os.path.join(only_run_dir(results), "fleet.json")) as handle:
         fleet = json.load(handle)
-    with open(os.path.join(ROOT, "rules", "default.yaml")) as handle:
+    with open(os.path.join(ROOT, "docs", "rules.yaml")) as handle:
         default_ids = {rule["id"] for rule in yaml.safe_load(handle)["rules"]}
     judged = {check["id"] for check in fleet["unmatched_rules"]}
     judged.update(check["id"] for host in fleet["hosts"].values() for check in host["checks"])

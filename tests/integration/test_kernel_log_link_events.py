@@ -15,7 +15,7 @@ from probelib.health.kernel_log_classify import classify_lines
 from probelib.health.kernel_log_reader import SourceUnreadable, read_kmsg
 
 KMSG_LINES = 5000
-RULES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "rules", "default.yaml")
+RULES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs", "rules.yaml")
 
 
 def _built_in_benign_patterns():

@@ -28,7 +28,7 @@ def test_a_rules_file_with_no_rule_is_refused_and_nothing_is_probed(tmp_path):
 
 
 def test_a_group_variable_disabling_every_rule_is_refused_naming_the_host_the_probe_and_the_variable(tmp_path):
-    with open(os.path.join(ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+    with open(os.path.join(ROOT, "docs", "rules.yaml"), encoding="utf-8") as handle:
         every_rule = [rule["id"] for rule in yaml.safe_load(handle)["rules"]]
     inventory = _rack_inventory(tmp_path / "inventory.yml",
                                 {"gpufleet_rule_overrides": {rule_id: {"enabled": False} for rule_id in every_rule}})
@@ -43,12 +43,12 @@ def test_a_rule_downgraded_by_a_group_override_is_named_in_the_console_and_in_fl
     results = tmp_path / "results"
     code, output = run_playbook(results, "-i", inventory, *HEALTH_ONLY, *REPORT_ONLY)
     assert code == 0, output
-    assert ("rule weakened: health.device_majors downgraded (severity warn where rules/default.yaml says fail) by "
+    assert ("rule weakened: health.device_majors downgraded (severity warn where docs/rules.yaml says fail) by "
             "gpufleet_rule_overrides on 1 of 1 host (group rack_a): localhost") in output, output
     with open(os.path.join(only_run_dir(results), "fleet.json"), encoding="utf-8") as handle:
         fleet = json.load(handle)
     assert fleet["weakened_rules"] == [{"rule": "health.device_majors", "probe": "health", "change": "downgraded",
-                                        "how": "severity warn where rules/default.yaml says fail", "by": "gpufleet_rule_overrides",
+                                        "how": "severity warn where docs/rules.yaml says fail", "by": "gpufleet_rule_overrides",
                                         "hosts": ["localhost"], "groups": ["rack_a"]}]
     with open(os.path.join(only_run_dir(results), "index.html"), encoding="utf-8") as handle:
         assert "health.device_majors" in handle.read().split('<h2 id="todo">')[0]

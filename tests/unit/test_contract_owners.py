@@ -208,7 +208,7 @@ def _numeric_defaults(path, names):
 
 
 def test_checks_read_their_thresholds_from_the_rule_not_a_default_of_their_own():
-    params = {name for rule in _load_yaml("rules", "default.yaml")["rules"] for name in rule.get("params") or {}}
+    params = {name for rule in _load_yaml("docs", "rules.yaml")["rules"] for name in rule.get("params") or {}}
     copies = ["%s:%d %s=%r" % (_shown(path), line, name, number) for path in _python_files("plugins/plugin_utils")
               for line, name, number in _numeric_defaults(path, params)]
     assert copies == []
@@ -222,7 +222,7 @@ def test_checks_read_their_thresholds_from_the_rule_not_a_default_of_their_own()
                                               ("load.power_within_limit", "max_fraction_over_limit")])
 def test_a_rule_without_the_params_its_check_reads_is_refused(tmp_path, rule_id, missing):
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules
-    document = _load_yaml("rules", "default.yaml")
+    document = _load_yaml("docs", "rules.yaml")
     rule = [rule for rule in document["rules"] if rule["id"] == rule_id][0]
     del rule["params"]
     path = tmp_path / "rules.yaml"

@@ -47,7 +47,7 @@ RECORDED = recorded_data()
 
 
 def rules():
-    with open(os.path.join(ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+    with open(os.path.join(ROOT, "docs", "rules.yaml"), encoding="utf-8") as handle:
         return yaml.safe_load(handle)
 
 

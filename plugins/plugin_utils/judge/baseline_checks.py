@@ -22,7 +22,7 @@ from .model import Check
 from .not_compared import NO_KNOWN_GOOD, peers_only_source, why_no_baseline
 from .repeats import decide, describe_repeats, finite
 
-# The thresholds every rule judged through judge_measurements holds (rules/default.yaml): fail and warn below a % of the
+# The thresholds every rule judged through judge_measurements holds (its probe's rules.yaml): fail and warn below a % of the
 # known-good value.
 BASELINE_THRESHOLDS = ("fail_below_pct", "warn_below_pct")
 # The action of a decision the repeats leave open (judge/repeats.py: unstable, or too few repeats to fail).
@@ -169,7 +169,7 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
 
 def against_known_good(metric: MetricSpec, measurements: MeasurementsFunction):
     """The check function of a rule that holds the probe's measurements of the metric against its known-good value: the
-    baseline entry the rule's params.known_good names (rules/default.yaml states the catalogue's key and
+    baseline entry the rule's params.known_good names (its probe's rules.yaml states the catalogue's key and
     tests/unit/test_metric_catalogue.py pins the two equal; a host's rule override may name another), else the one the
     metric's catalogue entry names (MetricSpec.baseline_key)."""
     def check(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:

@@ -17,7 +17,7 @@ CheckFunctionT = TypeVar("CheckFunctionT", bound=Callable[..., Any])
 
 def reads_params(*names: str) -> Callable[[CheckFunctionT], CheckFunctionT]:
     """Mark a check function as reading these params of its rule with no default of its own: the rule holds them
-    (rules/default.yaml), and a rules file whose rule lacks one is refused before anything runs."""
+    (its probe's rules.yaml), and a rules file whose rule lacks one is refused before anything runs."""
     def mark(function: CheckFunctionT) -> CheckFunctionT:
         setattr(function, "read_params", names)
         return function

@@ -67,7 +67,7 @@ def _not_applicable(promise: Promise, facts: HostFacts, own: Sequence[Check]) ->
 def _rule_problem(promise: Promise, rule: Optional[Mapping[str, Any]]) -> Optional[Proof]:
     if rule is None:
         return Proof(promise.rule, promise.probe, "not_proven", "the rules in use have no rule %s" % promise.rule,
-                     "restore rule %s (the collection's rules/default.yaml has it)" % promise.rule)
+                     "restore rule %s (the collection's docs/rules.yaml has it)" % promise.rule)
     overridden = rule.get("overridden") or []
     if not rule.get("enabled", True):
         by = "by this host's rule overrides (gpufleet_rule_overrides)" if "enabled" in overridden else "in the rules file in use"

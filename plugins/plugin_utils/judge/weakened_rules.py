@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The rules a run turned off or weakened, relative to the collection's shipped rules (rules/default.yaml).
+"""The rules a run turned off or weakened, relative to the collection's shipped rules (docs/rules.yaml).
 
 A rules file (gpufleet_rules_file) or a host's overrides (gpufleet_rule_overrides, per host or group) may disable a
 shipped rule or downgrade it from fail to warn: the host can then pass without that rule's proof. Each such change is
@@ -19,7 +19,7 @@ from .rules import effective_rules, normalize_rule, rule_list
 
 CHANGES = ("disabled", "downgraded")
 OVERRIDES_SOURCE = "gpufleet_rule_overrides"
-SHIPPED_NAME = "rules/default.yaml"
+SHIPPED_NAME = "docs/rules.yaml"
 # A line names this many hosts, then how many more (fleet.json lists them all).
 HOSTS_NAMED = 5
 
@@ -52,7 +52,7 @@ def _changes(shipped: Mapping[str, Dict[str, Any]], in_use: Mapping[str, Dict[st
 def weakened_rules(rules: Any, shipped: Any, hosts: Mapping[str, Mapping[str, Any]], rules_source: str = "") -> List[Dict[str, Any]]:
     """The shipped rules that the rules in use or the hosts' overrides disable or downgrade, one entry per change.
 
-    rules: the rules document in use; shipped: the collection's (rules/default.yaml); rules_source: how the rules in use
+    rules: the rules document in use; shipped: the collection's (docs/rules.yaml); rules_source: how the rules in use
     are named ("rules file PATH"; "" when they are the shipped ones). hosts: {name: {"rule_overrides": {...}, "groups":
     [...], "rule_override_sources": {rule id: where that override came from}}} (an override without a source is
     gpufleet_rule_overrides). A rule that the rules file weakens and a host's override restores is not weakened there.

@@ -18,6 +18,8 @@ from .metric_catalogue import MetricSpec, spec_problems
 # Modules of this package that are not probes: a probe cannot take their names.
 NOT_PROBES = ("declaration", "judging", "metric_catalogue", "param_spec", "registry")
 PACKAGES_DIR = os.path.dirname(os.path.abspath(__file__))
+# A probe's rules, in its package: {"rules": [...]} (rules_and_baselines.shipped_rules reads them).
+RULES_FILE = "rules.yaml"
 
 
 def _probe_module(name: str, part: str) -> Any:
@@ -77,6 +79,16 @@ def profile_params(profile: Optional[str], probe: str) -> Dict[str, Any]:
     """The parameters a profile gives a probe ({} for a profile it is not declared in, e.g. a user's own)."""
     found = declaration(probe)
     return dict((found.profiles.get(profile) or {}) if found is not None and profile else {})
+
+
+def rules_files(first: Sequence[str] = ()) -> List[Tuple[str, str]]:
+    """(probe, its plugin_utils/probes/<probe>/rules.yaml) of every probe that has one: the probes named in first in
+    that order, then the others in the order they run."""
+    found = _declarations(None)
+    named = [name for name in dict.fromkeys(first) if name in found]
+    others = sorted((probe for name, probe in found.items() if name not in named), key=lambda probe: (probe.run_order, probe.name))
+    paths = [(name, os.path.join(PACKAGES_DIR, name, RULES_FILE)) for name in named + [probe.name for probe in others]]
+    return [(name, path) for name, path in paths if os.path.isfile(path)]
 
 
 def default_timeouts() -> Dict[str, int]:

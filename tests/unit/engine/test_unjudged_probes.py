@@ -105,5 +105,5 @@ def test_a_rules_file_with_no_rule_is_refused(tmp_path, text):
         load_rules(str(path))
     problems, _warnings, rules = controller_problems({"gpufleet_rules_file": str(path)})
     assert rules is None and problems == ["gpufleet_rules_file: %s has no rule (rules: []): a rules file without any judges nothing, "
-                                          "so every host would pass unchecked; give at least one rule (rules/default.yaml holds "
+                                          "so every host would pass unchecked; give at least one rule (docs/rules.yaml lists "
                                           "the collection's)" % os.path.join(str(tmp_path), "empty.yaml")]

@@ -79,7 +79,7 @@ def baselines() -> list:
 
 
 def rules() -> dict:
-    return load_rules(os.path.join(ROOT, "rules", "default.yaml"))
+    return load_rules()
 
 
 def judge_one(envelope: dict, overrides=None, rule_document=None, **kwargs):

@@ -17,7 +17,7 @@ import helpers
 
 
 def fabric_rules():
-    with open(os.path.join(helpers.ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+    with open(os.path.join(helpers.ROOT, "docs", "rules.yaml"), encoding="utf-8") as handle:
         return {rule["id"]: rule for rule in yaml.safe_load(handle)["rules"] if rule["probe"] == "fabric"}
 
 

@@ -161,7 +161,7 @@ def test_aer_counters_all_clean_pass_and_a_vm_skips():
 
 
 def test_the_rules_thresholds_carry_their_source():
-    text = open(__file__.rsplit("/tests/", 1)[0] + "/rules/default.yaml", encoding="utf-8").read()
+    text = open(__file__.rsplit("/tests/", 1)[0] + "/plugins/plugin_utils/probes/health/rules.yaml", encoding="utf-8").read()
     for name in ("aer_corrected_warn_above: 8", "link_downs_warn_above: 2", "corrected_warn_above: 8"):
         line = [line for line in text.splitlines() if line.strip().startswith(name)][0]
         assert "# source: " in line

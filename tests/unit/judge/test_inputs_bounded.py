@@ -56,7 +56,7 @@ def test_the_schemas_refuse_infinity_anywhere_in_a_document():
 
 
 def test_a_rules_file_with_a_nan_param_is_refused_naming_the_field(tmp_path):
-    text = open(os.path.join(ROOT, "rules", "default.yaml"), encoding="utf-8").read()
+    text = open(os.path.join(ROOT, "docs", "rules.yaml"), encoding="utf-8").read()
     assert "max_cv_pct: 5.0" in text
     path = tmp_path / "rules.yaml"
     path.write_text(text.replace("max_cv_pct: 5.0", "max_cv_pct: .nan", 1))

@@ -44,7 +44,7 @@ def test_a_fail_rule_downgraded_by_a_rules_file_names_the_file_and_a_warn_rule_i
             rule["severity"] = "warn"
     found = weakened_rules(mine, rules(), _hosts({}), "rules file /etc/gpufleet/mine.yaml")
     assert found == [{"rule": "membw.bandwidth", "probe": "membw", "change": "downgraded",
-                      "how": "severity warn where rules/default.yaml says fail", "by": "rules file /etc/gpufleet/mine.yaml",
+                      "how": "severity warn where docs/rules.yaml says fail", "by": "rules file /etc/gpufleet/mine.yaml",
                       "hosts": ["n1", "n2", "n3"], "groups": ["rack_a", "rack_b"]}]
 
 
@@ -57,7 +57,7 @@ def test_a_rule_left_out_of_a_rules_file_is_disabled_by_it_and_a_host_override_c
     found = weakened_rules(mine, rules(), _hosts({"n3": {"health.device_majors": {"severity": "fail"}}}), "rules file r.yaml")
     assert [(entry["rule"], entry["change"], entry["how"], entry["hosts"], entry["groups"]) for entry in found] == [
         ("health.cuda_init", "disabled", "not in the rules file", ["n1", "n2", "n3"], ["rack_a", "rack_b"]),
-        ("health.device_majors", "downgraded", "severity warn where rules/default.yaml says fail", ["n1", "n2"], ["rack_a"])]
+        ("health.device_majors", "downgraded", "severity warn where docs/rules.yaml says fail", ["n1", "n2"], ["rack_a"])]
 
 
 def test_what_is_weakened_on_one_host_is_read_by_rule_id():

@@ -23,7 +23,7 @@ READ_DEVICES = device_module.measured_devices
 
 
 def rule(rule_id):
-    return next(found for found in load_rules("%s/rules/default.yaml" % ROOT)["rules"] if found["id"] == rule_id)
+    return next(found for found in load_rules()["rules"] if found["id"] == rule_id)
 
 
 def assert_ran_together(together, task, devices=(0, 0)):

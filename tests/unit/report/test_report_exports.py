@@ -392,7 +392,7 @@ def test_a_quick_runs_rules_of_probes_it_does_not_run_are_no_finding_in_any_expo
 def _typo_rules_and_broken_baselines(tmp_path):
     """A rules file: the shipped rules and a warn rule of health whose path (allowed by the schema) no result of the
     recorded run holds; a baselines folder: the shipped files and a broken one."""
-    with open(os.path.join(ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+    with open(os.path.join(ROOT, "docs", "rules.yaml"), encoding="utf-8") as handle:
         document = yaml.safe_load(handle)
     document["rules"].append({"id": "health.mig_reason_typo", "probe": "health", "check": "field_equals", "severity": "warn",
                               "params": {"path": "gpus[].mig_mode.unavailable", "expected": "x"}, "description": "a typo"})

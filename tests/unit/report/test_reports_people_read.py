@@ -89,7 +89,7 @@ def test_rules_of_probes_the_profile_does_not_run_fold_into_one_line(house):
     # collective_hosts is not in the acceptance profile: folded; tuning is (this run was recorded before it existed): listed.
     assert "collective\\_hosts.verified" not in section and "(tuning.acs\\_redirect)" in section
     # every rule of the probes outside the profile, however many the rules file has (a new probe's rules included)
-    with open(os.path.join(ROOT, "rules", "default.yaml"), encoding="utf-8") as handle:
+    with open(os.path.join(ROOT, "docs", "rules.yaml"), encoding="utf-8") as handle:
         rules = yaml.safe_load(handle)["rules"]
     outside = sorted({rule["probe"] for rule in rules} - set(profile_probes("acceptance")))
     count = sum(1 for rule in rules if rule["probe"] in outside)

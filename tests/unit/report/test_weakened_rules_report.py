@@ -34,7 +34,7 @@ def test_fleet_json_carries_the_weakened_rules_and_stays_valid(judged):
     assert not errors, [(list(error.path), error.message) for error in errors]
     rack1 = sorted(name for name, groups in judged.groups.items() if "rack1" in groups)
     assert document["weakened_rules"] == [
-        {"rule": "health.cuda_init", "probe": "health", "change": "downgraded", "how": "severity warn where rules/default.yaml says fail",
+        {"rule": "health.cuda_init", "probe": "health", "change": "downgraded", "how": "severity warn where docs/rules.yaml says fail",
          "by": "gpufleet_rule_overrides", "hosts": [judged.evil_host], "groups": []},
         {"rule": "membw.bandwidth", "probe": "membw", "change": "disabled", "how": "enabled: false", "by": "gpufleet_rule_overrides",
          "hosts": rack1, "groups": ["rack1"]}]
@@ -65,7 +65,7 @@ def test_the_console_says_one_line_per_weakened_rule(judged):
     _weaken(judged)
     lines = weakened_rule_lines(judged.judgement)
     total = len(judged.judgement.hosts)
-    assert lines[0] == ("rule weakened: health.cuda_init downgraded (severity warn where rules/default.yaml says fail) by "
+    assert lines[0] == ("rule weakened: health.cuda_init downgraded (severity warn where docs/rules.yaml says fail) by "
                         "gpufleet_rule_overrides on 1 of %d hosts: %s" % (total, judged.evil_host))
     assert lines[1].startswith("rule weakened: membw.bandwidth disabled (enabled: false) by gpufleet_rule_overrides on 4 of %d hosts "
                                "(group rack1): " % total)

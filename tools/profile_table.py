@@ -1,0 +1,74 @@
+"""Write README.md's profile table from the probes' declarations (plugins/plugin_utils/probes/<probe>/run.py).
+
+    python tools/profile_table.py          # rewrite the table between the markers
+    python tools/profile_table.py --check  # exit 1 when README's table differs from the declarations
+
+Each probe declares the profiles it belongs to and the parameters each gives it; the registry derives the profiles
+from them (registry.profiles). README.md holds the table between ``<!-- profiles -->`` and ``<!-- /profiles -->``;
+tests/unit/tools/test_profile_table.py fails when it differs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import List
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "collections"))
+
+# pylint: disable=wrong-import-position
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import profile_params, profiles  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
+
+README = os.path.join(ROOT, "README.md")
+START = "<!-- profiles -->"
+END = "<!-- /profiles -->"
+
+
+def _given(profile: str, probe: str) -> str:
+    params = profile_params(profile, probe)
+    return "%s: %s" % (probe, ", ".join("`%s: %s`" % (name, json.dumps(value)) for name, value in params.items())) if params else ""
+
+
+def table() -> str:
+    """The Markdown table: each declared profile, its probes in the order they run, what it gives them."""
+    lines = ["| profile | its probes, in the order they run | parameters it gives them |", "| --- | --- | --- |"]
+    for profile, probes in profiles().items():
+        given = [found for found in (_given(profile, probe) for probe in probes) if found]
+        lines.append("| `%s` | %s | %s |" % (profile, ", ".join(probes), "; ".join(given) or "their defaults"))
+    return "\n".join(lines)
+
+
+def rewritten(text: str) -> str:
+    """README's text with the table between its markers; ValueError when the markers are not there once."""
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise ValueError("README.md must hold %s ... %s once" % (START, END))
+    head, rest = text.split(START, 1)
+    return "%s%s\n%s\n%s%s" % (head, START, table(), END, rest.split(END, 1)[1])
+
+
+def differs() -> bool:
+    with open(README, encoding="utf-8") as handle:
+        text = handle.read()
+    return rewritten(text) != text
+
+
+def main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--check", action="store_true", help="only say whether README's table differs (exit 1)")
+    if parser.parse_args(argv).check:
+        found = differs()
+        print("README.md's profile table differs from the declarations: run python tools/profile_table.py" if found
+              else "README.md's profile table is the declarations'")
+        return 1 if found else 0
+    with open(README, encoding="utf-8") as handle:
+        text = handle.read()
+    if rewritten(text) != text:
+        write_text_atomically(README, rewritten(text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
