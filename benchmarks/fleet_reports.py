@@ -52,12 +52,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic i
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import render as report_render  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.parallel import usable_cores  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (  # noqa: E402
-    render_fleet_outputs,
-    render_host_dossier_html,
-    render_host_dossier_markdown,
-    render_run,
-)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import render_host_dossier_html, render_host_dossier_markdown  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_fleet_outputs, render_run  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run  # noqa: E402
 from synthetic_fleet import rack_of, write_synthetic_run  # noqa: E402
 from synthetic_acceptance_host import write_acceptance_host  # noqa: E402

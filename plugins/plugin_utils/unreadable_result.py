@@ -4,7 +4,7 @@ judge judges. Pure Python.
 The store's reader (store/stored_run.py) gives such a result (truncated or empty JSON, over the size bound, a FIFO, a
 device, a link, a failed write) status error and a reason that says what is wrong with the file. The judge is handed
 a stand-in envelope for it (stand_in_envelope) and makes it that probe's probe_status check, an error with that reason
-(judge/fleet.py envelope_checks): never an absent probe, and never folded under another cause, since the file, not the
+(judge/host_judgement.py envelope_checks): never an absent probe, and never folded under another cause, since the file, not the
 GPU, is what went wrong.
 """
 from __future__ import annotations

@@ -43,10 +43,16 @@ LAYERS = (
         "plugin_utils/controller_clock.py", "plugin_utils/python_found.py", "plugin_utils/act/",
         # the action plugins' one opening (check mode, no async, the argument spec, the named run's directory)
         "plugin_utils/controller_task.py")),
-    ("report and calibration: what a judged run is turned into", (
-        "plugin_utils/report/render.py", "plugin_utils/report/verdicts.py", "plugin_utils/report/exports.py",
-        "plugin_utils/report/index_columns.py", "plugin_utils/report/notes.py", "plugin_utils/report/rerun.py",
-        "plugin_utils/report/python_view.py", "plugin_utils/unmatched_kinds.py", "plugin_utils/calibrate/")),
+    # The report in three layers, so that one host's pages are built walking down: the run writer calls the pages, the
+    # pages call the markup, never back.
+    ("report page markup: Markdown and HTML escaping, the rows built in Python, the page's notes, the Jinja environments", (
+        "plugin_utils/report/markup.py", "plugin_utils/report/notes.py")),
+    ("report pages: what each page shows (its context) and the page rendered", (
+        "plugin_utils/report/host_pages.py", "plugin_utils/report/index_page.py", "plugin_utils/report/verdicts.py",
+        "plugin_utils/report/index_columns.py", "plugin_utils/report/rerun.py", "plugin_utils/report/python_view.py",
+        "plugin_utils/unmatched_kinds.py")),
+    ("report run writer and calibration: what a judged run is turned into", (
+        "plugin_utils/report/render.py", "plugin_utils/report/exports.py", "plugin_utils/calibrate/")),
     ("Ansible's plugins: thin over plugin_utils", (
         "action/", "modules/", "lookup/", "filter/", "strategy/", "doc_fragments/")),
 )

@@ -15,7 +15,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.envelope_statu
     PROBE_STATUSES,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, judging_of, profiles
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import PROBE_SECTIONS
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import PROBE_SECTIONS
 from probelib import runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -9,7 +9,7 @@ reader); the check knows no probe's data layout, only judge/measurement.py's rec
 from __future__ import annotations
 
 import statistics
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
 from ..metric_spec import MetricSpec
 from ..report.number_format import format_quantity
@@ -107,64 +107,88 @@ def judge_measurements(host: str, rule: Dict[str, Any], context: Any, measuremen
     params = rule.get("params", {})
     known_good, known_source = _reference(context, "known_good", params.get("known_good"))
     datasheet, unused_datasheet_source = _reference(context, "datasheet", params.get("datasheet"))
-    entry = reference_entry(context, params.get("known_good"))
-    fail_pct, warn_pct = float(params["fail_below_pct"]), float(params["warn_below_pct"])
+    references = _References(known_good, known_source, datasheet, reference_entry(context, params.get("known_good")),
+                             float(params["fail_below_pct"]), float(params["warn_below_pct"]))
     measurements = list(measurements)
-    checks = [_first_finding(host, rule, measurement, entry) for measurement in measurements if _listed_first(measurement, entry)]
+    checks = [_first_finding(host, rule, measurement, references.entry) for measurement in measurements
+              if _listed_first(measurement, references.entry)]
     for measurement in measurements:
-        if _listed_first(measurement, entry):
-            continue
-        device, what, unit, value = measurement.device, measurement.what, measurement.unit, measurement.value
-        label, gpu = device.label(), device.gpu
-        if device.kind != "cuda":
-            checks.append(make_check(rule, host, "skip", "%s: %s was measured on the CPU (no GPU), so there is no GPU "
-                                     "value to judge" % (label, what), gpu))
-            continue
-        if measurement.missing is not None:
-            checks.append(make_check(rule, host, measurement.missing.status, "%s: %s" % (label, measurement.missing.sentence), gpu))
-            continue
-        if value is None:
-            continue
-        what += measurement.detail
-        samples = list(measurement.samples)
-        repeated = bool(samples)
-        if not samples:
-            samples = [float(value)]
-        mismatch = _unit_mismatch(context, "known_good", params.get("known_good"), unit)
-        if mismatch:
-            checks.append(make_check(rule, host, "warn", "%s: %s %s not compared: %s" % (
-                label, what, format_quantity(statistics.median(samples), unit), mismatch), gpu, unit=unit))
-            continue
-        if known_good is None:
-            median = statistics.median(samples)
-            of_datasheet = _of_datasheet(median, datasheet, unit)
-            checks.append(make_check(rule, host, "skip", "%s: %s %s%s%s for SKU %s%s, so it is "
-                                     "compared with its peers only" % (label, what, format_quantity(median, unit), of_datasheet,
-                                                                       NO_KNOWN_GOOD, context.sku or "unknown",
-                                                                       _why_no_known_good(context, params.get("known_good"))),
-                                     gpu, value=round(median, 3), unit=unit, reference_source=peers_only_source(measurement.metric_id)))
-            continue
-        decision = decide(samples, known_good * fail_pct / 100.0, known_good * warn_pct / 100.0, repeated)
-        of_datasheet = _of_datasheet(decision.value, datasheet, unit)
-        percent = 100.0 * decision.value / known_good
-        reference_words = "datasheet floor" if is_floor(entry) else "known-good"
-        words = "%s: %s %s, %s of the %s %s%s; %s" % (
-            label, what, format_quantity(decision.value, unit), format_quantity(percent, "%"), reference_words,
-            format_quantity(known_good, unit), of_datasheet, describe_repeats(decision, unit))
-        if decision.note:
-            words += "; " + decision.note
-        elif decision.status != "pass":
-            words += "; below %g %% %s" % (warn_pct if decision.status == "warn" else fail_pct,
-                                           "warns" if decision.status == "warn" else "fails")
-        check = make_check(rule, host, decision.status, words, gpu, value=round(decision.value, 3),
-                           unit=unit, reference=known_good, reference_source=known_source,
-                           threshold=">= %g %% of %s (warn below %g %%), median of repeats; %s" % (
-                               fail_pct, reference_words, warn_pct, param_source(rule, "fail_below_pct")))
-        if decision.note:
-            # undecided, not slow: the rule's action (a drain for a slow GPU) does not fit; measuring again does
-            check.action, check.remedy = UNDECIDED_ACTION, "Measure again on a quiet GPU (%s)." % decision.note.split(":", 1)[0]
-        checks.append(check)
+        if not _listed_first(measurement, references.entry):
+            check = _measurement_check(host, rule, context, measurement, references)
+            if check is not None:
+                checks.append(check)
     return checks
+
+
+class _References(NamedTuple):
+    """What a rule holds each measurement against: its known-good value and where it came from, the datasheet's value,
+    the known-good entry, and the rule's thresholds (percent of known-good)."""
+
+    known_good: Optional[float]
+    known_source: str
+    datasheet: Optional[float]
+    entry: Any
+    fail_pct: float
+    warn_pct: float
+
+
+def _measurement_check(host: str, rule: Dict[str, Any], context: Any, measurement: Measurement,
+                       references: _References) -> Optional[Check]:
+    """One measurement's check (None for a measurement with no value and nothing to say of it)."""
+    params = rule.get("params", {})
+    device, what, unit, value = measurement.device, measurement.what, measurement.unit, measurement.value
+    label, gpu = device.label(), device.gpu
+    if device.kind != "cuda":
+        return make_check(rule, host, "skip", "%s: %s was measured on the CPU (no GPU), so there is no GPU "
+                          "value to judge" % (label, what), gpu)
+    if measurement.missing is not None:
+        return make_check(rule, host, measurement.missing.status, "%s: %s" % (label, measurement.missing.sentence), gpu)
+    if value is None:
+        return None
+    what += measurement.detail
+    samples = list(measurement.samples)
+    repeated = bool(samples)
+    if not samples:
+        samples = [float(value)]
+    mismatch = _unit_mismatch(context, "known_good", params.get("known_good"), unit)
+    if mismatch:
+        return make_check(rule, host, "warn", "%s: %s %s not compared: %s" % (
+            label, what, format_quantity(statistics.median(samples), unit), mismatch), gpu, unit=unit)
+    if references.known_good is None:
+        median = statistics.median(samples)
+        of_datasheet = _of_datasheet(median, references.datasheet, unit)
+        return make_check(rule, host, "skip", "%s: %s %s%s%s for SKU %s%s, so it is "
+                          "compared with its peers only" % (label, what, format_quantity(median, unit), of_datasheet,
+                                                            NO_KNOWN_GOOD, context.sku or "unknown",
+                                                            _why_no_known_good(context, params.get("known_good"))),
+                          gpu, value=round(median, 3), unit=unit, reference_source=peers_only_source(measurement.metric_id))
+    return _known_good_check(host, rule, "%s: %s" % (label, what), gpu, unit, samples, repeated, references)
+
+
+def _known_good_check(host: str, rule: Dict[str, Any], what: str, gpu: Any, unit: str, samples: List[float], repeated: bool,
+                      references: _References) -> Check:
+    """A measurement (what: its GPU's label and what it is) held against its known-good value."""
+    known_good, known_source, datasheet, entry, fail_pct, warn_pct = references
+    decision = decide(samples, known_good * fail_pct / 100.0, known_good * warn_pct / 100.0, repeated)
+    of_datasheet = _of_datasheet(decision.value, datasheet, unit)
+    percent = 100.0 * decision.value / known_good
+    reference_words = "datasheet floor" if is_floor(entry) else "known-good"
+    words = "%s %s, %s of the %s %s%s; %s" % (
+        what, format_quantity(decision.value, unit), format_quantity(percent, "%"), reference_words,
+        format_quantity(known_good, unit), of_datasheet, describe_repeats(decision, unit))
+    if decision.note:
+        words += "; " + decision.note
+    elif decision.status != "pass":
+        words += "; below %g %% %s" % (warn_pct if decision.status == "warn" else fail_pct,
+                                       "warns" if decision.status == "warn" else "fails")
+    check = make_check(rule, host, decision.status, words, gpu, value=round(decision.value, 3),
+                       unit=unit, reference=known_good, reference_source=known_source,
+                       threshold=">= %g %% of %s (warn below %g %%), median of repeats; %s" % (
+                           fail_pct, reference_words, warn_pct, param_source(rule, "fail_below_pct")))
+    if decision.note:
+        # undecided, not slow: the rule's action (a drain for a slow GPU) does not fit; measuring again does
+        check.action, check.remedy = UNDECIDED_ACTION, "Measure again on a quiet GPU (%s)." % decision.note.split(":", 1)[0]
+    return check
 
 
 def against_known_good(metric: MetricSpec, measurements: MeasurementsFunction):

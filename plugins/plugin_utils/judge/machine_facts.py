@@ -6,7 +6,8 @@
 That probe's JUDGING declares a MachineDeclaration (plugin_utils/probes/judging.py ProbeJudging.machine; the registry
 refuses a second): how its data becomes MachineFacts (the GPUs a baseline is matched against, their identities), the
 machine's shape (how many GPUs the host should have, and why), the drift of those facts since an earlier run and the
-fleet index's columns. judge/fleet.py and the report reach it only through the ProbeCatalogue.
+fleet index's columns. The judge (judge/host_judgement.py, judge/drift.py) and the report reach it only through the
+ProbeCatalogue.
 """
 from __future__ import annotations
 

@@ -125,6 +125,11 @@ class FleetJudgement:
         }
 
 
+def host_check(check_id: str, host: str, probe: str, status: str, reason: str, **fields: Any) -> Check:
+    """A check the judge makes of a host itself (no rule of a probe behind it: a result missing, drift, a fleet outlier)."""
+    return Check(id=check_id, host=host, probe=probe, status=status, reason=reason, **fields)
+
+
 def error_verdict(host: str, check_id: str, reason: str, groups: List[str]) -> HostVerdict:
     """A host that could not be judged or rendered: verdict error, one check of that id with the reason."""
     return HostVerdict(host=host, verdict="error", reasons=["%s: %s" % (check_id, reason)],

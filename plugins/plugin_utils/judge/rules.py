@@ -21,7 +21,7 @@ SEVERITIES = ("fail", "warn")
 RULE_KEYS = ("id", "probe", "check", "severity", "title", "action", "remedy", "params", "description", "enabled", "follows")
 # What an operator does about a check that does not pass (a rule's "action"), and how the reports say it.
 # rerun_when_idle: another job computes on the GPU (judge/busy.py); nothing is wrong with the host and it is never drained.
-# check_inventory: the host is no GPU host at all (judge/fleet.py gpu_measured_check); nothing on it to repair.
+# check_inventory: the host is no GPU host at all (judge/verdict.py gpu_measured_check); nothing on it to repair.
 ACTIONS = ("drain", "reboot", "reseat_rma", "fix_config", "check_inventory", "rerun", "rerun_when_idle", "none")
 ACTION_WORDS = {"drain": "drain", "reboot": "reboot", "reseat_rma": "reseat or RMA", "fix_config": "fix config",
                 "check_inventory": "check the inventory", "rerun": "re-run", "rerun_when_idle": "re-run when the GPU is idle",

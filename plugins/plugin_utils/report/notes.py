@@ -3,7 +3,7 @@ and every row or cell that has it refers to it by number ([1], [2], ...).
 
 An NVML field that a GPU does not support is unavailable on every GPU of a host, in the health table, the unavailable
 fields and every measurement: written out each time, one reason filled a dossier. The notes of the page being rendered
-are found through a context variable, so that the cells built in Python (report_render.cell_html) and the macros that
+are found through a context variable, so that the cells built in Python (report/markup.py's cell_html) and the macros that
 call them need no extra argument; a page rendered without notes (the fleet index) writes its reasons inline.
 """
 from __future__ import annotations

@@ -385,11 +385,7 @@ def bar_chart(title: str, labels: Sequence[str], values: Sequence[Optional[float
     """
     ticks = [list(references) + list(markers[index] if index < len(markers) else ())
              for index in range(len(labels))]
-    tick_names = []
-    for row in ticks:
-        for name, value in row:
-            if _finite(value) and name not in tick_names:
-                tick_names.append(name)
+    tick_names = list(dict.fromkeys(name for row in ticks for name, value in row if _finite(value)))
     tick_colour = {name: ("#d62728", "#111111", "#ff7f0e", "#9467bd")[index % 4] for index, name in enumerate(tick_names)}
     bar_values = [value for value in values if _finite(value)]
     if not bar_values and not tick_names:
@@ -432,7 +428,13 @@ def bar_chart(title: str, labels: Sequence[str], values: Sequence[Optional[float
                          % (x, y - 2, x, y + bar_height + 2, tick_colour[name], escape("%s: %s" % (name, _with_unit(marker, unit)))))
     legend_height = _legend(parts, [(_tick_swatch(tick_colour[name]), name) for name in tick_names],
                             left, top + plot_h + 54, width - left)
-    # the sentence
+    description = _bar_description(labels, value_texts, ticks, references, unit, value_name)
+    return canvas.finish(top + plot_h + 42 + legend_height + 4, description, data_note)
+
+
+def _bar_description(labels: Sequence[str], value_texts: List[str], ticks: List[List[Tuple[str, Optional[float]]]],
+                     references: Sequence[Tuple[str, Optional[float]]], unit: str, value_name: str) -> str:
+    """The bar chart's sentence: each bar's value with its own ticks, then the ticks drawn on every bar."""
     described = []
     for index, label in enumerate(labels):
         words = "%s %s" % (label, value_texts[index])
@@ -440,10 +442,9 @@ def bar_chart(title: str, labels: Sequence[str], values: Sequence[Optional[float
                   if _finite(marker) and not any(name == ref_name for ref_name, unused in references)]
         described.append(words + (" (%s)" % ", ".join(extras) if extras else ""))
     reference_words = ["%s %s" % (name, _with_unit(value, unit)) for name, value in references if _finite(value)]
-    description = "Bar chart of %s per bar: %s.%s" % (
+    return "Bar chart of %s per bar: %s.%s" % (
         _axis_title(value_name, unit) or "the value", "; ".join(described),
         " Drawn on every bar: %s." % _sentence_list(reference_words) if reference_words else "")
-    return canvas.finish(top + plot_h + 42 + legend_height + 4, description, data_note)
 
 
 def _point_list(points: Sequence[Tuple[float, float]], x_unit: str, y_unit: str, compact_x: bool = False) -> str:
@@ -477,15 +478,7 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
     """
     colours = {name: SERIES_COLOURS[index % len(SERIES_COLOURS)] for index, (name, unused) in enumerate(series)}
     points = [[(x, y) for x, y in pts if _finite(x) and _finite(y) and (x > 0 or not log_x)] for unused_name, pts in series]
-    vertical = []
-    if _finite(marker_x) and (marker_x > 0 or not log_x):
-        vertical.append((marker_x, marker_label or "marker", "#d62728"))
-    for index, marker in enumerate(markers):
-        x, label = marker[0], marker[1]
-        owner = marker[2] if len(marker) > 2 else None
-        colour = colours.get(owner) if owner in colours else SERIES_COLOURS[index % len(SERIES_COLOURS)]
-        if _finite(x) and (x > 0 or not log_x):
-            vertical.append((x, label, colour))
+    vertical = _vertical_lines(marker_x, marker_label, markers, colours, log_x)
     xs = [x for pts in points for x, unused_y in pts] + [x for x, unused_label, unused_colour in vertical]
     ys = [y for pts in points for unused_x, y in pts]
     if not xs or not ys:
@@ -524,16 +517,37 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
         legend.append((_line_swatch(colour, dashed=True), words))
     legend_height = _legend(parts, legend, left, top + plot_h + 56, plot_w + right)
     shown = [(str(name), pts) for (name, unused), pts in zip(series, points)]
+    description = _line_description(shown, vertical, x_title, y_title, x_unit, y_unit, log_x)
+    return canvas.finish(top + plot_h + 46 + legend_height + 4, description, data_note)
+
+
+def _vertical_lines(marker_x: Optional[float], marker_label: str, markers: Sequence[Tuple], colours: Dict[str, str],
+                    log_x: bool) -> List[Tuple[float, str, str]]:
+    """(x, label, colour) of the line chart's dashed vertical lines: marker_x's, then each of markers."""
+    vertical = []
+    if _finite(marker_x) and (marker_x > 0 or not log_x):
+        vertical.append((marker_x, marker_label or "marker", "#d62728"))
+    for index, marker in enumerate(markers):
+        x, label = marker[0], marker[1]
+        owner = marker[2] if len(marker) > 2 else None
+        colour = colours.get(owner) if owner in colours else SERIES_COLOURS[index % len(SERIES_COLOURS)]
+        if _finite(x) and (x > 0 or not log_x):
+            vertical.append((x, label, colour))
+    return vertical
+
+
+def _line_description(shown: List[Tuple[str, List[Tuple[float, float]]]], vertical: List[Tuple[float, str, str]], x_title: str,
+                      y_title: str, x_unit: str, y_unit: str, log_x: bool) -> str:
+    """The line chart's sentence: each series' points (the first MAX_DESCRIBED_SERIES), then the dashed lines."""
     described = ["%s: %s" % (name, _point_list(pts, x_unit, y_unit, log_x)) if pts else "%s: no point" % name
                  for name, pts in shown[:MAX_DESCRIBED_SERIES]]
     if len(shown) > MAX_DESCRIBED_SERIES:
         described.append("%d more series" % (len(shown) - MAX_DESCRIBED_SERIES))
-    description = "Line chart of %s against %s%s, %s: %s.%s" % (
+    return "Line chart of %s against %s%s, %s: %s.%s" % (
         y_title or "the value", x_title or "x", " (log scale)" if log_x else "",
         "one series" if len(shown) == 1 else "%d series" % len(shown), "; ".join(described),
         " Dashed lines: %s." % "; ".join("%s at %s" % (label, _quantity(x, x_unit, log_x)) for x, label, unused in vertical)
         if vertical else "")
-    return canvas.finish(top + plot_h + 46 + legend_height + 4, description, data_note)
 
 
 def _heat_colour(fraction: float) -> str:
@@ -647,15 +661,8 @@ def roofline_chart(title: str, roofs: Sequence[Tuple[str, float, float]], points
     x_axis.place(left, left + plot_w)
     y_axis.place(top + plot_h, top)
     _frame(parts, x_axis, y_axis, left, top, plot_w, plot_h, "arithmetic intensity (FLOP/byte)", "rate (TFLOP/s)")
+    _memory_roofs(parts, grouped, x_axis, y_axis)
     wanted = []
-    for bandwidth in sorted({bandwidth for unused_peak, bandwidth in grouped}):
-        # the memory roof, shared by every dtype measured against this bandwidth, up to the highest ridge
-        peak = max(peak for peak, other in grouped if other == bandwidth)
-        start_y = max(x_axis.low * bandwidth * 1e9 / 1e12, y_axis.low)
-        start_x = start_y * 1e12 / (bandwidth * 1e9)
-        parts.append('<path d="M%.1f %.1fL%.1f %.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="6 3" fill="none">'
-                     "<title>%s</title></path>" % (x_axis(start_x), y_axis(start_y), x_axis(peak * 1e3 / bandwidth), y_axis(peak),
-                                                   MUTED, escape("memory roof: %s GB/s" % format_number(bandwidth))))
     for (peak, bandwidth), labels in sorted(grouped.items(), reverse=True):
         ridge = peak * 1e12 / (bandwidth * 1e9)
         colour = colours[labels[0]] if len(labels) == 1 else MUTED
@@ -676,6 +683,24 @@ def roofline_chart(title: str, roofs: Sequence[Tuple[str, float, float]], points
     legend = [(_shape(shapes[name], 8, 5, colours[name]), name) for name in names if any(series == name for series, _l, _x, _y in shown)]
     legend.append((_line_swatch(MUTED, dashed=True), "roofs: the measured bandwidth (slope), each dtype's peak (flat, named right)"))
     legend_height = _legend(parts, legend, left, top + plot_h + 56, width - left)
+    return canvas.finish(top + plot_h + 46 + legend_height + 4, _roofline_description(names, shown, grouped), data_note)
+
+
+def _memory_roofs(parts: List[str], grouped: Dict[Tuple[float, float], List[str]], x_axis: _Axis, y_axis: _Axis) -> None:
+    """The roofline's sloped memory roofs, one per bandwidth."""
+    for bandwidth in sorted({bandwidth for unused_peak, bandwidth in grouped}):
+        # the memory roof, shared by every dtype measured against this bandwidth, up to the highest ridge
+        peak = max(peak for peak, other in grouped if other == bandwidth)
+        start_y = max(x_axis.low * bandwidth * 1e9 / 1e12, y_axis.low)
+        start_x = start_y * 1e12 / (bandwidth * 1e9)
+        parts.append('<path d="M%.1f %.1fL%.1f %.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="6 3" fill="none">'
+                     "<title>%s</title></path>" % (x_axis(start_x), y_axis(start_y), x_axis(peak * 1e3 / bandwidth), y_axis(peak),
+                                                   MUTED, escape("memory roof: %s GB/s" % format_number(bandwidth))))
+
+
+def _roofline_description(names: List[str], shown: List[Tuple[str, str, float, float]],
+                          grouped: Dict[Tuple[float, float], List[str]]) -> str:
+    """The roofline's sentence: each series' shapes and its fastest, then the roofs."""
     described = []
     for name in names:
         mine = [(x, y, label) for series, label, x, y in shown if series == name]
@@ -687,8 +712,7 @@ def roofline_chart(title: str, roofs: Sequence[Tuple[str, float, float]], points
             best[2], format_number(best[1]), format_number(best[0])))
     roof_words = ["%s %s TFLOP/s" % (", ".join(labels), format_number(peak)) for (peak, unused), labels in sorted(grouped.items(), reverse=True)]
     bandwidths = sorted({bandwidth for unused_peak, bandwidth in grouped})
-    description = "Log-log roofline of %d measured shapes, TFLOP/s against FLOP/byte: %s.%s" % (
+    return "Log-log roofline of %d measured shapes, TFLOP/s against FLOP/byte: %s.%s" % (
         len(shown), "; ".join(described),
         " Roofs: %s, memory-bound below the ridge at %s GB/s." % (", ".join(roof_words), " or ".join(format_number(b) for b in bandwidths))
         if grouped else " No roof: no peak or bandwidth was known.")
-    return canvas.finish(top + plot_h + 46 + legend_height + 4, description, data_note)

@@ -9,7 +9,7 @@ import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..judge.busy import NOT_VALIDATED
-from ..judge.fleet import NO_EARLIER_RUN
+from ..judge.drift import NO_EARLIER_RUN
 from ..judge.model import VERDICT_RANK, VERDICTS, Check, FleetJudgement, HostVerdict, blocks_gate
 from ..judge.rules import ACTION_RANK, ACTION_WORDS, CheckTexts
 from .number_format import format_quantity

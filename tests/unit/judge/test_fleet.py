@@ -226,9 +226,9 @@ def test_a_host_where_every_check_was_skipped_is_not_a_pass(tmp_path):
 
 def test_a_host_whose_every_check_was_skipped_names_three_and_counts_the_rest():
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.check_helpers import make_check
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.fleet import _verdict
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.verdict import host_verdict
     skips = [make_check({"id": "toy.rule_%d" % number, "probe": "toy", "severity": "fail"}, "rig", "skip",
                         "not enough peers") for number in range(9)]
-    verdict = _verdict("rig", skips, None, "", [])
+    verdict = host_verdict("rig", skips, None, "", [])
     assert verdict.verdict == "warn"
     assert verdict.reasons[0].endswith("toy.rule_2: not enough peers; and 6 more)"), verdict.reasons[0]

@@ -1,7 +1,7 @@
 """An earlier result that cannot be read is said on the drift checks that needed it; one host's exception stays its own."""
 from __future__ import annotations
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import host_judgement
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health import machine_drift
 from helpers import RIG_OVERRIDES, as_machine, baselines, health_ok, judge_fleet, rules
 
@@ -52,13 +52,13 @@ def test_an_exception_while_comparing_with_the_previous_run_skips_drift_and_the_
 
 
 def test_an_exception_while_judging_one_host_makes_it_error_and_every_other_host_is_judged(monkeypatch):
-    real = fleet.identify_host
+    real = host_judgement.identify_host
 
     def identify(gpus, known, unavailable=None):
         if gpus and gpus[0].uuid == "GPU-broken":
             raise TypeError("unhashable type: 'dict'")
         return real(gpus, known, unavailable)
-    monkeypatch.setattr(fleet, "identify_host", identify)
+    monkeypatch.setattr(host_judgement, "identify_host", identify)
     hosts = _hosts("node-a", "node-b", "node-c")
     hosts["node-b"]["envelopes"]["health"]["data"]["gpus"][0]["uuid"] = "GPU-broken"
     judgement = judge_fleet("run2", hosts, baselines(), rules())

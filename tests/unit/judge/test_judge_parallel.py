@@ -50,7 +50,7 @@ def test_hosts_judged_in_two_processes_are_judged_as_in_one(tmp_path):
 
 
 def test_a_host_whose_judging_raises_in_a_worker_is_its_error_and_the_others_are_judged(tmp_path, monkeypatch):
-    real = fleet._judge_host  # pylint: disable=protected-access
+    real = fleet.judge_host
     breaker = "%s" % sorted(write_synthetic_run(str(tmp_path / "names"), RUN_ID, HOSTS))[40]
 
     def judge_host(name, *args):
@@ -58,7 +58,7 @@ def test_a_host_whose_judging_raises_in_a_worker_is_its_error_and_the_others_are
             raise ZeroDivisionError("float division by zero")
         return real(name, *args)
 
-    monkeypatch.setattr(fleet, "_judge_host", judge_host)
+    monkeypatch.setattr(fleet, "judge_host", judge_host)
     unused_names, serial, serial_text = _judged(tmp_path / "serial", 1)
     unused_names, unused_forked, forked_text = _judged(tmp_path / "forked", 2)
     assert forked_text == serial_text

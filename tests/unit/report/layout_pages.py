@@ -25,10 +25,8 @@ for _path in (os.path.join(ROOT, "collections"), os.path.join(ROOT, "benchmarks"
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (  # noqa: E402
-    render_fleet_outputs,
-    render_host_dossier_html,
-)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import render_host_dossier_html  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_fleet_outputs  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run  # noqa: E402

@@ -16,7 +16,8 @@ from markupsafe import escape
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.index_columns import (
     INDEX_METRIC_COLUMNS, fold_reasons, shown_metric_positions)
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import markdown_escape, render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.markup import markdown_escape
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.values import flatten
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import metric_columns
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.result_fields import unavailable_fields

@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import TABLES_HTML, TABLES_MARKDOWN
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fabric.view import fabric_view
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import HTML, MARKDOWN
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.markup import HTML, MARKDOWN
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "judge"))

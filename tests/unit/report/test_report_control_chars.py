@@ -14,7 +14,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.exports import _compact_json  # pylint: disable=protected-access
 from markupsafe import Markup
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import HTML, markdown_code_block, render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.markup import HTML, markdown_code_block
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import gate_lines, verdict_lines
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
 
@@ -91,7 +92,7 @@ def test_a_code_block_shows_control_characters_as_text():
 
 
 def test_the_tables_built_in_python_show_control_characters_in_a_measurement_as_text(fleet):
-    # The measurement, check and change rows are built as HTML in Python (report_render.BuiltHtml) and are not scanned
+    # The measurement, check and change rows are built as HTML in Python (report/markup.py's BuiltHtml) and are not scanned
     # again as a whole: each part must have been escaped on its own.
     data = {"link\x1b[2J": {"state\x07": "up \x9b down", "rate_gbps": 3.5}}
     fleet.write(HOST, "membw", fleet.envelope(HOST, probe="membw", data=data))

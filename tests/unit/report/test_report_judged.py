@@ -7,8 +7,9 @@ import time
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict, worst_verdict
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (
-    markdown_escape, render_fleet_index_html, render_fleet_index_markdown, render_run)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.index_page import render_fleet_index_html, render_fleet_index_markdown
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.markup import markdown_escape
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
 

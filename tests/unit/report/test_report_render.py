@@ -4,16 +4,15 @@ import re
 
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import NO_RESULT_REASON, load_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (
-    markdown_escape,
-    render_fleet_index_html,
-    render_fleet_index_markdown,
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import (
     render_host_dossier_html,
     render_host_dossier_markdown,
     render_host_measurements_html,
     render_host_measurements_markdown,
-    render_run,
 )
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.index_page import render_fleet_index_html, render_fleet_index_markdown
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.markup import markdown_escape
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.values import flatten
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import host_dir_name
 from report_writes import Written  # noqa: E402  pylint: disable=import-error

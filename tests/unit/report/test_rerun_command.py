@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.rerun import rerun_command
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import (
     render_host_dossier_html, render_host_dossier_markdown)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 

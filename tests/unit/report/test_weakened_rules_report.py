@@ -8,7 +8,8 @@ from ansible_collections.gpufleet.validation.plugins.action.report import stored
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.weakened_rules import weakened_rules
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import markdown_escape, render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.markup import markdown_escape
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import weakened_rule_lines
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from report_writes import Written  # noqa: E402  pylint: disable=import-error
