@@ -13,8 +13,8 @@ from probelib.collective.knee import describe_bytes
 from probelib.collective.links import describe_link_class
 from probelib.collective.stats import bus_factor, headline
 from probelib.fields import is_unavailable, unavailable
-from probelib.hostbw.pcie import link_raw_gbps
 from probelib.sweep import significant
+from probelib.system.pcie_rate import link_raw_gbps
 
 WORLD_SIZES = (2, 4, 8)
 REFERENCE_WORLD_SIZE = 2

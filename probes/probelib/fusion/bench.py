@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from probelib.measure.timing import repeat_s, time_per_iteration_s
-from probelib.membw.plan import iterations_for
+from probelib.measure.timing import iterations_for, repeat_s, time_per_iteration_s
 
 
 def shortest_s(torch: Any, device: Dict[str, Any], operation: Callable[[], Any], warmup: int, count: int) -> float:

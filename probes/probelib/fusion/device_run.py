@@ -10,8 +10,8 @@ from probelib.fusion.bench import timings_s
 from probelib.fusion.chain import CompiledChain, chain, describe, make_inputs, triton_version
 from probelib.fusion.plan import fits, membw_reference
 from probelib.fusion.summary import speedups, unmeasured_point, verification_record, version_record
+from probelib.measure.cache import last_level_cache
 from probelib.measure.devices import free_memory_bytes
-from probelib.membw.cache import last_level_cache
 
 DEVICE_KEYS = ("kind", "index", "name", "uuid", "memory_total_mib", "compute_capability")
 COMPILE_OFF = "compile is false in the plan: the fused version was not tried"

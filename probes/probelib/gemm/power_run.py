@@ -10,8 +10,8 @@ from probelib.fields import unavailable
 from probelib.gemm import power_methods, roofline
 from probelib.gemm.cases import GemmCase
 from probelib.gemm.records import significant
-from probelib.load.sampler import Sampler
 from probelib.measure.foreign_processes import descends_from, own_pids
+from probelib.measure.sampler import Sampler
 from probelib.measure.timing import time_per_iteration_s
 from probelib.nvml.gpu_processes import read_processes
 from probelib.nvml.gpu_reads import POWER_LIMIT_FUNCTIONS, GpuReads, milliwatts_to_w

@@ -5,7 +5,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from probelib.fields import is_unavailable
-from probelib.load.sampler import Sampler
+from probelib.measure.sampler import Sampler
 from probelib.nvml.gpu_reads import COLUMNS
 
 _T, _TEMPERATURE, _POWER = COLUMNS.index("t_s"), COLUMNS.index("temperature_c"), COLUMNS.index("power_w")

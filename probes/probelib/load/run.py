@@ -11,10 +11,10 @@ from probelib.load.cooldown import cool_down
 from probelib.load.matmul_load import READY_TIMEOUT_S, GpuLoad
 from probelib.load.plan import DTYPES
 from probelib.load.processes import aggregate, own_pids
-from probelib.load.sampler import Sampler
 from probelib.load.summary import summarize_gpu
 from probelib.load.verify import seeded_operands
 from probelib.measure.bit_compare import TOLERANCE_ULPS
+from probelib.measure.sampler import Sampler
 from probelib.nvml.clock_event_durations import WindowCounters
 from probelib.nvml.clock_event_reasons import CLOCK_EVENT_REASON_BITS
 from probelib.nvml.gpu_reads import COLUMNS, GpuReads, match_handles

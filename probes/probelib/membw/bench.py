@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from probelib.measure.timing import time_per_iteration_s
-from probelib.membw.plan import MIB, bandwidth_gbps, iterations_for
+from probelib.measure.timing import iterations_for, time_per_iteration_s
+from probelib.membw.plan import MIB, bandwidth_gbps
 
 
 class CopyBuffers:

@@ -6,9 +6,9 @@ from typing import Any, Callable, Dict, List, Optional
 
 from probelib.device_outcome import close_sweep
 from probelib.fields import is_unavailable, unavailable
+from probelib.measure.cache import last_level_cache
 from probelib.measure.devices import free_memory_bytes
 from probelib.membw.bench import CopyBuffers, calibrate, timed, timed_repeats
-from probelib.membw.cache import last_level_cache
 from probelib.membw.gpu_state import SnapshotDuring
 from probelib.membw.plan import MIB, bandwidth_gbps, fits
 from probelib.membw.summary import headline, plateau_record, repeats_record

@@ -1,7 +1,6 @@
 """The membw plan: the check across parameters, the size list per device kind, what fits in memory, iterations per point."""
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, Tuple
 
 from probelib.measure.timing import point_timing_plan
@@ -59,14 +58,6 @@ def fits(size_mib: int, free_bytes: int, safety_margin_mib: float, safety_margin
         return True, ""
     return False, ("two buffers of %d MiB (%d MiB) plus a safety margin of %d MiB exceed the %d MiB free"
                    % (size_mib, needed // MIB, margin // MIB, free_bytes // MIB))
-
-
-def iterations_for(target_s: float, per_iteration_s: float, min_iterations: int, max_iterations: int) -> int:
-    """How many back-to-back copies make a point last about ``target_s``, clamped to [min, max]."""
-    if per_iteration_s <= 0 or not math.isfinite(per_iteration_s):
-        return max_iterations
-    wanted = int(round(target_s / per_iteration_s))
-    return max(min_iterations, min(max_iterations, wanted))
 
 
 def bandwidth_gbps(buffer_bytes: int, seconds_per_copy: float) -> float:

@@ -6,7 +6,7 @@ import pytest
 
 import fake_load_nvml
 from probelib.load.plan import check_params, make_plan
-from probelib.load.sampler import Sampler, next_tick
+from probelib.measure.sampler import Sampler, next_tick
 from probelib.nvml.access import NvmlReader, NvmlSession
 from probelib.nvml.gpu_reads import COLUMNS, GpuReads, flatten_processes, match_handles
 from probelib.runner import ParameterError

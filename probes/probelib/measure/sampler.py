@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from probelib.load.stats import jitter
+from probelib.measure.sampler_timing import jitter
 
 MAX_ERRORS = 10
 
