@@ -4,12 +4,12 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict
 
+from probe_packages.fusion import traffic
+from probe_packages.fusion.chain import BACKEND
+from probe_packages.fusion.device_run import DeviceRun
+from probe_packages.fusion.plan import check_params, resolve_plan
+from probe_packages.fusion.together import guarded_phase, together_entries, worker_errors
 from probelib import device_outcome
-from probelib.fusion import traffic
-from probelib.fusion.chain import BACKEND
-from probelib.fusion.device_run import DeviceRun
-from probelib.fusion.plan import check_params, resolve_plan
-from probelib.fusion.together import guarded_phase, together_entries, worker_errors
 from probelib.measure.devices import measured_devices
 from probelib.measure.phases import alone_devices
 from probelib.runner import ProbeResult, main

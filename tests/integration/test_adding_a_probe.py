@@ -32,14 +32,14 @@ def documented_blocks():
 def test_the_page_adds_only_the_probes_own_packages_its_schema_its_page_and_one_rules_entry():
     steps = [(action, path) for action, path, _text in documented_blocks()]
     assert steps == [
-        ("write", "probes/probelib/toy/__init__.py"), ("write", "probes/toy.py"),
+        ("write", "probes/probe_packages/toy/__init__.py"), ("write", "probes/toy.py"),
         ("write", "plugins/plugin_utils/probes/toy/params.json"), ("write", "schemas/toy.schema.json"),
         ("write", "plugins/plugin_utils/probes/toy/__init__.py"), ("write", "plugins/plugin_utils/probes/toy/run.py"),
         ("write", "plugins/plugin_utils/probes/toy/metrics.py"), ("write", "plugins/plugin_utils/probes/toy/judging.py"),
         ("write", "plugins/plugin_utils/probes/toy/view.py"), ("append", "rules/default.yaml"), ("write", "docs/toy.md"),
         ("run", "")]
     written = [path for action, path in steps if action in ("write", "append")]
-    shared = [path for path in written if not path.startswith(("probes/toy.py", "probes/probelib/toy/", "plugins/plugin_utils/probes/toy/",
+    shared = [path for path in written if not path.startswith(("probes/toy.py", "probes/probe_packages/toy/", "plugins/plugin_utils/probes/toy/",
                                                                "schemas/toy.", "docs/toy."))]
     assert shared == ["rules/default.yaml"]
     with open(PAGE, encoding="utf-8") as handle:
