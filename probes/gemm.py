@@ -58,11 +58,12 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch
     from probe_packages.gemm.sweep import DeviceSweep
     from probelib.measure.devices import measured_devices
+    from probelib.measure.opening import torch_environment
     from probelib.measure.phases import alone_devices
 
     check_params(params)
     devices = measured_devices(torch, params["device"])
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    environment = torch_environment(torch)
     if not devices:
         return ProbeResult("unavailable", {}, "no CUDA GPU is visible to torch %s (device=cuda was asked)" % torch.__version__,
                            environment)

@@ -82,10 +82,11 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
     from probe_packages.load.run import LoadRun  # pylint: disable=import-outside-toplevel
     from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
+    from probelib.measure.opening import torch_environment  # pylint: disable=import-outside-toplevel
 
     check_params(params)
     plan = make_plan(params)
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    environment = torch_environment(torch)
     devices = measured_devices(torch, "cuda")
     session = _open_session()
     try:

@@ -83,9 +83,10 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
     from probe_packages.p2p.topology import summarize  # pylint: disable=import-outside-toplevel
     from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
+    from probelib.measure.opening import torch_environment  # pylint: disable=import-outside-toplevel
 
     spin = Spin(torch)
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    environment = torch_environment(torch)
     devices = measured_devices(torch, "cuda")
     if len(devices) < 2:
         not_read = unavailable("not read: fewer than 2 GPUs, nothing to measure")

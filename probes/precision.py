@@ -60,8 +60,9 @@ def make_plan(params: Dict[str, Any]) -> Dict[str, Any]:
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
     from probe_packages.precision.run import choose_device, measure_tensor  # pylint: disable=import-outside-toplevel
+    from probelib.measure.opening import torch_environment  # pylint: disable=import-outside-toplevel
 
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    environment = torch_environment(torch)
     data: Dict[str, Any] = {"method": METHOD, "plan": make_plan(params), "checkpoint": unavailable("not read"),
                             "device": unavailable("not chosen"), "tensors": [], "errors": []}
     try:
