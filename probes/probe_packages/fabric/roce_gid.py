@@ -11,6 +11,7 @@ import os
 from typing import Optional
 
 from probelib.system.sysfs import read_stripped
+from probelib.system.sysfs_class import class_dir
 
 EMPTY_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 IPV4_MAPPED_PREFIX = "0000:0000:0000:0000:0000:ffff:"
@@ -18,7 +19,7 @@ ROCE_V2 = "roce v2"
 
 
 def roce_gid_index(sys_root: str, device: str, port: int) -> Optional[int]:
-    port_dir = os.path.join(sys_root, "class", "infiniband", device, "ports", str(port))
+    port_dir = os.path.join(class_dir(sys_root, "infiniband"), device, "ports", str(port))
     try:
         indices = sorted(int(name) for name in os.listdir(os.path.join(port_dir, "gids")) if name.isdigit())
     except OSError:

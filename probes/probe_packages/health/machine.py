@@ -16,6 +16,7 @@ from probelib.nvml.context import ReadContext
 from probelib.nvml.identity import nvml_bus_ids
 from probelib.system.roots import SystemRoots
 from probelib.system.sysfs import normalize_bus_id, read_stripped, read_text
+from probelib.system.sysfs_class import class_dir
 
 NVSWITCH_CLASS_PREFIX = "0x0680"
 DMI_FIELDS = ("sys_vendor", "product_name", "board_vendor", "board_name")
@@ -119,7 +120,7 @@ def read_hypervisor_flag(proc_root: str) -> bool:
 
 
 def read_dmi(sys_root: str) -> Dict[str, Any]:
-    directory = os.path.join(sys_root, "class", "dmi", "id")
+    directory = os.path.join(class_dir(sys_root, "dmi"), "id")
     if not os.path.isdir(directory):
         return unavailable("%s does not exist (no DMI tables: a microVM such as Firecracker, or a non-x86 machine)" % directory)
     return {name: read_field(lambda name=name: read_stripped(os.path.join(directory, name)), "%s/%s" % (directory, name))
