@@ -8,6 +8,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from host_roots import host_reader
 from probelib.measure import devices, opening
+from probe_sources import PROBES, python_files
 from probelib.params import probe_defaults
 
 import fusion
@@ -15,7 +16,6 @@ import membw
 import memtest
 
 torch = pytest.importorskip("torch")
-PROBES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes"))
 # what only the opening says: the environment block and the no-GPU reason
 OPENING_WORDS = ('torch.version.cuda or "none (CPU build)"', "and device is 'cuda'")
 
@@ -41,12 +41,8 @@ def test_the_opening_is_written_once():
     """No probe words torch's environment or the no-GPU result itself (issue 47: fusion and five environments were
     copies of the opening's): every file under probes/ but opening.py is read for the two."""
     copies = []
-    for folder, subfolders, files in os.walk(PROBES):
-        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
-        for name in files:
-            path = os.path.join(folder, name)
-            if name.endswith(".py") and path != os.path.abspath(opening.__file__):
-                with open(path, encoding="utf-8") as handle:
-                    text = handle.read()
-                copies += [(os.path.relpath(path, PROBES), words) for words in OPENING_WORDS if words in text]
+    for path in python_files(leave_out=(os.path.abspath(opening.__file__),)):
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        copies += [(os.path.relpath(path, PROBES), words) for words in OPENING_WORDS if words in text]
     assert copies == []

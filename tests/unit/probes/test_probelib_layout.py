@@ -8,22 +8,14 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import available_probes
+from probe_sources import PROBES, python_files
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-PROBES = os.path.join(ROOT, "probes")
+ROOT = os.path.dirname(PROBES)
 LIBRARY = os.path.join(PROBES, "probelib")
 PACKAGES = os.path.join(PROBES, "probe_packages")
 PROBE_NAMES = available_probes(ROOT)
 # collective_hosts.py is the collective probe spread over hosts: it runs probe_packages/collective/ as its own.
 PACKAGE_OF = {"collective_hosts": "collective"}
-
-
-def _python_files():
-    for folder, subfolders, files in os.walk(PROBES):
-        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                yield os.path.join(folder, name)
 
 
 def _owner(path):
@@ -56,7 +48,7 @@ def _imported_modules(path):
 def _probe_package_imports():
     """(file, its owner, the probe package, the module) for every import of probe_packages.<a package>."""
     found = set()
-    for path in _python_files():
+    for path in python_files():
         for module in _imported_modules(path):
             parts = module.split(".")
             if len(parts) >= 2 and parts[0] == "probe_packages":

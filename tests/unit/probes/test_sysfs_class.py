@@ -3,10 +3,9 @@ absent class read as none; and the one place a probe's path into /sys/class is m
 import ast
 import os
 
+from probe_sources import PROBES, python_files
 from probelib.system import sysfs_class
 from probelib.system.sysfs_class import read_class
-
-PROBES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes"))
 
 
 def test_every_entry_of_the_class_is_read_in_name_order_but_those_left_out(tmp_path):
@@ -33,11 +32,6 @@ def _joins_into_class(path):
 def test_no_probe_makes_its_own_path_into_a_sysfs_class():
     """A probe that reads a class (fabric's infiniband and net, its RoCE GID table, health's dmi/id) goes through
     sysfs_class (read_class, class_dir)."""
-    made = []
-    for folder, subfolders, files in os.walk(PROBES):
-        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
-        for name in files:
-            path = os.path.join(folder, name)
-            if name.endswith(".py") and path != os.path.abspath(sysfs_class.__file__):
-                made += ["%s:%d" % (os.path.relpath(path, PROBES), line) for line in _joins_into_class(path)]
+    made = ["%s:%d" % (os.path.relpath(path, PROBES), line)
+            for path in python_files(leave_out=(os.path.abspath(sysfs_class.__file__),)) for line in _joins_into_class(path)]
     assert made == []
