@@ -22,10 +22,10 @@ TOGETHER = "every GPU at once: worker + spawn x workers (none below 2 workers)"
 PER_ORDERED_PAIR = "fixed + per ordered pair x n(n-1)"
 PER_RANK_COUNT = "fixed; from n = 2 sweeps at n ranks (+ rings of 2, 4 below n)"
 
-# The collective probe's extra rings (probes/probelib/collective/ring_prediction.py: WORLD_SIZES, RING_SIZES).
+# The collective probe's extra rings (probes/probe_packages/collective/ring_prediction.py: WORLD_SIZES, RING_SIZES).
 RING_WORLD_SIZES = (2, 4, 8)
 RING_SIZES = 3
-CALIBRATION_CALLS = 2  # probes/probelib/collective/plan.py
+CALIBRATION_CALLS = 2  # probes/probe_packages/collective/plan.py
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def allreduce_seconds(size_bytes: int, ranks: int, busbw_gbps: float, latency_s:
 
 
 def sweep_seconds(sizes_bytes: Sequence[int], ranks: int, busbw_gbps: float, latency_s: float, plan: Mapping[str, Any]) -> float:
-    """The timed part of one all-reduce sweep as the collective probe runs it (probes/probelib/collective/plan.py):
+    """The timed part of one all-reduce sweep as the collective probe runs it (probes/probe_packages/collective/plan.py):
     per size warmup + 2 calibration calls + ceil(target / t) iterations clamped to [min, max]."""
     total = 0.0
     for size in sizes_bytes:

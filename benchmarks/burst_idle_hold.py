@@ -4,7 +4,7 @@
                                           [--out FILE]
 
 For each dtype and hold, as the gemm probe does after its sweep of a dtype: --preload-s of back-to-back products of
-the calibration shape (the sweep's heat), then the probe's own burst method (probelib.gemm.power_run, retries off) for
+the calibration shape (the sweep's heat), then the probe's own burst method (probe_packages.gemm.power_run, retries off) for
 --windows windows, each after the GPU has drawn at most 30 % of its power limit for the hold. Per hold it prints the
 windows whose NVML samples saw the software power cap, the median and spread of their TFLOP/s, and the time the holds
 took. A hold is long enough where no window reached the cap and the median stays within the 5 s hold's spread.
@@ -21,11 +21,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "probes"))
 
-from probelib.gemm.cases import build_plan  # noqa: E402  (after the path above)
-from probelib.gemm.dtypes import DTYPES  # noqa: E402
-from probelib.gemm.operations import build_operation, matmul_precision  # noqa: E402
-from probelib.gemm.power_run import PowerStateRun  # noqa: E402
-from probelib.gemm.together_worker import NvmlSide  # noqa: E402
+from probe_packages.gemm.cases import build_plan  # noqa: E402  (after the path above)
+from probe_packages.gemm.dtypes import DTYPES  # noqa: E402
+from probe_packages.gemm.operations import build_operation, matmul_precision  # noqa: E402
+from probe_packages.gemm.power_run import PowerStateRun  # noqa: E402
+from probe_packages.gemm.together_worker import NvmlSide  # noqa: E402
 from probelib.measure.devices import measured_devices  # noqa: E402
 
 SETTINGS = {"sampling_interval_s": 0.01, "burst_warmup_calls": 3, "idle_power_fraction": 0.3, "burst_retries": 0,

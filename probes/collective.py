@@ -5,15 +5,15 @@ import os
 import sys
 from typing import Any, Dict, List
 
-from probelib.collective.availability import backend_missing
-from probelib.collective.curve import CurveRequest, free_port, run_curve
-from probelib.collective.environment import debug_settings, socket_settings
-from probelib.collective.explain import explain_local
-from probelib.collective.interface import choose_interface
-from probelib.collective import ring_prediction
-from probelib.collective.links import gpu_link_rates, gpu_links
-from probelib.collective.outcome import envelope_environment, environment_nccl, outcome_of, public_devices, software
-from probelib.collective.plan import check_common, message_sizes, plan_record, worker_plan
+from probe_packages.collective import ring_prediction
+from probe_packages.collective.availability import backend_missing
+from probe_packages.collective.curve import CurveRequest, free_port, run_curve
+from probe_packages.collective.environment import debug_settings, socket_settings
+from probe_packages.collective.explain import explain_local
+from probe_packages.collective.interface import choose_interface
+from probe_packages.collective.links import gpu_link_rates, gpu_links
+from probe_packages.collective.outcome import envelope_environment, environment_nccl, outcome_of, public_devices, software
+from probe_packages.collective.plan import check_common, message_sizes, plan_record, worker_plan
 from probelib.fields import read_field, unavailable
 from probelib.runner import ProbeResult, main
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Dict, Optional
 
+from probe_packages.fabric.ethernet import rdma_netdevs, read_interfaces
+from probe_packages.fabric.gpudirect import read_gpudirect
+from probe_packages.fabric.gpus import read_gpus
+from probe_packages.fabric.infiniband import read_rdma_devices
+from probe_packages.fabric.nearest_nic import with_nearest_nics
+from probe_packages.fabric.net_kind import DriverName, ethtool_driver
 from probelib import outcome
-from probelib.fabric.ethernet import rdma_netdevs, read_interfaces
-from probelib.fabric.gpudirect import read_gpudirect
-from probelib.fabric.gpus import read_gpus
-from probelib.fabric.infiniband import read_rdma_devices
-from probelib.fabric.net_kind import DriverName, ethtool_driver
-from probelib.fabric.nearest_nic import with_nearest_nics
 from probelib.fields import SectionErrors, is_unavailable
 from probelib.runner import ProbeResult, main
 from probelib.system.roots import SystemRoots
@@ -30,10 +30,10 @@ NearestGpu = Callable[[Any], Dict[str, int]]
 
 def measure_bandwidth(rdma_devices: Any, gpus: Any, params: Dict[str, Any], roots: SystemRoots,
                       measure_rdma: Optional[MeasureRdma], nearest_gpu_of: Optional[NearestGpu]) -> Dict[str, Any]:
-    """data.rdma_bandwidth: probelib.fabric.rdma_bandwidth's measure_rdma_bandwidth (Contract 2), told which GPU is
+    """data.rdma_bandwidth: probe_packages.fabric.rdma_bandwidth's measure_rdma_bandwidth (Contract 2), told which GPU is
     nearest each RDMA device by its nearest_gpu_by_device, unless tests give their own."""
     if measure_rdma is None:
-        from probelib.fabric.rdma_bandwidth import measure_rdma_bandwidth, nearest_gpu_by_device  # pylint: disable=import-outside-toplevel
+        from probe_packages.fabric.rdma_bandwidth import measure_rdma_bandwidth, nearest_gpu_by_device  # pylint: disable=import-outside-toplevel
         measure_rdma, nearest_gpu_of = measure_rdma_bandwidth, nearest_gpu_by_device
     gpu_count = len(gpus) if isinstance(gpus, list) else 0
     nearest = nearest_gpu_of(gpus) if nearest_gpu_of is not None else None
@@ -43,7 +43,7 @@ def measure_bandwidth(rdma_devices: Any, gpus: Any, params: Dict[str, Any], root
 def collect(params: Dict[str, Any], roots: Optional[SystemRoots] = None, driver_name: DriverName = ethtool_driver,
             measure_rdma: Optional[MeasureRdma] = None, nearest_gpu_of: Optional[NearestGpu] = None) -> ProbeResult:
     """roots: where /proc and /sys are read (tests give recorded trees); driver_name: a virtual interface's driver
-    (ETHTOOL_GDRVINFO on the host); measure_rdma, nearest_gpu_of: probelib.fabric.rdma_bandwidth's
+    (ETHTOOL_GDRVINFO on the host); measure_rdma, nearest_gpu_of: probe_packages.fabric.rdma_bandwidth's
     measure_rdma_bandwidth and nearest_gpu_by_device unless given."""
     roots = roots or SystemRoots()
     errors = SectionErrors()

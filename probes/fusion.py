@@ -4,13 +4,13 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict
 
+from probe_packages.fusion import traffic
+from probe_packages.fusion.chain import BACKEND
+from probe_packages.fusion.device_run import DeviceRun
+from probe_packages.fusion.plan import check_params, resolve_plan
+from probe_packages.fusion.together import guarded_phase, together_entries, worker_errors
 from probelib import device_outcome
-from probelib.fusion import traffic
-from probelib.fusion.chain import BACKEND
-from probelib.fusion.device_run import DeviceRun
-from probelib.fusion.plan import check_params, resolve_plan
-from probelib.fusion.together import guarded_phase, together_entries, worker_errors
-from probelib.measure.devices import measured_devices
+from probelib.measure.opening import open_per_gpu
 from probelib.measure.phases import alone_devices
 from probelib.runner import ProbeResult, main
 
@@ -52,15 +52,11 @@ def method_of(kind: str) -> Dict[str, Any]:
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch
 
-    check_params(params)
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
-    devices = measured_devices(torch, params["device"])
-    if not devices:
-        return ProbeResult("unavailable", {"method": method_of("cuda"), "traffic": traffic.accounting(),
-                                           "plan": resolve_plan(params, "cuda"), "devices": [], "errors": []},
-                           "no CUDA GPU is visible to torch %s and device is 'cuda'" % torch.__version__, environment)
-    kind = devices[0]["kind"]
-    plan = resolve_plan(params, kind)
+    opened = open_per_gpu(torch, params, check_params, resolve_plan, method_of)
+    if opened.no_gpu is not None:
+        opened.no_gpu.data["traffic"] = traffic.accounting()
+        return opened.no_gpu
+    devices, kind, plan, environment = opened.devices, opened.kind, opened.plan, opened.environment
     results = [DeviceRun(torch, device, plan, params["membw_bandwidth_gbps"], params["membw_bandwidth_source"]).run()
                for device in alone_devices(devices, params["alone_devices"])]
     errors = [{"device": "%s:%d" % (entry["device"]["kind"], entry["device"]["index"]), "error": problem}

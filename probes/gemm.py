@@ -4,13 +4,13 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, Optional, Tuple
 
+from probe_packages.gemm.cases import ShapeError, build_plan
+from probe_packages.gemm.model_shapes import ModelConfigError, ModelShapes, load_model_shapes
+from probe_packages.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_injection, check_model_config,
+                                        check_peaks, check_token_counts)
+from probe_packages.gemm.records import CONVENTIONS
+from probe_packages.gemm.together import guarded_phase
 from probelib import outcome
-from probelib.gemm.cases import ShapeError, build_plan
-from probelib.gemm.model_shapes import ModelConfigError, ModelShapes, load_model_shapes
-from probelib.gemm.params import (GemmParameterError, check_bandwidth, check_dtypes, check_injection, check_model_config,
-                                  check_peaks, check_token_counts)
-from probelib.gemm.records import CONVENTIONS
-from probelib.gemm.together import guarded_phase
 from probelib.runner import ParameterError, ProbeResult, main
 
 DESCRIPTION = (
@@ -56,13 +56,14 @@ def check_params(params: Dict[str, Any]) -> None:
 def collect(params: Dict[str, Any]) -> ProbeResult:
     # torch is imported here, not at the top: the runner checks that it imports, and --help works without it.
     import torch
-    from probelib.gemm.sweep import DeviceSweep
+    from probe_packages.gemm.sweep import DeviceSweep
     from probelib.measure.devices import measured_devices
+    from probelib.measure.opening import torch_environment
     from probelib.measure.phases import alone_devices
 
     check_params(params)
     devices = measured_devices(torch, params["device"])
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    environment = torch_environment(torch)
     if not devices:
         return ProbeResult("unavailable", {}, "no CUDA GPU is visible to torch %s (device=cuda was asked)" % torch.__version__,
                            environment)

@@ -5,16 +5,16 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Tuple
 
+from probe_packages.health.cgroup_devices import collect_cgroup_devices
+from probe_packages.health.cuda_init import collect_cuda_init
+from probe_packages.health.device_nodes import collect_device_nodes, read_after_init, read_device_nodes
+from probe_packages.health.kernel_log import collect_kernel_log
+from probe_packages.health.machine import collect_machine
+from probe_packages.health.nvml_devices import collect_gpus
+from probe_packages.health.platform_info import collect_platform
+from probe_packages.health.software import collect_software
 from probelib import outcome
 from probelib.fields import SectionErrors, is_unavailable
-from probelib.health.cgroup_devices import collect_cgroup_devices
-from probelib.health.cuda_init import collect_cuda_init
-from probelib.health.device_nodes import collect_device_nodes, read_after_init, read_device_nodes
-from probelib.health.kernel_log import collect_kernel_log
-from probelib.health.machine import collect_machine
-from probelib.health.nvml_devices import collect_gpus
-from probelib.health.platform_info import collect_platform
-from probelib.health.software import collect_software
 from probelib.nvml.access import NvmlSession
 from probelib.nvml.context import ReadContext
 from probelib.nvml.identity import nvml_bus_ids

@@ -4,11 +4,11 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Tuple
 
+from probe_packages.hostbw.device_run import run_device
+from probe_packages.hostbw.plan import make_plan, validate_params
+from probe_packages.hostbw.together import data_check_errors
+from probe_packages.hostbw.together_phase import together_phase
 from probelib import outcome
-from probelib.hostbw.device_run import run_device
-from probelib.hostbw.plan import make_plan, validate_params
-from probelib.hostbw.together import data_check_errors
-from probelib.hostbw.together_phase import together_phase
 from probelib.measure.phases import alone_devices
 from probelib.measure.together_outcome import run_phase, with_together
 from probelib.runner import ProbeResult, main

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Tuple
 
+from probe_packages.load.cooldown import not_waited
+from probe_packages.load.plan import check_params, make_plan
 from probelib import outcome
 from probelib.fields import unavailable
-from probelib.load.cooldown import not_waited
-from probelib.load.plan import check_params, make_plan
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
@@ -35,7 +35,7 @@ METHOD = {
             "GPU is released at once (t = 0) and torch.matmul(A, B, out=C) is queued until the shared deadline; a CUDA "
             "event after every 8 products, and the thread waits for the event 3 checkpoints back, so about 24 products "
             "stay queued and the GPU never idles on the host; every verify_every_checkpoints checkpoints C is compared "
-            "with the reference product on the same stream (probelib.load.verify; read back after the load)",
+            "with the reference product on the same stream (probe_packages.load.verify; read back after the load)",
     "rate": "TFLOP/s = 2 n^3 x products / the GPU time from the start event to the last checkpoint event; "
             "achieved_tflops_active from the first checkpoint after warmup_s; tflops_series per second of GPU time",
     "sampling": "a sampler thread reads every GPU through NVML at t = k x sample_interval_s from the load's start "
@@ -80,12 +80,13 @@ def torch_reason(torch: Any, session: Any) -> str:
 
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
-    from probelib.load.run import LoadRun  # pylint: disable=import-outside-toplevel
+    from probe_packages.load.run import LoadRun  # pylint: disable=import-outside-toplevel
     from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
+    from probelib.measure.opening import torch_environment  # pylint: disable=import-outside-toplevel
 
     check_params(params)
     plan = make_plan(params)
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    environment = torch_environment(torch)
     devices = measured_devices(torch, "cuda")
     session = _open_session()
     try:

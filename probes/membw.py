@@ -4,15 +4,15 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
+from probe_packages.membw.device_run import DeviceRun
+from probe_packages.membw.gpu_state import METHOD as SNAPSHOT_METHOD
+from probe_packages.membw.plan import check_params, resolve_plan
+from probe_packages.membw.together import copy_errors
+from probe_packages.membw.together_phase import together_phase
 from probelib import device_outcome
 from probelib.measure.opening import open_per_gpu
 from probelib.measure.phases import alone_devices
 from probelib.measure.together_outcome import run_phase, with_together
-from probelib.membw.device_run import DeviceRun
-from probelib.membw.gpu_state import METHOD as SNAPSHOT_METHOD
-from probelib.membw.plan import check_params, resolve_plan
-from probelib.membw.together import copy_errors
-from probelib.membw.together_phase import together_phase
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (

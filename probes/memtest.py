@@ -6,15 +6,15 @@ import sys
 import time
 from typing import Any, Dict, List
 
+from probe_packages.memtest.counters import CounterReads
+from probe_packages.memtest.patterns import PATTERNS
+from probe_packages.memtest.plan import SETUP_ALLOWANCE_S, check_params, resolve_plan
+from probe_packages.memtest.summary import device_entry
+from probe_packages.memtest.worker import TASK, run_worker
 from probelib import device_outcome
 from probelib.fields import is_number
 from probelib.measure.opening import open_per_gpu
 from probelib.measure.together import Worker, not_needed, plan_workers, run_together
-from probelib.memtest.counters import CounterReads
-from probelib.memtest.patterns import PATTERNS
-from probelib.memtest.plan import SETUP_ALLOWANCE_S, check_params, resolve_plan
-from probelib.memtest.summary import device_entry
-from probelib.memtest.worker import TASK, run_worker
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (

@@ -4,13 +4,13 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List
 
+from probe_packages.p2p.links import classify
+from probe_packages.p2p.matrix import assemble_matrix, run_outcome
+from probe_packages.p2p.pair_run import run_pair
+from probe_packages.p2p.pairs import nvml_indices, ordered_pairs, topology_pair
+from probe_packages.p2p.plan import make_plan
+from probe_packages.p2p.timing import Spin
 from probelib.fields import unavailable
-from probelib.p2p.links import classify
-from probelib.p2p.matrix import assemble_matrix, run_outcome
-from probelib.p2p.pair_run import run_pair
-from probelib.p2p.pairs import nvml_indices, ordered_pairs, topology_pair
-from probelib.p2p.plan import make_plan
-from probelib.p2p.timing import Spin
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
@@ -75,17 +75,18 @@ def pair_identity(devices: List[Dict[str, Any]], nvml_index: List[Any], topology
 
 
 def _read_topology() -> Dict[str, Any]:
-    from probelib.p2p.topology import read_topology  # pylint: disable=import-outside-toplevel
+    from probe_packages.p2p.topology import read_topology  # pylint: disable=import-outside-toplevel
     return read_topology()
 
 
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
+    from probe_packages.p2p.topology import summarize  # pylint: disable=import-outside-toplevel
     from probelib.measure.devices import measured_devices  # pylint: disable=import-outside-toplevel
-    from probelib.p2p.topology import summarize  # pylint: disable=import-outside-toplevel
+    from probelib.measure.opening import torch_environment  # pylint: disable=import-outside-toplevel
 
     spin = Spin(torch)
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    environment = torch_environment(torch)
     devices = measured_devices(torch, "cuda")
     if len(devices) < 2:
         not_read = unavailable("not read: fewer than 2 GPUs, nothing to measure")

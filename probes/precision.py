@@ -4,12 +4,12 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Tuple
 
+from probe_packages.precision.checkpoint import CheckpointError, describe, resolve
+from probe_packages.precision.safetensors_file import SafetensorsError, read_header
+from probe_packages.precision.selection import select
+from probe_packages.precision.stats import OUTLIER_SIGMA
 from probelib import outcome
 from probelib.fields import unavailable
-from probelib.precision.checkpoint import CheckpointError, describe, resolve
-from probelib.precision.safetensors_file import SafetensorsError, read_header
-from probelib.precision.selection import select
-from probelib.precision.stats import OUTLIER_SIGMA
 from probelib.runner import ProbeResult, main
 
 DESCRIPTION = (
@@ -59,9 +59,10 @@ def make_plan(params: Dict[str, Any]) -> Dict[str, Any]:
 
 def collect(params: Dict[str, Any]) -> ProbeResult:
     import torch  # pylint: disable=import-outside-toplevel
-    from probelib.precision.run import choose_device, measure_tensor  # pylint: disable=import-outside-toplevel
+    from probe_packages.precision.run import choose_device, measure_tensor  # pylint: disable=import-outside-toplevel
+    from probelib.measure.opening import torch_environment  # pylint: disable=import-outside-toplevel
 
-    environment = {"torch_version": torch.__version__, "torch_cuda_version": torch.version.cuda or "none (CPU build)"}
+    environment = torch_environment(torch)
     data: Dict[str, Any] = {"method": METHOD, "plan": make_plan(params), "checkpoint": unavailable("not read"),
                             "device": unavailable("not chosen"), "tensors": [], "errors": []}
     try:

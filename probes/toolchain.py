@@ -5,15 +5,15 @@ import os
 import sys
 from typing import Any, Callable, Dict, List
 
+from probe_packages.toolchain import devices_contract, driver_contract, environment, nccl_contract, persistence
+from probe_packages.toolchain.children import (DEVICES_CHILD, LIBRARIES_CHILD, cuda_devices_state, libcuda_state, run_report,
+                                               torch_state)
+from probe_packages.toolchain.contract import ORDER, TITLES, probe_status, undecided
+from probe_packages.toolchain.nvml_side import read_nvml
+from probe_packages.toolchain.versions import cuda_version_from_code, decode_nccl_code, format_cuda, format_nccl, nccl_from_torch
 from probelib.fields import SectionErrors, is_unavailable, unavailable
 from probelib.nvml.access import NvmlSession
 from probelib.runner import ProbeResult, main
-from probelib.toolchain import devices_contract, driver_contract, environment, nccl_contract, persistence
-from probelib.toolchain.children import (DEVICES_CHILD, LIBRARIES_CHILD, cuda_devices_state, libcuda_state, run_report,
-                                         torch_state)
-from probelib.toolchain.contract import ORDER, TITLES, probe_status, undecided
-from probelib.toolchain.nvml_side import read_nvml
-from probelib.toolchain.versions import cuda_version_from_code, decode_nccl_code, format_cuda, format_nccl, nccl_from_torch
 
 DESCRIPTION = (
     "Check that the software stack agrees with itself. Five contracts, each a record {id, title, status pass | fail | "

@@ -5,12 +5,12 @@ import os
 import sys
 from typing import Any, Dict, Optional
 
+from probe_packages.tuning.kernel_settings import read_kernel_settings
+from probe_packages.tuning.pci_tree import PciTree, config_space_section, read_pci_tree
 from probelib import outcome
 from probelib.fields import SectionErrors, is_unavailable
 from probelib.runner import ProbeResult, main
 from probelib.system.roots import SystemRoots
-from probelib.tuning.kernel_settings import read_kernel_settings
-from probelib.tuning.pci_tree import PciTree, config_space_section, read_pci_tree
 
 DESCRIPTION = (
     "Record the settings an operator tunes, from sysfs and procfs only: for every NVIDIA GPU and every bridge up to "

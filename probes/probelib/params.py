@@ -3,7 +3,7 @@
 The spec is the controller's plugins/plugin_utils/probes/<name>/params.json: a JSON Schema of the probe's parameters
 object in a closed subset of keywords (type, enum, minimum, exclusiveMinimum, maximum, exclusiveMaximum, multipleOf,
 minLength, items, minItems, uniqueItems, minProperties, propertyNames, additionalProperties; default and description).
-The probe's zip carries it as probelib/<name>/params.json; a repository checkout has it at
+The probe's zip carries it as probe_packages/<name>/params.json; a repository checkout has it at
 ../plugins/plugin_utils/probes/<name>/params.json from probes/; a hand-made copy of probes/ beside the script. The
 controller checks the same values with jsonschema
 (plugins/plugin_utils/probes/param_spec.py) and a test pins that both agree.
@@ -20,7 +20,7 @@ SPEC_FILE = "params.json"
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Where the spec lies beside the probe library: packed in the zip; in a checkout of the collection; beside the script in
 # a copy of probes/ made by hand (the dossier's lines to run a probe again put it there as <name>.params.json).
-SPEC_PLACES = (os.path.join(HERE, "{name}", SPEC_FILE),
+SPEC_PLACES = (os.path.join(os.path.dirname(HERE), "probe_packages", "{name}", SPEC_FILE),
                os.path.join(os.path.dirname(os.path.dirname(HERE)), "plugins", "plugin_utils", "probes", "{name}", SPEC_FILE),
                os.path.join(os.path.dirname(HERE), "{name}.params.json"))
 TYPES = ("boolean", "integer", "number", "string", "array", "object", "null")

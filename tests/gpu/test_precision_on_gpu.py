@@ -59,7 +59,7 @@ def assert_same_numbers(gpu, cpu):
 def test_synthetic_tensors_match_the_cpu(tmp_path):
     torch = need_gpu()
     sys.path.insert(0, os.path.join(ROOT, "probes"))
-    from probelib.precision.safetensors_file import write_file  # pylint: disable=import-outside-toplevel
+    from probe_packages.precision.safetensors_file import write_file  # pylint: disable=import-outside-toplevel
     generator = torch.Generator().manual_seed(11)
     weights = torch.randn(4096, 1024, generator=generator) * 0.02
     weights[17] *= 40.0  # one row with a large range: per-tensor int8 suffers

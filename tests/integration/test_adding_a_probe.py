@@ -42,7 +42,7 @@ def _page():
 def test_the_page_creates_only_the_probes_own_files_and_edits_no_shared_one():
     steps = [(action, path) for action, path, _text in documented_blocks()]
     assert steps == [
-        ("write", "probes/probelib/toy/__init__.py"), ("write", "probes/toy.py"),
+        ("write", "probes/probe_packages/toy/__init__.py"), ("write", "probes/toy.py"),
         ("write", "plugins/plugin_utils/probes/toy/params.json"), ("write", "schemas/toy.schema.json"),
         ("write", "plugins/plugin_utils/probes/toy/__init__.py"), ("write", "plugins/plugin_utils/probes/toy/run.py"),
         ("write", "plugins/plugin_utils/probes/toy/metrics.py"), ("write", "plugins/plugin_utils/probes/toy/checks.py"),
@@ -50,7 +50,7 @@ def test_the_page_creates_only_the_probes_own_files_and_edits_no_shared_one():
         ("write", "plugins/plugin_utils/probes/toy/rules.yaml"), ("write", "docs/toy.md"), ("run", ""),
         ("write", "tests/unit/probes/test_toy.py")]
     written = [path for action, path in steps if action == "write"]
-    shared = [path for path in written if not path.startswith(("probes/toy.py", "probes/probelib/toy/", "plugins/plugin_utils/probes/toy/",
+    shared = [path for path in written if not path.startswith(("probes/toy.py", "probes/probe_packages/toy/", "plugins/plugin_utils/probes/toy/",
                                                                "schemas/toy.", "docs/toy.", "tests/unit/probes/test_toy."))]
     assert shared == []
 

@@ -12,7 +12,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FABRIC = os.path.join(ROOT, "probes", "fabric.py")
-RDMA_BANDWIDTH_MODULE = os.path.join(ROOT, "probes", "probelib", "fabric", "rdma_bandwidth.py")
+RDMA_BANDWIDTH_MODULE = os.path.join(ROOT, "probes", "probe_packages", "fabric", "rdma_bandwidth.py")
 INSIDE = "fab0"
 CARRIER_REFUSED = "the kernel refuses the read (EINVAL): the interface is administratively down"
 

@@ -11,8 +11,8 @@ import time
 import pytest
 import yaml
 
-from probelib.health.kernel_log_classify import classify_lines
-from probelib.health.kernel_log_reader import SourceUnreadable, read_kmsg
+from probe_packages.health.kernel_log_classify import classify_lines
+from probe_packages.health.kernel_log_reader import SourceUnreadable, read_kmsg
 
 KMSG_LINES = 5000
 RULES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs", "rules.yaml")

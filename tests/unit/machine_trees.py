@@ -8,7 +8,7 @@ PROBES_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..",
 if PROBES_DIR not in sys.path:
     sys.path.insert(0, PROBES_DIR)
 
-from probelib.health.machine import machine_evidence  # noqa: E402  pylint: disable=wrong-import-position
+from probe_packages.health.machine import machine_evidence  # noqa: E402  pylint: disable=wrong-import-position
 from probelib.system.roots import SystemRoots  # noqa: E402  pylint: disable=wrong-import-position
 
 H200_DEVICE = "0x2335"

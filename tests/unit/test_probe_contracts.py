@@ -49,7 +49,7 @@ def test_every_probe_script_has_a_controller_package_and_every_package_a_script(
 @pytest.mark.parametrize("probe", PROBES)
 def test_every_probe_has_a_schema_a_time_limit_a_way_to_run_a_view_a_doc_page_and_rules(probe):
     assert os.path.isfile(os.path.join(ROOT, "schemas", probe + ".schema.json"))
-    assert os.path.isdir(os.path.join(ROOT, "probes", "probelib", probe)) or probe == "collective_hosts"
+    assert os.path.isdir(os.path.join(ROOT, "probes", "probe_packages", probe)) or probe == "collective_hosts"
     declared = declarations()[probe]
     assert isinstance(declared.timeout_s, int) and declared.timeout_s >= 1, probe
     if declared.own_playbook:

@@ -17,9 +17,9 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.secret_redacti
     redact_credentials,
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.results import store_result
+from probe_packages.collective.environment import allowed_environment
+from probe_packages.health.platform_info import relevant_environment
 from probelib import secret_shapes
-from probelib.collective.environment import allowed_environment
-from probelib.health.platform_info import relevant_environment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEALTH_OK = os.path.join(os.path.dirname(HERE), "fixtures", "health_h200x2_ok_by_the_action.json")

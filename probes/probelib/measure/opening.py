@@ -1,7 +1,7 @@
-"""The opening of a probe that measures every GPU with torch (membw, memtest): the parameters checked, torch's versions
-for the result's environment, the devices measured (measure/devices.py: every visible GPU, else the CPU, or as the
-device parameter asks), the measurement's kind and plan, and the unavailable result where device is 'cuda' and torch
-sees no GPU."""
+"""The opening of a probe that measures every GPU with torch (membw, memtest, fusion): the parameters checked, torch's
+versions for the result's environment (torch_environment: the environment of gemm, p2p, precision and load too), the
+devices measured (measure/devices.py: every visible GPU, else the CPU, or as the device parameter asks), the
+measurement's kind and plan, and the unavailable result where device is 'cuda' and torch sees no GPU."""
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, NamedTuple, Optional

@@ -1,6 +1,7 @@
 """Time an operation on a device: warm-up, then many iterations between CUDA events (or a clock on the CPU)."""
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Callable, Dict, List
 
@@ -53,3 +54,11 @@ def point_timing_plan(params: Dict[str, Any], quick: bool) -> Dict[str, Any]:
         "max_iterations": params["max_iterations"],
         "repeats": params["repeats"],
     }
+
+
+def iterations_for(target_s: float, per_iteration_s: float, min_iterations: int, max_iterations: int) -> int:
+    """How many back-to-back copies make a point last about ``target_s``, clamped to [min, max]."""
+    if per_iteration_s <= 0 or not math.isfinite(per_iteration_s):
+        return max_iterations
+    wanted = int(round(target_s / per_iteration_s))
+    return max(min_iterations, min(max_iterations, wanted))

@@ -1,7 +1,7 @@
 """Run one measurement on every device at once: one worker process per GPU (or several per device), each prepared
 apart, all released together at a barrier, each timing itself.
 
-A task is ``"probelib.<package>.<module>:<function>"`` (a module importable from the probes directory); the worker
+A task is ``"probe_packages.<package>.<module>:<function>"`` (a module importable from the probes directory); the worker
 process (together_worker.py) imports it and calls
 ``function(device, worker, args, start)``: ``device`` is the measured_devices() entry, ``worker`` this Worker as a
 dict, ``args`` the JSON-able arguments given here, ``start()`` blocks until every worker is ready (or has exited, or
@@ -73,7 +73,7 @@ def run_together(task: str, args: Dict[str, Any], workers: List[Worker], deadlin
     Worker fields, status ok with result or error with error, start_lag_ms, duration_s), released_together (every
     ok worker passed the start line at the release), start_spread_ms and wall_s.
     devices: the measured_devices() entries the workers name (by index); without them each worker gets
-    {"kind", "index"} only. probes_dir: the directory the workers import from (the one that holds probelib)."""
+    {"kind", "index"} only. probes_dir: the directory the workers import from (the one that holds probelib and probe_packages)."""
     by_index = {int(device["index"]): device for device in devices or []}
     workdir = tempfile.mkdtemp(prefix="gpufleet-together-")
     started = time.monotonic()

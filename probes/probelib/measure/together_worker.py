@@ -2,8 +2,8 @@
 
     python together_worker.py --probes-dir DIR --job JOB.json --out RESULT.json --parent-pid PID
 
-DIR holds probelib. JOB.json names the task (``probelib.<package>.<module>:<function>``), its arguments, this worker
-and its device, and the barrier's directory. RESULT.json gets ``{"result": ...}`` or ``{"error": ...}``, with
+DIR holds probelib and probe_packages. JOB.json names the task (``probe_packages.<package>.<module>:<function>``), its
+arguments, this worker and its device, and the barrier's directory. RESULT.json gets ``{"result": ...}`` or ``{"error": ...}``, with
 ``start_lag_ms`` and ``duration_s``; it is written once, atomically, at the end.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ ERROR_CHARS = 2000
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="one worker of a gpufleet together phase")
-    parser.add_argument("--probes-dir", required=True, help="the directory that holds probelib")
+    parser.add_argument("--probes-dir", required=True, help="the directory that holds probelib and probe_packages")
     parser.add_argument("--job", required=True, help="this worker's JSON job")
     parser.add_argument("--out", required=True, help="where this worker writes its JSON result")
     parser.add_argument("--parent-pid", type=int, default=0, help="die when this process (the probe) is gone")

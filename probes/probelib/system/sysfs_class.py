@@ -1,5 +1,6 @@
 """Every entry of a sysfs class (/sys/class/<class>/<name>) read into a record: the one walk the probes that list a
-class's devices share (fabric: infiniband, net)."""
+class's devices share (fabric: infiniband, net), and the class's directory for a probe that reads one named entry
+(fabric's RoCE GID table, health's dmi/id)."""
 from __future__ import annotations
 
 import os

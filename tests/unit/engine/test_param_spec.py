@@ -103,10 +103,13 @@ def test_the_host_refuses_an_unknown_parameter_as_the_controller_does():
 
 
 def test_the_zip_carries_the_spec_where_the_runner_reads_it():
+    # the runner's first place, relative to the probes' directory (the zip's top): probe_packages/<name>/params.json
+    first_place = os.path.relpath(host_params.SPEC_PLACES[0], probe_archive.probes_dir(ROOT)).replace(os.sep, "/")
+    assert first_place == "probe_packages/{name}/params.json"
     for probe in PROBES:
         payload, unused_sha = probe_archive.build_probe_archive(probe, ROOT)
         with zipfile.ZipFile(io.BytesIO(payload)) as bundle:
-            packed = bundle.read("probelib/%s/params.json" % probe)
+            packed = bundle.read(first_place.format(name=probe))
         with open(probe_archive.params_spec_path(probe, ROOT), "rb") as handle:
             assert packed == handle.read()
 

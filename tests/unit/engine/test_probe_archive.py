@@ -55,8 +55,8 @@ def test_a_cache_entry_that_is_a_symlink_is_not_read(tmp_path):
 
 
 def test_only_the_precision_probe_carries_its_shipped_data():
-    shipped = ["probelib/precision/data/" + name for name in sorted(os.listdir(os.path.join(ROOT, "probes", "probelib", "precision", "data")))]
-    assert "probelib/precision/data/minilm_l6_v2_slice.safetensors" in shipped and "probelib/precision/data/LICENSE" in shipped
+    shipped = ["probe_packages/precision/data/" + name for name in sorted(os.listdir(os.path.join(ROOT, "probes", "probe_packages", "precision", "data")))]
+    assert "probe_packages/precision/data/minilm_l6_v2_slice.safetensors" in shipped and "probe_packages/precision/data/LICENSE" in shipped
     for name in probe_archive.available_probes(ROOT):
         payload, unused_sha = probe_archive.build_probe_archive(name, ROOT)
         members = zipfile.ZipFile(io.BytesIO(payload)).namelist()
@@ -83,14 +83,14 @@ def test_the_unpacked_precision_probe_reads_the_slice_it_carries(tmp_path):
     assert envelope["status"] == "ok", envelope["reason"]
     checkpoint = envelope["data"]["checkpoint"]
     assert checkpoint["source"] == "shipped"
-    assert checkpoint["path"] == str(work / "probelib" / "precision" / "data" / "minilm_l6_v2_slice.safetensors")
+    assert checkpoint["path"] == str(work / "probe_packages" / "precision" / "data" / "minilm_l6_v2_slice.safetensors")
     assert len(envelope["data"]["tensors"]) == 3
 
 
 def test_a_link_among_a_probes_data_files_is_refused(tmp_path):
     root = tmp_path / "collection"
     shutil.copytree(os.path.join(ROOT, "probes"), str(root / "probes"))
-    data = root / "probes" / "probelib" / "precision" / "data"
+    data = root / "probes" / "probe_packages" / "precision" / "data"
     (tmp_path / "secret").write_text("not for the host")
     os.symlink(str(tmp_path / "secret"), str(data / "extra"))
     with pytest.raises(ValueError, match="is a link"):

@@ -8,7 +8,7 @@ import copy
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from helpers import health_ok, judge_one, one
 
-from probelib.health.device_nodes import mismatch_sentence, node_changes
+from probe_packages.health.device_nodes import mismatch_sentence, node_changes
 
 RECREATION = ("/dev/nvidia-uvm was major 504 when the probe started and 238 after NVML/CUDA initialised: re-created by "
               "the driver while the probe ran as root: a container or a non-root user gets no such repair; its device "

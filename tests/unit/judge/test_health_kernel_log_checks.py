@@ -3,8 +3,8 @@ on the recorded H200 health result with events in the host's format added."""
 from __future__ import annotations
 
 from helpers import checks_of, health_ok, judge_one, one, rules
-from probelib.health.kernel_log import summarize
-from probelib.health.kernel_log_classify import classify_lines
+from probe_packages.health.kernel_log import summarize
+from probe_packages.health.kernel_log_classify import classify_lines
 
 GPU1_ADDRESS = "0000:00:07.0"
 

@@ -10,9 +10,9 @@ import re
 import pytest
 
 from helpers import checks_of, health_ok, judge_one, rules
+from probe_packages.health.kernel_log import collect_kernel_log
+from probe_packages.health.kernel_log_classify import classify_line
 from probelib.fields import is_unavailable
-from probelib.health.kernel_log import collect_kernel_log
-from probelib.health.kernel_log_classify import classify_line
 from probelib.nvml.access import NvmlSession
 from probelib.nvml.context import ReadContext
 from probelib.system.roots import SystemRoots

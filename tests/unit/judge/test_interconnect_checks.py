@@ -4,10 +4,10 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.p2p.checks import link_group
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import metric_catalogue, probe_metrics
 
-from probelib.collective.knee import describe_bytes, knee_of_curve
-from probelib.collective.outcome import outcome_of as collective_outcome
-from probelib.collective.stats import PLATEAU_MIN_POINTS, PLATEAU_TOLERANCE_PCT, bus_factor, plateau_min_size, summarize_curve
-from probelib.p2p.matrix import assemble_matrix, run_outcome
+from probe_packages.collective.knee import describe_bytes, knee_of_curve
+from probe_packages.collective.outcome import outcome_of as collective_outcome
+from probe_packages.collective.stats import PLATEAU_MIN_POINTS, PLATEAU_TOLERANCE_PCT, bus_factor, plateau_min_size, summarize_curve
+from probe_packages.p2p.matrix import assemble_matrix, run_outcome
 
 from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, judge_fleet, one, recorded, rules
 

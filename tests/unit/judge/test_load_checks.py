@@ -4,8 +4,8 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
 
-from probelib.load.processes import aggregate
-from probelib.load.summary import HARDWARE_SLOWDOWN, THERMAL, clocks_rose
+from probe_packages.load.processes import aggregate
+from probe_packages.load.summary import HARDWARE_SLOWDOWN, THERMAL, clocks_rose
 from probelib.nvml.clock_event_reasons import SLOWDOWN_REASONS
 
 from helpers import GPU0, RIG_OVERRIDES, baselines, health_ok, judge_fleet, one, recorded, rules

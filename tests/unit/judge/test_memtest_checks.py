@@ -66,7 +66,7 @@ def memtest(devices=None, workers=None):
                      "chunk_bytes": 256 << 20, "memory_pct": 90.0, "safety_margin_mib": 2048.0, "cpu_mib": 64, "seed": 35,
                      "workers_per_gpu": 1, "max_error_ranges": 32, "inject": None},
             "devices": devices if devices is not None else [device(0, GPU0), device(1, GPU1)],
-            "together": {"method": "words", "task": "probelib.memtest.worker:run_worker", "mode": "processes",
+            "together": {"method": "words", "task": "probe_packages.memtest.worker:run_worker", "mode": "processes",
                          "workers": workers if workers is not None else [record(0), record(1)], "released_together": True,
                          "start_spread_ms": 0.6, "wall_s": 44.0},
             "errors": []}

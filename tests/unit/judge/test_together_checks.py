@@ -59,7 +59,7 @@ def gemm_data(*workers, released=True):
     """The rig's recorded one-GPU gemm data with a together phase of ``workers`` (gemm_worker's arguments after the data)."""
     data = recorded("gemm", H200X1_RUN)["data"]
     data["together"] = {
-        "method": "one process per worker, released together at a barrier", "task": "probelib.gemm.together_worker:sustained_worker",
+        "method": "one process per worker, released together at a barrier", "task": "probe_packages.gemm.together_worker:sustained_worker",
         "workers": [gemm_worker(data, *arguments) for arguments in workers],
         "released_together": released, "start_spread_ms": 0.9 if released else 9000.0, "wall_s": 31.0,
         "alone_reference": {"device_index": 0, "source": "the alone phase's sustained windows",

@@ -9,8 +9,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw.
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.view import membw_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
-from probelib.hostbw.together import alone_reference
-from probelib.membw.together import headline_reference, worker_result
+from probe_packages.hostbw.together import alone_reference
+from probe_packages.membw.together import headline_reference, worker_result
 
 from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, judge_fleet, one, recorded, rules
 
@@ -30,7 +30,7 @@ def worker(index, device, slot=0, on_device=1, result=None, error=None):
 
 
 def run_record(workers, reference, released=True):
-    return {"method": "one process per worker, released at a barrier", "task": "probelib.membw.together:copy_worker",
+    return {"method": "one process per worker, released at a barrier", "task": "probe_packages.membw.together:copy_worker",
             "workers": workers, "released_together": released, "start_spread_ms": 0.9, "wall_s": 14.1, "alone_reference": reference}
 
 

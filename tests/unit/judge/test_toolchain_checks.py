@@ -1,6 +1,6 @@
 """The toolchain probe's contracts become checks: pass, fail with the remedy, undecided as skip or error."""
 
-from probelib.toolchain.contract import probe_status
+from probe_packages.toolchain.contract import probe_status
 
 from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, health_ok, judge_fleet, one, recorded, rules
 

@@ -1,9 +1,9 @@
-"""probelib.collective.environment: only allow-listed variables reach a result; what the workers get."""
+"""probe_packages.collective.environment: only allow-listed variables reach a result; what the workers get."""
 import json
 
-from probelib.collective.environment import (allowed_environment, debug_settings, nccl_version_text, no_transport_lines_reason,
-                                             socket_settings, worker_environment)
-from probelib.collective.outcome import outcome_of
+from probe_packages.collective.environment import (allowed_environment, debug_settings, nccl_version_text, no_transport_lines_reason,
+                                                   socket_settings, worker_environment)
+from probe_packages.collective.outcome import outcome_of
 
 ENVIRON = {
     "NCCL_NVLS_ENABLE": "0", "NCCL_DEBUG_FILE": "/tmp/nccl.%h", "TORCH_NCCL_BLOCKING_WAIT": "1", "GLOO_SOCKET_IFNAME": "eth0",

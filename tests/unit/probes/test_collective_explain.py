@@ -1,9 +1,9 @@
-"""probelib.collective: the explanation sentence, the link classes of the GPUs used, the interface towards the master."""
+"""probe_packages.collective: the explanation sentence, the link classes of the GPUs used, the interface towards the master."""
 import pytest
 
-from probelib.collective.explain import explain_hosts, explain_local, headline_words
-from probelib.collective.interface import choose_interface, interface_towards, pick_interface
-from probelib.collective.links import describe_link_class, nvml_indices_by_uuid, select_pairs
+from probe_packages.collective.explain import explain_hosts, explain_local, headline_words
+from probe_packages.collective.interface import choose_interface, interface_towards, pick_interface
+from probe_packages.collective.links import describe_link_class, nvml_indices_by_uuid, select_pairs
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -1,7 +1,7 @@
-"""The ring all-reduce prediction (probelib/collective/ring_prediction.py), pure."""
+"""The ring all-reduce prediction (probe_packages/collective/ring_prediction.py), pure."""
 import pytest
 
-from probelib.collective import ring_prediction as ring
+from probe_packages.collective import ring_prediction as ring
 from probelib.fields import is_unavailable
 
 GIB = 1 << 30

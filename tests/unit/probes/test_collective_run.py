@@ -87,7 +87,7 @@ def test_runs_from_the_extracted_probe_archive(tmp_path):
     payload, unused_sha = build_probe_archive("collective", ROOT)
     extracted = tmp_path / "extracted"
     zipfile.ZipFile(io.BytesIO(payload)).extractall(str(extracted))
-    assert (extracted / "probelib" / "collective" / "worker.py").exists()
+    assert (extracted / "probe_packages" / "collective" / "worker.py").exists()
     out = tmp_path / "out.json"
     (tmp_path / "params.json").write_text(json.dumps(dict(FAST, cpu_max_bytes=4096)))
     env = dict(os.environ, TMPDIR=str(tmp_path))
@@ -162,8 +162,8 @@ def test_device_cuda_without_a_gpu_is_unavailable(tmp_path):
 
 def synthetic_data():
     """A valid collective data member built from the probe's own pieces (no processes)."""
-    from probelib.collective.plan import message_sizes  # pylint: disable=import-outside-toplevel
-    from probelib.collective.stats import summarize_curve  # pylint: disable=import-outside-toplevel
+    from probe_packages.collective.plan import message_sizes  # pylint: disable=import-outside-toplevel
+    from probe_packages.collective.stats import summarize_curve  # pylint: disable=import-outside-toplevel
     import collective  # pylint: disable=import-outside-toplevel
 
     sizes = message_sizes(64 * MIB)

@@ -1,10 +1,10 @@
-"""probelib.collective: sizes, iterations, busbw, the curve summary and the knee, with hand-computed values."""
+"""probe_packages.collective: sizes, iterations, busbw, the curve summary and the knee, with hand-computed values."""
 import pytest
 
-from probelib.collective.knee import describe_bytes, first_size_at_least, knee_of_curve
-from probelib.collective.plan import (expected_sum_factor, fit_max_bytes, iterations_for, iterations_rule, message_sizes,
-                                      worker_plan)
-from probelib.collective.stats import algbw_gbps, bus_factor, busbw_gbps, headline, summarize_curve, sweep_points
+from probe_packages.collective.knee import describe_bytes, first_size_at_least, knee_of_curve
+from probe_packages.collective.plan import (expected_sum_factor, fit_max_bytes, iterations_for, iterations_rule, message_sizes,
+                                            worker_plan)
+from probe_packages.collective.stats import algbw_gbps, bus_factor, busbw_gbps, headline, summarize_curve, sweep_points
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -1,5 +1,5 @@
-"""probelib.collective.transports: the transports NCCL chose, parsed from realistic NCCL INFO lines."""
-from probelib.collective.transports import kept_lines, transport_of, transports, via_lines
+"""probe_packages.collective.transports: the transports NCCL chose, parsed from realistic NCCL INFO lines."""
+from probe_packages.collective.transports import kept_lines, transport_of, transports, via_lines
 
 NVLINK_LOG = """\
 h200-a:2211:2290 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>

@@ -1,11 +1,11 @@
-"""probelib.collective.worker's sweep on one process with a stand-in for torch.distributed: the loop, the iteration rule,
+"""probe_packages.collective.worker's sweep on one process with a stand-in for torch.distributed: the loop, the iteration rule,
 the data check catching a wrong sum, the stop at curve_timeout_s."""
 import json
 from types import SimpleNamespace
 
 import pytest
 
-from probelib.collective.worker import ResultWriter, Sweep, WorkerFailure
+from probe_packages.collective.worker import ResultWriter, Sweep, WorkerFailure
 
 torch = pytest.importorskip("torch")
 

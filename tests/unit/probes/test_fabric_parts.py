@@ -5,9 +5,9 @@ import os
 import pytest
 
 from fabric_trees import Port, SysTree, hgx_h200, write
-from probelib.fabric import ethernet, gpudirect, infiniband, nearest_nic
+from probe_packages.fabric import ethernet, gpudirect, infiniband, nearest_nic
+from probe_packages.fabric.net_kind import ethtool_driver
 from probelib.system import sysfs_field
-from probelib.fabric.net_kind import ethtool_driver
 
 
 @pytest.mark.parametrize("text,parsed", [("4: ACTIVE", (4, "ACTIVE")), ("1: DOWN", (1, "DOWN")), ("5: LinkUp", (5, "LinkUp")),

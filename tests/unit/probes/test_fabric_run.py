@@ -16,11 +16,11 @@ from probelib.runner import build_envelope
 
 DRIVERS = {"veth1a2b3c": "veth", "docker0": "bridge", "bond0": "bonding", "bond0.100": "802.1Q VLAN Support", "tun0": "tun"}
 NO_PERFTEST = {"tool": {"unavailable": "ib_write_bw (perftest) is not installed"}, "runs": [], "skipped": None}
-RDMA_BANDWIDTH_MODULE = os.path.join(ROOT, "probes", "probelib", "fabric", "rdma_bandwidth.py")
+RDMA_BANDWIDTH_MODULE = os.path.join(ROOT, "probes", "probe_packages", "fabric", "rdma_bandwidth.py")
 
 
 class FakeMeasure:
-    """Stands for probelib.fabric.rdma_bandwidth.measure_rdma_bandwidth (Contract 2); records each call."""
+    """Stands for probe_packages.fabric.rdma_bandwidth.measure_rdma_bandwidth (Contract 2); records each call."""
 
     def __init__(self, result=None):
         self.calls = []

@@ -1,7 +1,7 @@
 """The fusion probe's pure parts: the byte accounting, the plan, the predicted speed-up and the sentence on its gap."""
 import pytest
 
-from probelib.fusion import compare, plan, summary, traffic
+from probe_packages.fusion import compare, plan, summary, traffic
 from probelib.runner import ParameterError
 
 from probelib.params import load_spec, probe_defaults, problems

@@ -7,9 +7,9 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_path, run_probe
-from probelib.fusion import compare
-from probelib.fusion.device_run import DeviceRun
-from probelib.fusion.plan import resolve_plan
+from probe_packages.fusion import compare
+from probe_packages.fusion.device_run import DeviceRun
+from probe_packages.fusion.plan import resolve_plan
 from probelib.params import probe_defaults
 
 torch = pytest.importorskip("torch")
@@ -100,7 +100,7 @@ def test_compile_off_is_no_failure():
 
 def test_outputs_that_disagree_are_an_error_for_that_size(monkeypatch):
     monkeypatch.setitem(compare.TOLERANCES, "float32", (0.0, 0.0))
-    monkeypatch.setattr("probelib.fusion.chain.CompiledChain.compile_for",
+    monkeypatch.setattr("probe_packages.fusion.chain.CompiledChain.compile_for",
                         lambda self, inputs: ((lambda: inputs[0] * 2.0), {"compile_s": 0.0, "generated_kernels": 1}))
     entry = DeviceRun(torch, CPU, _plan(sizes_elements=[256]), None, "").run()
     (point,) = entry["points"]

@@ -7,8 +7,8 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import run_probe
-from probelib.fusion import together
-from probelib.fusion.together_worker import size_for
+from probe_packages.fusion import together
+from probe_packages.fusion.together_worker import size_for
 
 PARAMS = {"device": "cpu", "sizes_elements": [4096, 32768], "repeats": 2, "membw_bandwidth_gbps": {"cpu": 20.0},
           "membw_bandwidth_source": "test: membw 20 GB/s"}

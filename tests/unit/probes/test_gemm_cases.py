@@ -1,9 +1,9 @@
 """The gemm probe's test-case registry, plans, parameters and dtype rules (no torch)."""
 import pytest
 
-from probelib.gemm import params as gemm_params
-from probelib.gemm.cases import ShapeError, build_plan, iterations_for, parse_shapes
-from probelib.gemm.dtypes import CPU_UNAVAILABLE, DTYPES, shape_unavailability, static_unavailability
+from probe_packages.gemm import params as gemm_params
+from probe_packages.gemm.cases import ShapeError, build_plan, iterations_for, parse_shapes
+from probe_packages.gemm.dtypes import CPU_UNAVAILABLE, DTYPES, shape_unavailability, static_unavailability
 
 
 def _names(plan):

@@ -1,8 +1,8 @@
 """The gemm probe's explanations: derived from dims, tiles against SMs, time per call and clocks."""
 import pytest
 
-from probelib.gemm import explain as gemm_explain
-from probelib.gemm.explain import explain, output_tiles, tile_fill_pct, wave_loss_pct
+from probe_packages.gemm import explain as gemm_explain
+from probe_packages.gemm.explain import explain, output_tiles, tile_fill_pct, wave_loss_pct
 
 
 def _explain(**overrides):
@@ -86,7 +86,7 @@ def test_far_below_threshold_is_sixty_percent():
 
 def test_a_compute_bound_shape_short_of_peak_names_the_power_cap_that_held_its_clock():
     """As measured on the H200 rig: 668 of 989 TFLOP/s at SM 1485 MHz under sw_power_cap."""
-    from probelib.gemm.explain import explain
+    from probe_packages.gemm.explain import explain
 
     sentence = explain(kind="cuda", classification="compute-bound", m=8192, n=8192, k=8192, dtype="bf16", alignment_elements=8,
                        input_bytes=2, tflops=668.5, attainable_tflops=989.0, bandwidth_gbps=4274.7, bytes_moved=3 * 8192 * 8192 * 2,

@@ -1,4 +1,4 @@
-"""gemm's wait for an idle GPU before each burst window (probelib/gemm/power_run.py) on a fake NVML and a fake /proc.
+"""gemm's wait for an idle GPU before each burst window (probe_packages/gemm/power_run.py) on a fake NVML and a fake /proc.
 
 On the H100 rig a leftover job (a bf16 matmul loop) kept the GPU at its power limit: every burst window and its retry
 waited the whole bound for an idle that never came, and gemm ran for minutes. A GPU another job computes on is waited
@@ -6,8 +6,8 @@ for once per run; a GPU that is slow to cool with no other job on it is waited f
 import os
 from types import SimpleNamespace
 
-from probelib.gemm import power_run
-from probelib.gemm.power_run import PowerStateRun
+from probe_packages.gemm import power_run
+from probe_packages.gemm.power_run import PowerStateRun
 from probelib.nvml.access import NvmlReader
 from test_foreign_processes import fake_proc  # pylint: disable=import-error
 

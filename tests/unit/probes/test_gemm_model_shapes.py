@@ -8,9 +8,9 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.view import gemm_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 from probe_runs import run_probe
-from probelib.gemm import params as gemm_params
-from probelib.gemm.cases import build_plan
-from probelib.gemm.model_shapes import MAX_CONFIG_BYTES, ModelConfigError, load_model_shapes, shapes_from_bytes
+from probe_packages.gemm import params as gemm_params
+from probe_packages.gemm.cases import build_plan
+from probe_packages.gemm.model_shapes import MAX_CONFIG_BYTES, ModelConfigError, load_model_shapes, shapes_from_bytes
 
 CONFIGS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "data", "model_configs"))
 LLAMA_8B, LLAMA_70B, MIXTRAL = (os.path.join(CONFIGS, name)

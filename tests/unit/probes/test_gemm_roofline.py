@@ -1,7 +1,7 @@
 """Roofline maths of the gemm probe, against hand-computed values."""
 import pytest
 
-from probelib.gemm import roofline
+from probe_packages.gemm import roofline
 
 
 def test_square_bf16_work_traffic_intensity():

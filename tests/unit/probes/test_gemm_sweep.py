@@ -12,8 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gemm  # noqa: E402  (probes/ is on sys.path through conftest)
-from probelib.gemm import sweep as gemm_sweep  # noqa: E402
-from probelib.gemm.cases import GemmCase, awkward_case, build_plan, square_case  # noqa: E402
+from probe_packages.gemm import sweep as gemm_sweep  # noqa: E402
+from probe_packages.gemm.cases import GemmCase, awkward_case, build_plan, square_case  # noqa: E402
 from fake_cuda_event import FakeEvent  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator  # noqa: E402
 from probelib.params import probe_defaults

@@ -6,7 +6,7 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import run_probe
-from probelib.gemm import together
+from probe_packages.gemm import together
 from probelib.measure.phases import alone_devices
 
 ONE_DEVICE = "one device and workers_per_gpu 1: every device at once is this device alone, measured in the alone phase"
@@ -47,8 +47,8 @@ def test_two_workers_on_the_cpu_run_the_sustained_windows_together(tmp_path):
 
 def test_the_worker_prepares_before_the_start_line_and_measures_after_it():
     torch = pytest.importorskip("torch")
-    from probelib.gemm.cases import build_plan
-    from probelib.gemm.together_worker import sustained_worker
+    from probe_packages.gemm.cases import build_plan
+    from probe_packages.gemm.together_worker import sustained_worker
     from probelib.measure.devices import measured_devices
 
     plan = build_plan("cpu", True, None)

@@ -14,10 +14,10 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from host_roots import host_reader
 from probe_runs import probe_path
+from probe_packages.precision.safetensors_file import write_file
 from probelib.measure import devices
 from probelib.measure.devices import GPU_PROBES_RULE, GpuHiddenError, measured_devices
 from probelib.measure.host_gpus import HostGpus
-from probelib.precision.safetensors_file import write_file
 from probelib.runner import ProbeError
 
 torch = pytest.importorskip("torch")
@@ -169,7 +169,7 @@ def test_without_nvidia_gpus_p2p_and_load_stay_unavailable(probe, tmp_path, monk
 
 
 def test_the_toolchain_contract_fails_when_cuda_visible_devices_hides_every_gpu():
-    from probelib.toolchain.devices_contract import HIDDEN_REMEDY, decide  # pylint: disable=import-outside-toplevel
+    from probe_packages.toolchain.devices_contract import HIDDEN_REMEDY, decide  # pylint: disable=import-outside-toplevel
 
     nvml = {"uuids": ["GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"], "problem": None}
     seen_none = {"problem": None, "error": None, "stage": "done", "device_count": 0, "uuids": []}

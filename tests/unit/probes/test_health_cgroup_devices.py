@@ -1,5 +1,5 @@
-from probelib.health.cgroup_devices import (collect_cgroup_devices, device_allowed, parse_devices_list,
-                                            parse_proc_self_cgroup)
+from probe_packages.health.cgroup_devices import (collect_cgroup_devices, device_allowed, parse_devices_list,
+                                                  parse_proc_self_cgroup)
 from probelib.nvml.access import NvmlSession
 from probelib.nvml.context import ReadContext
 from probelib.system.roots import SystemRoots

@@ -1,6 +1,6 @@
 import sys
 
-from probelib.health.cuda_init import CUDA_INIT_CHILD, interpret
+from probe_packages.health.cuda_init import CUDA_INIT_CHILD, interpret
 from probelib.system.child_process import last_json_line, run_child, signal_name
 
 PYTHON = "/usr/bin/python3"

@@ -2,8 +2,8 @@ import os
 import stat
 from types import SimpleNamespace
 
-from probelib.health.device_nodes import (collect_device_nodes, expected_drivers, majors_by_driver,
-                                          parse_proc_devices)
+from probe_packages.health.device_nodes import (collect_device_nodes, expected_drivers, majors_by_driver,
+                                                parse_proc_devices)
 from probelib.nvml.access import NvmlSession
 from probelib.nvml.context import ReadContext
 from probelib.system.roots import SystemRoots

@@ -1,7 +1,7 @@
 import pytest
 
-from probelib.health.kernel_log import HARDWARE_XIDS, collect_kernel_log, parse_xid_line
-from probelib.health.kernel_log_reader import SourceUnreadable, kmsg_record_to_line
+from probe_packages.health.kernel_log import HARDWARE_XIDS, collect_kernel_log, parse_xid_line
+from probe_packages.health.kernel_log_reader import SourceUnreadable, kmsg_record_to_line
 from probelib.nvml.access import NvmlSession
 from probelib.nvml.context import ReadContext
 from probelib.system.roots import SystemRoots
@@ -111,5 +111,5 @@ def test_reason_names_dmesg_restrict_for_non_root(tmp_path, monkeypatch, restric
     (tmp_path / "sys" / "kernel").mkdir(parents=True)
     (tmp_path / "sys" / "kernel" / "dmesg_restrict").write_text(restrict)
     monkeypatch.setattr("os.geteuid", lambda: 1000)
-    from probelib.health.kernel_log_reader import restriction_hint
+    from probe_packages.health.kernel_log_reader import restriction_hint
     assert restriction_hint(str(tmp_path)) == "dmesg_restrict=1 and not root"

@@ -2,8 +2,8 @@
 kernel_log_patterns.py's sources), and near-misses that must not match."""
 import pytest
 
-from probelib.health.kernel_log_classify import MAX_EVENTS_PER_KIND, MAX_LINE_CHARS, classify_line, classify_lines
-from probelib.health.kernel_log_patterns import KINDS, PATTERNS
+from probe_packages.health.kernel_log_classify import MAX_EVENTS_PER_KIND, MAX_LINE_CHARS, classify_line, classify_lines
+from probe_packages.health.kernel_log_patterns import KINDS, PATTERNS
 from probelib.secret_shapes import CREDENTIAL_MARKER
 
 # (line, kind, device, detail subset)

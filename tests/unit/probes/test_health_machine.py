@@ -7,7 +7,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from machine_trees import HGX_ADDRESSES, machine_section, machine_tree  # noqa: E402
 
-from probelib.health.machine import read_hypervisor_flag  # noqa: E402
+from probe_packages.health.machine import read_hypervisor_flag  # noqa: E402
 
 
 def test_every_gpu_on_the_bus_with_its_driver_minor_and_nvml_index(tmp_path):
@@ -42,7 +42,7 @@ def test_no_gpu_on_the_bus(tmp_path):
 def test_an_unreadable_bus_is_an_unavailable_field(tmp_path):
     roots = machine_tree(tmp_path, [])
     os.rename(os.path.join(roots.sys, "bus"), os.path.join(roots.sys, "gone"))
-    from probelib.health.machine import machine_evidence
+    from probe_packages.health.machine import machine_evidence
     section = machine_evidence(roots, {})
     assert "could not be read" in section["pci_gpus"]["unavailable"]
 

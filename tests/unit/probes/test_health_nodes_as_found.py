@@ -9,7 +9,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import fake_pynvml
 import health
-from probelib.health.device_nodes import node_changes
+from probe_packages.health.device_nodes import node_changes
 from probelib.nvml.access import NvmlSession
 from probelib.system.roots import SystemRoots
 

@@ -1,7 +1,7 @@
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import fake_pynvml
 import health
-from probelib.health.software import format_cuda_version
+from probe_packages.health.software import format_cuda_version
 from probelib.nvml.access import NvmlReader, NvmlSession, describe_nvml_error
 from probelib.nvml.nvlink import read_nvlinks
 from probelib.params import probe_defaults

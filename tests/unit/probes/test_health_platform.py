@@ -1,5 +1,5 @@
-from probelib.health.platform_info import (detect_container, parse_iommu_cmdline, parse_os_release, read_cpufreq,
-                                           read_numa_nodes, relevant_environment)
+from probe_packages.health.platform_info import (detect_container, parse_iommu_cmdline, parse_os_release, read_cpufreq,
+                                                 read_numa_nodes, relevant_environment)
 from probelib.system.roots import SystemRoots
 
 

@@ -15,9 +15,9 @@ import pytest
 import torch as real_torch
 
 import hostbw
-from probelib.hostbw import device_run, together_phase
+from probe_packages.hostbw import device_run, together_phase
+from probe_packages.hostbw.numa import format_cpulist
 from probelib.measure.together_worker import load_task
-from probelib.hostbw.numa import format_cpulist
 from fake_cuda_event import FakeEvent  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator  # noqa: E402
 from probelib.params import probe_defaults

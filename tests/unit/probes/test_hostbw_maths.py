@@ -1,12 +1,13 @@
 """hostbw pure logic: GB/s, median and CV, the PCIe link's raw rate, plan choice, buffer sizing, sample indices."""
 import pytest
 
-from probelib.hostbw.copies import sample_indices
-from probelib.hostbw.pcie import link_raw_gbps, percent_of_link
-from probelib.hostbw.plan import make_plan, validate_params
-from probelib.hostbw.sizing import MIB, choose_buffer
-from probelib.hostbw.stats import gbps, summarize
+from probe_packages.hostbw.copies import sample_indices
+from probe_packages.hostbw.pcie import percent_of_link
+from probe_packages.hostbw.plan import make_plan, validate_params
+from probe_packages.hostbw.sizing import MIB, choose_buffer
+from probe_packages.hostbw.stats import gbps, summarize
 from probelib.sweep import cv_pct
+from probelib.system.pcie_rate import link_raw_gbps
 
 PARAMS = {"device": "auto", "quick": False, "buffer_mib": 1024, "cpu_buffer_mib": 64, "iterations": 20, "repeats": 3,
           "warmup": 3, "pageable": True, "bidirectional": True, "numa_pin": True, "check_elements": 4096,

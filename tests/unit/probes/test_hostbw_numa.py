@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from probelib.hostbw.numa import (NO_NUMA_NOTE, bus_id_from_torch, choose_cpus, cpus_of, format_cpulist, pinned_thread,
-                                  read_locality)
+from probe_packages.hostbw.numa import (NO_NUMA_NOTE, bus_id_from_torch, choose_cpus, cpus_of, format_cpulist, pinned_thread,
+                                        read_locality)
 
 
 def test_cpulist_parsing():

@@ -5,12 +5,12 @@ import time
 import pytest
 
 import fake_load_nvml
-from probelib.load.plan import check_params, make_plan
-from probelib.load.sampler import Sampler, next_tick
+from probe_packages.load.plan import check_params, make_plan
+from probelib.measure.sampler import Sampler, next_tick
 from probelib.nvml.access import NvmlReader, NvmlSession
 from probelib.nvml.gpu_reads import COLUMNS, GpuReads, flatten_processes, match_handles
-from probelib.runner import ParameterError
 from probelib.params import load_spec, probe_defaults, problems
+from probelib.runner import ParameterError
 
 PROBES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes")
 
@@ -163,7 +163,7 @@ def test_plan_and_parameter_checks():
 
 
 def test_the_load_code_never_sets_anything_on_the_gpu():
-    folder = os.path.join(PROBES, "probelib", "load")
+    folder = os.path.join(PROBES, "probe_packages", "load")
     sources = [os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(".py")]
     sources.append(os.path.join(PROBES, "load.py"))
     for path in sources:

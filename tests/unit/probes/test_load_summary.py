@@ -1,11 +1,12 @@
 """The load probe's pure logic on recorded (hand-written) sample rows, each expected value computed by hand."""
 import pytest
 
-from probelib.load import summary
-from probelib.load.cooldown import summarize as summarize_cooldown
-from probelib.load.processes import NAMESPACE_NOTE, aggregate, own_pids
-from probelib.load.rates import achieved, rate_after, series
-from probelib.load.stats import jitter, spread
+from probe_packages.load import summary
+from probe_packages.load.cooldown import summarize as summarize_cooldown
+from probe_packages.load.processes import NAMESPACE_NOTE, aggregate, own_pids
+from probe_packages.load.rates import achieved, rate_after, series
+from probe_packages.load.stats import spread
+from probelib.measure.sampler_timing import jitter
 
 PLAN = {"warmup_s": 1.0, "clock_rise_mhz": 100.0, "power_margin_pct": 2.0}
 # t_s, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, clock_event_reasons_mask, gpu_util_pct

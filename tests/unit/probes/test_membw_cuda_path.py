@@ -8,8 +8,8 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import membw
-from probelib.membw.device_run import DeviceRun
-from probelib.membw.plan import MIB, resolve_plan
+from probe_packages.membw.device_run import DeviceRun
+from probe_packages.membw.plan import MIB, resolve_plan
 from fake_cuda_event import FakeEvent  # noqa: E402
 from probelib.params import probe_defaults
 

@@ -1,8 +1,8 @@
 """membw plan: parameters refused by its spec or across parameters, the size plans, the memory bound, iterations per point, the bandwidth formula."""
 import pytest
 
-from probelib.membw.plan import (CPU_SIZES_MIB, GPU_SIZES_MIB, MIB, bandwidth_gbps, check_params, fits, iterations_for,
-                                 margin_bytes, resolve_plan)
+from probe_packages.membw.plan import CPU_SIZES_MIB, GPU_SIZES_MIB, MIB, bandwidth_gbps, check_params, fits, margin_bytes, resolve_plan
+from probelib.measure.timing import iterations_for
 from probelib.params import load_spec, probe_defaults, problems
 from probelib.runner import ParameterError
 

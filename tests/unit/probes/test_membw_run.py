@@ -11,11 +11,11 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import membw
 from probe_runs import assert_foreign_processes_recorded, assert_schema_header, probe_path, run_probe, shadow_module
+from probe_packages.membw import device_run
+from probe_packages.membw.device_run import DeviceRun
+from probe_packages.membw.plan import MIB, resolve_plan
 from probelib import device_outcome
 from probelib.measure.host_gpus import nothing_to_measure
-from probelib.membw import device_run
-from probelib.membw.device_run import DeviceRun
-from probelib.membw.plan import MIB, resolve_plan
 from probelib.params import probe_defaults
 
 torch = pytest.importorskip("torch")

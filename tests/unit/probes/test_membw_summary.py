@@ -4,11 +4,11 @@ import time
 
 import pytest
 
+from probe_packages.membw.gpu_state import SnapshotDuring, where_in_window
+from probe_packages.membw.plan import resolve_plan
+from probe_packages.membw.summary import headline, plateau_record, repeats_record
 from probelib.fields import is_unavailable
-from probelib.membw.cache import cpu_last_level_cache, largest_level, parse_cache_size
-from probelib.membw.gpu_state import SnapshotDuring, where_in_window
-from probelib.membw.plan import resolve_plan
-from probelib.membw.summary import headline, plateau_record, repeats_record
+from probelib.measure.cache import cpu_last_level_cache, largest_level, parse_cache_size
 
 from probelib.params import probe_defaults
 

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from fake_pynvml import NVMLError
 
-from probelib.memtest.counters import CPU_HAS_NONE, CounterReads, changes
+from probe_packages.memtest.counters import CPU_HAS_NONE, CounterReads, changes
 from probelib.nvml.access import NvmlSession
 
 GPU0, GPU1 = "GPU-aaaaaaaa-0000", "GPU-bbbbbbbb-1111"

@@ -2,8 +2,8 @@
 that one flipped bit anywhere is found in the right chunk at the right byte with the right expected and found words."""
 import pytest
 
-from probelib.memtest.passes import BufferTest, run_pass
-from probelib.memtest.patterns import PATTERNS, PERIOD_WORDS, PatternSource, chunk_seed, hex_word
+from probe_packages.memtest.passes import BufferTest, run_pass
+from probe_packages.memtest.patterns import PATTERNS, PERIOD_WORDS, PatternSource, chunk_seed, hex_word
 
 torch = pytest.importorskip("torch")
 

@@ -50,7 +50,7 @@ def test_two_worker_processes_run_at_once_and_the_injected_flip_is_found_at_its_
     validate_envelope(envelope, "memtest")
     assert envelope["status"] == "ok", envelope["reason"]
     together = envelope["data"]["together"]
-    assert together["mode"] == "processes" and together["task"] == "probelib.memtest.worker:run_worker"
+    assert together["mode"] == "processes" and together["task"] == "probe_packages.memtest.worker:run_worker"
     assert together["released_together"] is True
     first, second = together["workers"]
     assert [(record["worker"], record["slot"], record["workers_on_device"]) for record in (first, second)] == [(0, 0, 2), (1, 1, 2)]

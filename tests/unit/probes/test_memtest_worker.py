@@ -2,8 +2,8 @@
 budget, every pattern at least once, the start line, the injected error; and the sizing arithmetic of a GPU worker."""
 import pytest
 
-from probelib.memtest import worker as memtest_worker
-from probelib.memtest.plan import MIB, check_params, gpu_buffer_bytes, resolve_plan
+from probe_packages.memtest import worker as memtest_worker
+from probe_packages.memtest.plan import MIB, check_params, gpu_buffer_bytes, resolve_plan
 from probelib.params import ParameterError, probe_defaults
 
 torch = pytest.importorskip("torch")

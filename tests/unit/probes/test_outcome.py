@@ -8,13 +8,13 @@ import hostbw
 import load
 import precision
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
+from probe_packages.collective.outcome import outcome_of as collective_outcome
+from probe_packages.p2p.matrix import run_outcome
 from probelib import outcome
 from probelib import device_outcome
-from probelib.collective.outcome import outcome_of as collective_outcome
 from probelib.fields import SectionErrors
 from probelib.nvml.access import NvmlSession
 from probelib.outcome import NOTHING_MEASURED
-from probelib.p2p.matrix import run_outcome
 from probelib.runner import ProbeResult, build_envelope
 
 

@@ -13,7 +13,7 @@ import torch as real_torch
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 import p2p
-from probelib.p2p import copies, pair_run
+from probe_packages.p2p import copies, pair_run
 from probelib.runner import ProbeResult, build_envelope
 from fake_cuda_event import FakeEvent  # noqa: E402
 from probelib.params import probe_defaults

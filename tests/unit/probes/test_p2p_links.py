@@ -3,10 +3,10 @@ shaped as probelib.nvml.topology.collect_topology writes them."""
 import pytest
 
 import fake_pynvml
+from probe_packages.p2p.links import LINK_KEYS, classify, numa_node
+from probe_packages.p2p.pairs import nvml_indices, ordered_pairs, pair_name, topology_pair
+from probe_packages.p2p.topology import read_topology, summarize
 from probelib.nvml.access import NvmlSession
-from probelib.p2p.links import LINK_KEYS, classify, numa_node
-from probelib.p2p.pairs import nvml_indices, ordered_pairs, pair_name, topology_pair
-from probelib.p2p.topology import read_topology, summarize
 
 UNAV = {"unavailable": "not supported by this GPU (NVML: Not Supported)"}
 

@@ -1,7 +1,7 @@
 """The p2p plan: parameters refused by its spec, and the sizes lowered to fit free GPU memory (hand-computed)."""
 import pytest
 
-from probelib.p2p.plan import MIB, fit_sizes, make_plan
+from probe_packages.p2p.plan import MIB, fit_sizes, make_plan
 from probelib.params import load_spec, probe_defaults, problems
 
 GIB = 1 << 30

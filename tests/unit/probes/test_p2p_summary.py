@@ -1,8 +1,8 @@
 """Pure p2p summaries and the matrices, with hand-computed values."""
 import pytest
 
-from probelib.p2p.matrix import MAX_REASONS, assemble_matrix, run_outcome
-from probelib.p2p.summary import bidirectional_point, gbps, latency_section, sweep_section, unidirectional_point
+from probe_packages.p2p.matrix import MAX_REASONS, assemble_matrix, run_outcome
+from probe_packages.p2p.summary import bidirectional_point, gbps, latency_section, sweep_section, unidirectional_point
 
 GIB = 1 << 30
 

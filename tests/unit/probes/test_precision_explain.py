@@ -1,7 +1,7 @@
 """Rankings, reversals and the explaining sentences, on hand-made format entries."""
 import math
 
-from probelib.precision import explain
+from probe_packages.precision import explain
 
 LABELS = {"fp16": "fp16", "bf16": "bf16", "fp8_e4m3": "fp8 e4m3", "fp8_e5m2": "fp8 e5m2", "int8_per_tensor": "int8 per-tensor",
           "int8_per_channel": "int8 per-channel", "int4_per_tensor": "int4 per-tensor", "int4_per_channel": "int4 per-channel"}

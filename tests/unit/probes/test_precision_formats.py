@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-from probelib.precision.formats import FORMATS, measure, reference, representers, scale_bits_per_element
-from probelib.precision.measures import error_summary, relative_error, sqnr_db
+from probe_packages.precision.formats import FORMATS, measure, reference, representers, scale_bits_per_element
+from probe_packages.precision.measures import error_summary, relative_error, sqnr_db
 
 torch = pytest.importorskip("torch")
 BY_NAME = {fmt.name: fmt for fmt in FORMATS}

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from probelib.precision.safetensors_file import (
+from probe_packages.precision.safetensors_file import (
     SafetensorsError, check_readable, encode_header, read_header, read_tensor_bytes, unsupported_reason, write_file)
 
 
@@ -40,7 +40,7 @@ def test_header_and_one_tensor_by_offset(tmp_path):
 
 def test_values_through_torch_for_every_supported_dtype(tmp_path):
     torch = pytest.importorskip("torch")
-    from probelib.precision.run import load  # pylint: disable=import-outside-toplevel
+    from probe_packages.precision.run import load  # pylint: disable=import-outside-toplevel
     values = [1.0, -2.5, 0.125, 3.0]
     tensors = []
     for dtype, torch_dtype in (("F32", torch.float32), ("F16", torch.float16), ("BF16", torch.bfloat16)):

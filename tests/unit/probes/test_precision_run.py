@@ -12,8 +12,8 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import PYTHON, ROOT, assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
-from probelib.precision.checkpoint import SHIPPED_DIR, SHIPPED_MANIFEST
-from probelib.precision.safetensors_file import write_file
+from probe_packages.precision.checkpoint import SHIPPED_DIR, SHIPPED_MANIFEST
+from probe_packages.precision.safetensors_file import write_file
 
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 FORMAT_NAMES = ["fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8_per_tensor", "int8_per_channel", "int4_per_tensor", "int4_per_channel"]
@@ -92,7 +92,7 @@ def test_the_shipped_slice_is_measured_without_the_package(shipped):
     assert described["source"] == "shipped" and described["path"] == os.path.join(SHIPPED_DIR, manifest()["file"])
     assert (described["sha256"], described["size_bytes"], described["tensor_count"]) == (manifest()["sha256"], manifest()["size_bytes"], 3)
     assert described["shipped"] == manifest() and described["shipped"]["licence"] == "Apache-2.0"
-    assert described["description"].startswith("the collection's shipped slice probelib/precision/data/minilm_l6_v2_slice.safetensors")
+    assert described["description"].startswith("the collection's shipped slice probe_packages/precision/data/minilm_l6_v2_slice.safetensors")
     assert "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0" in described["description"] and MINILM_SHA256 in described["description"]
     assert described["metadata"]["sliced_from_sha256"] == MINILM_SHA256
     assert [tensor["role"] for tensor in data["tensors"]] == ROLES
@@ -172,7 +172,7 @@ def test_an_altered_shipped_slice_is_an_error_that_says_so(tmp_path):
     probes = tmp_path / "probes"
     shutil.copytree(os.path.join(ROOT, "probes"), str(probes), ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(os.path.join(ROOT, "plugins", "plugin_utils", "probes", "precision", "params.json"), str(probes / "precision.params.json"))
-    target = probes / "probelib" / "precision" / "data" / manifest()["file"]
+    target = probes / "probe_packages" / "precision" / "data" / manifest()["file"]
     payload = bytearray(target.read_bytes())
     payload[len(payload) // 2] ^= 0x40
     target.write_bytes(bytes(payload))
@@ -184,7 +184,7 @@ def test_an_altered_shipped_slice_is_an_error_that_says_so(tmp_path):
     envelope = json.loads(out.read_text())
     validate_envelope(envelope, "precision")
     assert envelope["status"] == "error" and envelope["data"]["tensors"] == []
-    assert envelope["reason"].startswith("the shipped checkpoint slice probelib/precision/data/minilm_l6_v2_slice.safetensors has sha256 ")
+    assert envelope["reason"].startswith("the shipped checkpoint slice probe_packages/precision/data/minilm_l6_v2_slice.safetensors has sha256 ")
     assert "but its manifest minilm_l6_v2_slice.json says %s: the file was altered or damaged" % manifest()["sha256"] in envelope["reason"]
     assert envelope["data"]["checkpoint"] == {"unavailable": envelope["reason"]}
 

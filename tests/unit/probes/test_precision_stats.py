@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from probelib.precision.stats import channel_absmax, fp16_range, moments, tensor_stats, true_median
+from probe_packages.precision.stats import channel_absmax, fp16_range, moments, tensor_stats, true_median
 
 torch = pytest.importorskip("torch")
 

@@ -14,12 +14,12 @@ import hostbw
 import load
 import membw
 import precision
+from probe_packages.collective import outcome as collective_outcome
+from probe_packages.p2p import matrix
 from probelib import device_outcome
-from probelib.collective import outcome as collective_outcome
 from probelib.fields import SectionErrors
 from probelib.nvml.access import NvmlSession
 from probelib.outcome import NOTHING_MEASURED
-from probelib.p2p import matrix
 
 PROBES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes"))
 

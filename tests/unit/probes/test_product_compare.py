@@ -3,7 +3,7 @@ torch: a single flipped bit anywhere is found with its index and magnitude; a pr
 is compared within the stated tolerance (a low bit passes, a sign flip does not); the digest follows every bit."""
 import pytest
 
-from probelib.gemm.verify import CaseVerifier
+from probe_packages.gemm.verify import CaseVerifier
 from probelib.measure import bit_compare
 
 torch = pytest.importorskip("torch")

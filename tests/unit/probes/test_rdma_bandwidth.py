@@ -6,8 +6,8 @@ import perftest_outputs as outputs
 import pytest
 from fake_perftest import PATH, HELP_WITHOUT_CUDA, FakePopen, answers, which_finds
 
-from probelib.fabric.perftest_pair import PairLimits
-from probelib.fabric.rdma_bandwidth import build_argv, measure_rdma_bandwidth, nearest_gpu_by_device
+from probe_packages.fabric.perftest_pair import PairLimits
+from probe_packages.fabric.rdma_bandwidth import build_argv, measure_rdma_bandwidth, nearest_gpu_by_device
 from probelib.system.roots import SystemRoots
 
 FAST = PairLimits(listen_s=0.3, run_margin_s=0.3, server_exit_s=0.2, reap_s=1.0, poll_s=0.01)
@@ -246,7 +246,7 @@ def test_nearest_gpu_by_device_from_the_fabric_probes_gpus():
 def test_the_probe_library_files_are_python_3_9():
     """No 3.10+ syntax on the hosts: the files compile with feature_version 3.9."""
     import ast
-    folder = os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes", "probelib", "fabric")
+    folder = os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes", "probe_packages", "fabric")
     for name in ("rdma_bandwidth.py", "perftest_pair.py", "perftest_report.py", "perftest_tool.py", "roce_gid.py"):
         with open(os.path.join(folder, name), encoding="utf-8") as handle:
             ast.parse(handle.read(), name, feature_version=(3, 9))

@@ -3,7 +3,7 @@ the bandwidth line under the results header, in Gb/s, and the words of a failed 
 import perftest_outputs as outputs
 import pytest
 
-from probelib.fabric.perftest_report import error_words, parse_bandwidth
+from probe_packages.fabric.perftest_report import error_words, parse_bandwidth
 
 
 def test_host_memory_run_in_gbits():

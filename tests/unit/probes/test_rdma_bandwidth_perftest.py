@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from probelib.fabric.perftest_pair import PairLimits
-from probelib.fabric.rdma_bandwidth import measure_rdma_bandwidth
+from probe_packages.fabric.perftest_pair import PairLimits
+from probe_packages.fabric.rdma_bandwidth import measure_rdma_bandwidth
 from required_parts import required_program  # pylint: disable=import-error
 
 PERFTEST = shutil.which("ib_write_bw")

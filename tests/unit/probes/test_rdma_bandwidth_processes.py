@@ -11,8 +11,8 @@ import perftest_outputs as outputs
 import pytest
 from fake_perftest import answers
 
-from probelib.fabric.perftest_pair import PairLimits, free_tcp_port, run_pair, tcp_port_listening
-from probelib.fabric.rdma_bandwidth import measure_rdma_bandwidth
+from probe_packages.fabric.perftest_pair import PairLimits, free_tcp_port, run_pair, tcp_port_listening
+from probe_packages.fabric.rdma_bandwidth import measure_rdma_bandwidth
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIMITS = PairLimits(listen_s=1.0, run_margin_s=1.5, server_exit_s=0.5, reap_s=5.0, poll_s=0.02)

@@ -40,7 +40,7 @@ def test_membw_with_two_workers_on_the_cpu_copies_together_and_is_skipped_with_i
     data = envelope["data"]
     schema_validator("membw.schema.json").validate(data)
     together = data["together"]
-    assert_ran_together(together, "probelib.membw.together:copy_worker")
+    assert_ran_together(together, "probe_packages.membw.together:copy_worker")
     reference = together["alone_reference"]
     assert reference["device_index"] == 0 and reference["buffer_mib"] == data["devices"][0]["repeats"]["size_mib"] == 16
     assert reference["bandwidth_gbps"] == data["devices"][0]["repeats"]["median_gbps"] and "other_sizes" not in reference
@@ -59,7 +59,7 @@ def test_hostbw_with_two_workers_on_the_cpu_copies_together_and_is_skipped_with_
     data = envelope["data"]
     schema_validator("hostbw.schema.json").validate(data)
     together = data["together"]
-    assert_ran_together(together, "probelib.hostbw.together:copy_worker")
+    assert_ran_together(together, "probe_packages.hostbw.together:copy_worker")
     assert together["alone_reference"]["h2h_gbps"] == data["devices"][0]["results"][0]["median_gbps"]
     for worker in together["workers"]:
         result = worker["result"]
@@ -83,7 +83,7 @@ def test_membw_measures_the_first_device_alone_unless_told_all_and_every_device_
     result = membw.collect(params)
     assert result.status == "ok", result.reason
     assert [entry["device"]["index"] for entry in result.data["devices"]] == alone
-    assert_ran_together(result.data["together"], "probelib.membw.together:copy_worker", (0, 1))
+    assert_ran_together(result.data["together"], "probe_packages.membw.together:copy_worker", (0, 1))
     assert result.data["plan"]["alone_devices"] == alone_devices
     schema_validator("membw.schema.json").validate(result.data)
 
@@ -93,7 +93,7 @@ def test_hostbw_measures_the_first_device_alone_and_every_device_together(monkey
     result = hostbw.collect(dict(probe_defaults("hostbw"), **SMALL_HOSTBW))
     assert result.status == "ok", result.reason
     assert [entry["index"] for entry in result.data["devices"]] == [0]
-    assert_ran_together(result.data["together"], "probelib.hostbw.together:copy_worker", (0, 1))
+    assert_ran_together(result.data["together"], "probe_packages.hostbw.together:copy_worker", (0, 1))
     workers = result.data["together"]["workers"]
     assert [worker["result"]["uplink_sharers"] for worker in workers] == [1, 1]
     assert [worker["result"]["device"]["index"] for worker in workers] == [0, 1]

@@ -3,12 +3,12 @@ worker process), their references from the alone phase, and which GPUs share a P
 import pytest
 
 from fabric_trees import BRIDGE_CLASS, GPU_CLASS, H200, NVIDIA, SysTree, hgx_h200, one_gpu_vm
-from probelib.hostbw import together as hostbw_together
-from probelib.hostbw.plan import make_plan
-from probelib.hostbw.uplinks import NO_BRIDGE, pcie_path, sharing, uplink_bridge
+from probe_packages.hostbw import together as hostbw_together
+from probe_packages.hostbw.plan import make_plan
+from probe_packages.hostbw.uplinks import NO_BRIDGE, pcie_path, sharing, uplink_bridge
+from probe_packages.membw import together as membw_together
+from probe_packages.membw.plan import MIB, resolve_plan
 from probelib.measure.together_outcome import run_phase, with_together, worker_errors
-from probelib.membw import together as membw_together
-from probelib.membw.plan import MIB, resolve_plan
 from probelib.params import probe_defaults
 
 torch = pytest.importorskip("torch")

@@ -2,8 +2,8 @@
 import os
 import sys
 
-from probelib.toolchain.children import (DEVICES_CHILD, LIBRARIES_CHILD, cuda_devices_state, libcuda_state, run_report,
-                                         torch_state)
+from probe_packages.toolchain.children import (DEVICES_CHILD, LIBRARIES_CHILD, cuda_devices_state, libcuda_state, run_report,
+                                               torch_state)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 VENV_PYTHON = os.path.join(ROOT, ".venv-test", "bin", "python")

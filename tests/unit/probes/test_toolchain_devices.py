@@ -1,6 +1,6 @@
 """nvml_cuda_agree: CUDA_VISIBLE_DEVICES parsing and the comparison, on hand-made UUID sets."""
-from probelib.toolchain.devices_contract import decide
-from probelib.toolchain.visible_devices import expected_uuids
+from probe_packages.toolchain.devices_contract import decide
+from probe_packages.toolchain.visible_devices import expected_uuids
 
 A = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"
 B = "GPU-1b2c3d4e-0000-1111-2222-333344445555"

@@ -1,5 +1,5 @@
 """driver_supports_cuda_build on hand-made readings."""
-from probelib.toolchain.driver_contract import decide
+from probe_packages.toolchain.driver_contract import decide
 
 TORCH_124 = {"torch_version": "2.5.1+cu124", "torch_cuda_version": "12.4", "problem": None}
 TORCH_128 = {"torch_version": "2.7.0+cu128", "torch_cuda_version": "12.8", "problem": None}

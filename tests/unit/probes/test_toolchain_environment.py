@@ -1,7 +1,7 @@
 """no_distorting_environment on hand-made environments: names only, never values."""
 import json
 
-from probelib.toolchain.environment import VARIABLES, decide, find_set
+from probe_packages.toolchain.environment import VARIABLES, decide, find_set
 
 DCGM_LIST = ("NSIGHT_CUDA_DEBUGGER", "CUDA_INJECTION32_PATH", "CUDA_INJECTION64_PATH", "CUDA_AUTO_BOOST",
              "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE", "CUDA_DEVICE_WAITS_ON_EXCEPTION", "CUDA_PROFILE",

@@ -1,5 +1,5 @@
 """nccl_loads on hand-made answers of the fresh Python."""
-from probelib.toolchain.nccl_contract import decide
+from probe_packages.toolchain.nccl_contract import decide
 
 TORCH = {"torch_version": "2.11.0+cu130", "torch_cuda_version": "13.0", "problem": None}
 PATH = "/venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2"

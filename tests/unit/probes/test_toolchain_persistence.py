@@ -1,5 +1,5 @@
 """persistence_mode on hand-made NVML readings."""
-from probelib.toolchain.persistence import decide
+from probe_packages.toolchain.persistence import decide
 
 
 def gpu(index, mode):

@@ -11,9 +11,9 @@ import fake_pynvml
 import toolchain
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 from probe_runs import assert_schema_header, probe_help, run_probe, shadow_module, validate_envelope
+from probe_packages.toolchain.children import DEVICES_CHILD, LIBRARIES_CHILD
+from probe_packages.toolchain.contract import ORDER, make_contract, probe_status
 from probelib.nvml.access import NvmlSession
-from probelib.toolchain.children import DEVICES_CHILD, LIBRARIES_CHILD
-from probelib.toolchain.contract import ORDER, make_contract, probe_status
 from probelib.params import probe_defaults
 
 DISTORTING = ("CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH", "CUDA_LAUNCH_BLOCKING", "LD_PRELOAD", "NCCL_P2P_DISABLE",

@@ -1,6 +1,6 @@
 """Version arithmetic of the toolchain probe, against hand-decoded values."""
-from probelib.toolchain.versions import (cuda_version_from_code, decode_nccl_code, driver_hint, format_cuda, format_nccl,
-                                         nccl_from_torch, parse_cuda_version)
+from probe_packages.toolchain.versions import (cuda_version_from_code, decode_nccl_code, driver_hint, format_cuda, format_nccl,
+                                               nccl_from_torch, parse_cuda_version)
 
 
 def test_torch_cuda_strings():

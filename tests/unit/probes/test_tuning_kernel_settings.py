@@ -2,7 +2,7 @@
 import os
 import shutil
 
-from probelib.tuning.kernel_settings import cmdline_settings, read_kernel_settings
+from probe_packages.tuning.kernel_settings import cmdline_settings, read_kernel_settings
 from tuning_trees import rtx_pro_6000_two_numa, write_file
 
 

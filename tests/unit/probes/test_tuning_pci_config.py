@@ -1,7 +1,7 @@
 """PCI config space parsed from bytes: the PCI Express capability's registers, ACS, and every way the bytes can fail."""
 import struct
 
-from probelib.tuning.pci_config import BECOME, ConfigRead, parse_config
+from probe_packages.tuning.pci_config import BECOME, ConfigRead, parse_config
 from tuning_trees import ACS_COMPLETION_REDIRECT, ACS_REQUEST_REDIRECT, GPU_CLASS, NVIDIA, RTX_PRO_6000, config_space
 
 PATH = "/sys/bus/pci/devices/0000:13:00.0/config"

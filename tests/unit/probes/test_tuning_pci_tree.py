@@ -1,8 +1,8 @@
 """The PCI tree above each GPU, read from fake sysfs trees laid out as the kernel lays them out."""
 import os
 
-from probelib.tuning.pci_config import BECOME
-from probelib.tuning.pci_tree import config_space_section, read_pci_tree
+from probe_packages.tuning.pci_config import BECOME
+from probe_packages.tuning.pci_tree import config_space_section, read_pci_tree
 from tuning_trees import (DOWNTRAINED_GPU, GPU_ADDRESSES, acs_on_switch_port, cpu_machine, device_dir, downstream_ports,
                           downtrained_link, gpu as fake_gpu, rtx_pro_6000_two_numa, write_file, write_host)
 

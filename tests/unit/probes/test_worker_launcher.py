@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
+from probe_packages.collective.curve import CurveRequest, describe_failure
 from probelib.measure import launcher
-from probelib.collective.curve import CurveRequest, describe_failure
 
 PROBES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "probes"))
 SLEEPER_WITH_CHILD = """
@@ -107,7 +107,7 @@ def test_the_worker_dies_with_the_probe_even_by_sigkill(tmp_path):
         "env = dict(os.environ, RANK='1', WORLD_SIZE='2', LOCAL_RANK='0', MASTER_ADDR='127.0.0.1', MASTER_PORT='9')\n"
         "subprocess.Popen([sys.executable, %r, '--library-dir', %r, '--spec', %r, '--out', %r, '--parent-pid', str(os.getpid())],"
         " env=env, start_new_session=True)\n"
-        "time.sleep(120)\n" % (os.path.join(PROBES, "probelib", "collective", "worker.py"), PROBES,
+        "time.sleep(120)\n" % (os.path.join(PROBES, "probe_packages", "collective", "worker.py"), PROBES,
                                str(tmp_path / "spec.json"), str(tmp_path / "result.json")))
     process = subprocess.Popen([sys.executable, str(holder)])
     deadline = time.monotonic() + 60
@@ -180,7 +180,7 @@ def test_failure_descriptions():
 
 
 def test_missing_ranks_are_written_as_ranges():
-    from probelib.collective.worker import _ranges  # pylint: disable=import-outside-toplevel
+    from probe_packages.collective.worker import _ranges  # pylint: disable=import-outside-toplevel
 
     assert _ranges([7, 1, 2, 3]) == "1-3, 7"
     assert _ranges([0, 2, 3]) == "0, 2-3"
@@ -188,7 +188,7 @@ def test_missing_ranks_are_written_as_ranges():
 
 
 def test_workers_that_cannot_start_make_a_failed_curve(tmp_path):
-    from probelib.collective.curve import run_curve  # pylint: disable=import-outside-toplevel
+    from probe_packages.collective.curve import run_curve  # pylint: disable=import-outside-toplevel
 
     curve, errors, results = run_curve(request(), dict(os.environ), python=str(tmp_path / "no-such-python"))
     assert curve["sweep"] == [] and curve["error"].startswith("the workers could not be started: FileNotFoundError")

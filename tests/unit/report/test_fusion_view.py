@@ -2,9 +2,9 @@
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion.view import COLUMNS, fusion_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_problems
 import fusion
-from probelib.fusion import traffic
-from probelib.fusion.plan import resolve_plan
-from probelib.fusion.summary import speedups, unmeasured_point, verification_record, version_record
+from probe_packages.fusion import traffic
+from probe_packages.fusion.plan import resolve_plan
+from probe_packages.fusion.summary import speedups, unmeasured_point, verification_record, version_record
 from probelib.params import probe_defaults
 
 PLAN = resolve_plan(dict(probe_defaults("fusion")), "cuda")

@@ -35,10 +35,10 @@ def test_precision_section_lists_statistics_formats_rankings_and_the_explanation
 
 
 def test_the_checkpoint_is_named_by_its_description_when_the_result_has_one():
-    described = {"path": "/root/.ansible_async/j.work/probelib/precision/data/minilm_l6_v2_slice.safetensors", "source": "shipped",
-                 "sha256": "cd" * 32, "description": "the collection's shipped slice probelib/precision/data/x (Apache-2.0)"}
+    described = {"path": "/root/.ansible_async/j.work/probe_packages/precision/data/minilm_l6_v2_slice.safetensors", "source": "shipped",
+                 "sha256": "cd" * 32, "description": "the collection's shipped slice probe_packages/precision/data/x (Apache-2.0)"}
     note = precision_view({"checkpoint": described, "tensors": []})["note"]
-    assert note.startswith("Checkpoint: the collection's shipped slice probelib/precision/data/x (Apache-2.0).")
+    assert note.startswith("Checkpoint: the collection's shipped slice probe_packages/precision/data/x (Apache-2.0).")
     assert ".ansible_async" not in note  # the job's work directory is gone after the run
     older = precision_view({"checkpoint": {"path": "/m/model.safetensors", "source": "package", "sha256": "ab" * 32}})["note"]
     assert older.startswith("Checkpoint /m/model.safetensors (package, sha256 abababababababab).")

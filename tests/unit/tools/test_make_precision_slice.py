@@ -8,7 +8,7 @@ import pytest
 from tool_module import load_tool
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-SHIPPED = os.path.join(ROOT, "probes", "probelib", "precision", "data")
+SHIPPED = os.path.join(ROOT, "probes", "probe_packages", "precision", "data")
 
 
 tool = load_tool("make_precision_slice")

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The health checks of the kernel log beyond XID and of the PCIe AER counters.
 
-kernel_log_events judges data.kernel_log.events (classified on the host by probes/probelib/health/kernel_log_patterns.py):
+kernel_log_events judges data.kernel_log.events (classified on the host by probes/probe_packages/health/kernel_log_patterns.py):
 one check per kind found, each naming every device with its count and first line. The rule's benign_patterns (built
 in) and extra_benign_patterns (a user's, added through the inventory's rule overrides) are matched here, at the judge,
 so a new benign line needs no re-run: a benign line is shown as benign and never fails. pcie_aer_counters judges
