@@ -10,7 +10,7 @@ from probe_packages.fusion.device_run import DeviceRun
 from probe_packages.fusion.plan import check_params, resolve_plan
 from probe_packages.fusion.together import guarded_phase, together_entries, worker_errors
 from probelib import device_outcome
-from probelib.measure.opening import open_per_gpu
+from probelib.measure.opening import PerGpuOpening, per_gpu_collect
 from probelib.measure.phases import alone_devices
 from probelib.runner import ProbeResult, main
 
@@ -49,13 +49,7 @@ def method_of(kind: str) -> Dict[str, Any]:
     }
 
 
-def collect(params: Dict[str, Any]) -> ProbeResult:
-    import torch
-
-    opened = open_per_gpu(torch, params, check_params, resolve_plan, method_of)
-    if opened.no_gpu is not None:
-        opened.no_gpu.data["traffic"] = traffic.accounting()
-        return opened.no_gpu
+def measure(torch: Any, params: Dict[str, Any], opened: PerGpuOpening) -> ProbeResult:
     devices, kind, plan, environment = opened.devices, opened.kind, opened.plan, opened.environment
     results = [DeviceRun(torch, device, plan, params["membw_bandwidth_gbps"], params["membw_bandwidth_source"]).run()
                for device in alone_devices(devices, params["alone_devices"])]
@@ -70,6 +64,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     status, reason = device_outcome.decide(results + failed)
     return ProbeResult(status, data, reason, environment)
 
+
+collect = per_gpu_collect(check_params, resolve_plan, method_of, measure, no_gpu_data=lambda: {"traffic": traffic.accounting()})
 
 if __name__ == "__main__":
     sys.exit(main("fusion", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

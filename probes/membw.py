@@ -10,7 +10,7 @@ from probe_packages.membw.plan import check_params, resolve_plan
 from probe_packages.membw.together import copy_errors
 from probe_packages.membw.together_phase import together_phase
 from probelib import device_outcome
-from probelib.measure.opening import open_per_gpu
+from probelib.measure.opening import PerGpuOpening, per_gpu_collect
 from probelib.measure.phases import alone_devices
 from probelib.measure.together_outcome import run_phase, with_together
 from probelib.runner import ProbeResult, main
@@ -70,12 +70,7 @@ def snapshot_for(snapshots: Any, device: Dict[str, Any]) -> Any:
     return lambda: snapshots.take(device["uuid"])
 
 
-def collect(params: Dict[str, Any]) -> ProbeResult:
-    import torch
-
-    opened = open_per_gpu(torch, params, check_params, resolve_plan, method_of)
-    if opened.no_gpu is not None:
-        return opened.no_gpu
+def measure(torch: Any, params: Dict[str, Any], opened: PerGpuOpening) -> ProbeResult:
     devices, kind, plan, environment = opened.devices, opened.kind, opened.plan, opened.environment
     alone = alone_devices(devices, params["alone_devices"])
     snapshots = open_snapshots(alone)
@@ -95,6 +90,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     status, reason = with_together(*device_outcome.decide(results), together_errors, together)
     return ProbeResult(status, data, reason, environment)
 
+
+collect = per_gpu_collect(check_params, resolve_plan, method_of, measure)
 
 if __name__ == "__main__":
     sys.exit(main("membw", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

@@ -13,7 +13,7 @@ from probe_packages.memtest.summary import device_entry
 from probe_packages.memtest.worker import TASK, run_worker
 from probelib import device_outcome
 from probelib.fields import is_number
-from probelib.measure.opening import open_per_gpu
+from probelib.measure.opening import PerGpuOpening, per_gpu_collect
 from probelib.measure.together import Worker, not_needed, plan_workers, run_together
 from probelib.runner import ProbeResult, main
 
@@ -72,12 +72,7 @@ def run_workers(workers: List[Worker], devices: List[Dict[str, Any]], args: Dict
             "start_spread_ms": 0.0, "wall_s": entry["duration_s"]}
 
 
-def collect(params: Dict[str, Any]) -> ProbeResult:
-    import torch
-
-    opened = open_per_gpu(torch, params, check_params, resolve_plan, method_of)
-    if opened.no_gpu is not None:
-        return opened.no_gpu
+def measure(torch: Any, params: Dict[str, Any], opened: PerGpuOpening) -> ProbeResult:
     devices, kind, plan, environment = opened.devices, opened.kind, opened.plan, opened.environment
     workers = plan_workers(devices, plan["workers_per_gpu"])
     reads = CounterReads(devices)
@@ -97,6 +92,8 @@ def collect(params: Dict[str, Any]) -> ProbeResult:
     status, reason = device_outcome.decide(entries)
     return ProbeResult(status, data, reason, environment)
 
+
+collect = per_gpu_collect(check_params, resolve_plan, method_of, measure)
 
 if __name__ == "__main__":
     sys.exit(main("memtest", DESCRIPTION, collect, requires=("torch",), measures_gpus=True))

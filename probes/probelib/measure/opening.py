@@ -38,3 +38,20 @@ def open_per_gpu(torch: Any, params: Dict[str, Any], check_params: Callable[[Dic
         return PerGpuOpening([], "cuda", plan, environment, nothing)
     kind = devices[0]["kind"]
     return PerGpuOpening(devices, kind, resolve_plan(params, kind), environment, None)
+
+
+def per_gpu_collect(check_params: Callable[[Dict[str, Any]], None], resolve_plan: Callable[[Dict[str, Any], str], Dict[str, Any]],
+                    method_of: Callable[[str], Dict[str, Any]], measure: Callable[[Any, Dict[str, Any], PerGpuOpening], ProbeResult],
+                    no_gpu_data: Optional[Callable[[], Dict[str, Any]]] = None) -> Callable[[Dict[str, Any]], ProbeResult]:
+    """A per-GPU probe's collect(params): torch imported only when it runs, the opening (open_per_gpu), then
+    measure(torch, params, opened); without a GPU, the unavailable result at once, with no_gpu_data()'s keys added."""
+    def collect(params: Dict[str, Any]) -> ProbeResult:
+        import torch  # pylint: disable=import-outside-toplevel
+
+        opened = open_per_gpu(torch, params, check_params, resolve_plan, method_of)
+        if opened.no_gpu is None:
+            return measure(torch, params, opened)
+        if no_gpu_data is not None:
+            opened.no_gpu.data.update(no_gpu_data())
+        return opened.no_gpu
+    return collect
