@@ -9,7 +9,7 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import metrics_of
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, judging_of, sections
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations, judging_of, sections
 
 PROBES_PACKAGE = "ansible_collections.gpufleet.validation.plugins.plugin_utils.probes."
 PACKAGES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),

@@ -23,8 +23,8 @@ from .rerun import rerun_command
 from ..store.atomic import Text
 from ..store.paths import (DOSSIER_FILES, DOSSIER_HTML_FILE, DOSSIER_MD_FILE, FLEET_EXPORT_FILES, FLEET_INDEX_FILES, HOST_REPORT_FILES,
                           MEASUREMENTS_FILES, MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE, OUTCOMES_DIR, outcome_file_name)
-from ..probes.declaration import ProbeSection
-from ..probes.registry import PACKAGES_DIR, probe_catalogue, sections
+from ..probe_kit.declaration import ProbeSection
+from ..probe_kit.registry import PACKAGES_DIR, probe_catalogue, sections
 from .parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .python_view import python_view
 from .index_columns import fold_reasons, shown_metric_positions, split_metrics

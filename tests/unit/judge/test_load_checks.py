@@ -2,7 +2,7 @@
 no other process."""
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import probe_metrics
 
 from probelib.load.processes import aggregate
 from probelib.load.summary import HARDWARE_SLOWDOWN, THERMAL, clocks_rose

@@ -9,9 +9,9 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.machine_facts import Machine
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import DeclarationError
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.declaration import DeclarationError
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.derived import gemm_inputs
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import judging_of, machine_of, probe_catalogue
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import judging_of, machine_of, probe_catalogue
 from helpers import RIG_OVERRIDES, as_machine, baselines, health_ok, rules
 
 

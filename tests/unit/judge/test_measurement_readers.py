@@ -5,7 +5,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.ju
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.derived import membw_bandwidth_by_gpu
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw.judging import hostbw_measurements
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.judging import membw_measurements
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import judging_of
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import judging_of
 
 from helpers import H200X1_RUN, recorded
 

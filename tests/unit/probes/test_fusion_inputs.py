@@ -4,7 +4,7 @@ import os
 import shutil
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion.derived import NO_MEMBW_RESULT, fusion_inputs
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declaration, judging_of, sections, with_derived_params
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declaration, judging_of, sections, with_derived_params
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RIG_MEMBW = os.path.join(ROOT, "docs", "examples", "h200x2", "20261130T035514Z-509823", "localhost", "membw.json")

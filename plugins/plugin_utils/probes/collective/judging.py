@@ -5,8 +5,8 @@ from typing import Any, Callable, Dict, List
 
 from ...judge.metrics import Metric
 from ...result_fields import number_or_none
-from ..judging import ProbeJudging
-from ..metric_catalogue import MetricSpec
+from ...probe_kit.judging import ProbeJudging
+from ...probe_kit.metric_catalogue import MetricSpec
 from .checks import COLLECTIVE_CHECKS
 from .metrics import PEAK_BUSBW
 

@@ -7,7 +7,7 @@ from typing import Any, Dict, List
 from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ...report.svg_plots import bar_chart, line_chart
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 
 
 def _curves(data: Any) -> List[Dict[str, Any]]:

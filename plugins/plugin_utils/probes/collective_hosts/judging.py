@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..collective.checks import collective_verified
 from ..collective.judging import peak_busbw_metrics
-from ..judging import ProbeJudging
+from ...probe_kit.judging import ProbeJudging
 from .metrics import PEAK_BUSBW
 
 

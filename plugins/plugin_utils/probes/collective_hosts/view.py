@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Tuple
 from ....module_utils.envelope_statuses import MEASURED_STATUSES
 from ...result_fields import MISSING, dig
 from ..collective.view import collective_view
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 
 
 def cross_host_runs(hosts: List[Any]) -> List[Dict[str, Any]]:

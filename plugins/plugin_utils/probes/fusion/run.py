@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..declaration import Baselines, ProbeRun
+from ...probe_kit.declaration import Baselines, ProbeRun
 
 
 def fusion_inputs(host_path: str, params: Dict[str, Any], unused_baselines: Baselines) -> Tuple[Dict[str, Any], List[str]]:

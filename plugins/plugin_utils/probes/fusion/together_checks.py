@@ -10,8 +10,8 @@ from ...judge.check_helpers import param_source, reads_params
 from ...judge.model import Check
 from ...report.number_format import format_quantity
 from ...result_fields import is_unavailable, number_or_none
-from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, time_slicing_words
-from ..together_view import expected_share
+from ...probe_kit.shared.together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, time_slicing_words
+from ...probe_kit.shared.together_view import expected_share
 
 VERSIONS = ("unfused", "fused")
 

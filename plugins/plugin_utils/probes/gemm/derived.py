@@ -11,8 +11,8 @@ from typing import Any, Dict, List, Tuple
 
 from ...judge.sku import identify_host
 from ...store.read import measured_data
-from ..declaration import Baselines
-from ..registry import machine
+from ...probe_kit.declaration import Baselines
+from ...probe_kit.registry import machine
 from ..membw.judging import membw_headlines
 
 GEMM_PEAK_KEYS = {"fp32": "fp32", "tf32": "tf32_dense", "bf16": "bf16_dense", "fp16": "fp16_dense", "fp8_e4m3": "fp8_dense"}

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...judge.measurement import Condition, Device, Measurement, Missing, measured, not_measured
 from ...judge.repeats import finite
 from ...result_fields import is_unavailable
-from ..judging import ProbeJudging
+from ...probe_kit.judging import ProbeJudging
 from .correctness_checks import CORRECTNESS_CHECKS
 from .metrics import STATE_RATES
 from .together_checks import TOGETHER_CHECKS

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..declaration import Baselines, Headline, ProbeRun
+from ...probe_kit.declaration import Baselines, Headline, ProbeRun
 
 
 def gemm_inputs(host_path: str, params: Dict[str, Any], baselines: Baselines) -> Tuple[Dict[str, Any], List[str]]:

@@ -9,11 +9,11 @@ from ...report.cells import Cell, cell, table
 from ...report.devices import device_label, device_records
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ...report.svg_plots import roofline_chart
-from ..clock_event_table import REASON_COLUMNS, duration_cell
-from ..declaration import ProbeSection
+from ...probe_kit.shared.clock_event_table import REASON_COLUMNS, duration_cell
+from ...probe_kit.declaration import ProbeSection
 from .correctness_view import verification_table
 
-from ..together_view import beside_cells, together_table
+from ...probe_kit.shared.together_view import beside_cells, together_table
 
 
 def _gemm_model_note(data: Any) -> str:

@@ -7,7 +7,7 @@ from ...judge.machine_facts import MachineDeclaration
 from ...judge.metrics import Metric
 from ...judge.settings import Setting
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
-from ..judging import ProbeJudging
+from ...probe_kit.judging import ProbeJudging
 from .checks import HEALTH_CHECKS
 from .firmware_checks import FIRMWARE_CHECKS
 from .firmware_parts import firmware_settings

@@ -13,7 +13,7 @@ from ...judge.check_helpers import each_gpu_section, gpu_label, make_check, para
 from ...judge.model import Check
 from ...report.number_format import format_quantity
 from ...result_fields import is_unavailable
-from ..clock_event_reasons import HARDWARE_REASONS
+from ...probe_kit.shared.clock_event_reasons import HARDWARE_REASONS
 
 DURATIONS_KEY = "clock_event_durations"
 CONTEXT_REASONS = ("sw_thermal_slowdown", "sw_power_cap")

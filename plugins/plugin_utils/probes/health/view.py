@@ -12,8 +12,8 @@ from ...report.cells import Cell, cell
 from ...report.values import format_scalar, format_value, unit_for
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
 from ...report.svg_plots import bar_chart
-from ..clock_event_table import clock_event_table
-from ..declaration import ProbeSection
+from ...probe_kit.shared.clock_event_table import clock_event_table
+from ...probe_kit.declaration import ProbeSection
 
 
 def field(value: Any, *path: Any) -> Tuple[str, Any]:

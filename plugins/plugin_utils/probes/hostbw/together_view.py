@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 
 from ...report.cells import Cell, cell
 from ...result_fields import MISSING
-from .. import together_view
+from ...probe_kit.shared import together_view
 from .together_share import DIRECTIONS, share_of, sharers_of
 
 COLUMNS = ["worker", "copy", "together", "alone", "uplink sharers", "of its share", "uplink (root port)", "start lag"]

@@ -7,7 +7,7 @@ from typing import Any, Dict
 from ...report.cells import Cell, cell, table
 from ...report.devices import device_label, device_records
 from ...result_fields import MISSING, dig, error_words
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 from .together_view import together_table
 
 

@@ -8,8 +8,8 @@ from ...report.number_format import format_quantity
 from ...report.values import format_number
 from ...result_fields import MISSING, dig, number_or_none
 from ...report.svg_plots import line_chart
-from ..clock_event_table import clock_event_table
-from ..declaration import ProbeSection
+from ...probe_kit.shared.clock_event_table import clock_event_table
+from ...probe_kit.declaration import ProbeSection
 from .correctness_view import correctness_table
 
 PLOTTED = (("sm_clock_mhz", "SM clock under load", "MHz"), ("power_w", "Power draw under load", "W"),

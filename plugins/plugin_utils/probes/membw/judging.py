@@ -7,7 +7,7 @@ from ...judge.measurement import Device, Measurement, measured, not_measured
 from ...judge.repeats import finite
 from ...report.number_format import format_quantity
 from ...result_fields import error_words, is_unavailable
-from ..judging import ProbeJudging
+from ...probe_kit.judging import ProbeJudging
 from .checks import membw_repeat_cv
 from .metrics import BANDWIDTH
 from .together_checks import membw_together_bandwidth

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 
 from ...report.cells import Cell, cell
 from ...result_fields import MISSING
-from .. import together_view
+from ...probe_kit.shared import together_view
 from .together_share import reference_at, share_of
 
 COLUMNS = ["worker", "buffer", "together", "alone, same size", "its share", "of its share", "start lag"]

@@ -7,7 +7,7 @@ from ...report.cells import Cell, cell, table
 from ...report.devices import device_label, device_records
 from ...result_fields import MISSING, dig, error_words, number_or_none
 from ...report.svg_plots import line_chart
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 from .together_view import together_table
 
 

@@ -8,7 +8,7 @@ from ...report.number_format import format_quantity
 from ...report.cells import Cell, cell, table
 from ...report.devices import device_label, device_records
 from ...result_fields import MISSING, dig, error_words
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 from .records import labelled_workers
 
 

@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 from ...judge.metrics import Metric
 from ...result_fields import number_or_none
-from ..judging import ProbeJudging
+from ...probe_kit.judging import ProbeJudging
 from .checks import P2P_CHECKS
 from .metrics import WORST_PAIR, WORST_PAIR_BIDIRECTIONAL
 

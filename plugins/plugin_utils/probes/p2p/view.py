@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ...report.svg_plots import heatmap_chart, line_chart
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 
 MAX_PLOTTED_PAIRS = 8
 

@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 
 
 def _tensors(data: Any) -> List[Dict[str, Any]]:

@@ -5,7 +5,7 @@ from typing import Any, Dict
 
 from ...report.cells import Cell, cell, table
 from ...result_fields import dig
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 
 CONTRACT_FLAG = {"pass": "", "fail": "bad", "unavailable": "na"}
 

@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 from ...judge.settings import Setting
 from ...result_fields import MISSING, dig, is_unavailable
-from ..judging import ProbeJudging
+from ...probe_kit.judging import ProbeJudging
 from .checks import TUNING_CHECKS
 from .pcie_path import acs_text, device_label
 

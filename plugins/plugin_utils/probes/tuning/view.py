@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, iter_leaves, json_path
-from ..declaration import ProbeSection
+from ...probe_kit.declaration import ProbeSection
 from .pcie_path import acs_text
 
 
