@@ -47,9 +47,26 @@ def _declaration_of(name: str) -> ProbeRun:
     return declaration
 
 
+def _needs_problems(found: Mapping[str, ProbeRun]) -> List[str]:
+    """Why a probe's needs= cannot be handed: each probe it names is declared, gives= something and runs before it."""
+    problems = []
+    for name, probe in sorted(found.items()):
+        for needed in probe.needs:
+            other = found.get(needed)
+            if other is None or other.gives is None:
+                problems.append("probe %s needs %r, which is no probe that declares gives=" % (name, needed))
+            elif other.run_order >= probe.run_order:
+                problems.append("probe %s needs %s, which runs after it (run_order %d >= %d)" % (name, needed, other.run_order, probe.run_order))
+    return problems
+
+
 @lru_cache(maxsize=None)
 def _declarations(root: Optional[str]) -> Dict[str, ProbeRun]:
-    return {name: _declaration_of(name) for name in available_probes(root)}
+    found = {name: _declaration_of(name) for name in available_probes(root)}
+    problems = _needs_problems(found)
+    if problems:
+        raise DeclarationError("; ".join(problems))
+    return found
 
 
 def declarations(root: Optional[str] = None) -> Dict[str, ProbeRun]:
@@ -167,7 +184,8 @@ def with_derived_params(probe: str, host_dir: str, params: Mapping[str, Any], ba
     found = declaration(probe)
     if found is None or found.derived_params is None:
         return dict(params), []
-    return found.derived_params(host_dir, dict(params), baselines)
+    from .derivation import handed_to  # only when a derivation runs: it reads the run's stored results
+    return found.derived_params(dict(params), handed_to(found, host_dir, baselines))
 
 
 def _custom_profile_problem(name: Any, members: Any, declared: Mapping[str, List[str]]) -> str:

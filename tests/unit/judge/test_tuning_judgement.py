@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.tuning.pcie_path import path_between
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.shared.pcie_path import path_between
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.settings import settings_drift
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.tuning.checks import TUNING_CHECKS
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import judging_of

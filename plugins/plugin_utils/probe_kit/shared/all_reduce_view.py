@@ -1,5 +1,5 @@
-"""collective: its section of the dossier, the all-reduce curves with their knees and the ring predicted before it was
-measured (collective_hosts renders through the same view)."""
+"""The all-reduce's dossier view, the curves with their knees and the ring predicted before it was measured: collective's
+section, and collective_hosts' (the same result layout, across hosts)."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
@@ -7,7 +7,6 @@ from typing import Any, Dict, List
 from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
 from ...report.svg_plots import bar_chart, line_chart
-from ...probe_kit.declaration import ProbeSection
 
 
 def _curves(data: Any) -> List[Dict[str, Any]]:
@@ -147,5 +146,3 @@ def collective_view(data: Any) -> Dict[str, Any]:
         table("Sweep (busbw = algbw × 2(n−1)/n, nccl-tests)",
               ["curve", "message", "time per all-reduce", "algbw", "busbw", "iterations", "verified"], sweep_rows, "no sweep")]}
 
-
-SECTION = ProbeSection(collective_view)
