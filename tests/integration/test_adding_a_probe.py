@@ -18,7 +18,7 @@ PAGE = os.path.join(ROOT, "docs", "adding-a-probe.md")
 BLOCK = re.compile(r"<!-- adding-a-probe: (write|append|run) ?(\S*) -->\n```[a-z]*\n(.*?)\n```", re.S)
 # The unit contracts every probe is held to, run in the copy with the toy probe added.
 UNIT_CONTRACTS = ["tests/unit/test_probe_contracts.py", "tests/unit/test_metric_catalogue.py", "tests/unit/judge/test_rule_texts.py",
-                  "tests/unit/tools/test_params_tables.py", "tests/unit/engine/test_param_spec.py"]
+                  "tests/unit/tools/test_params_tables.py", "tests/unit/engine/test_param_spec.py", "tests/unit/test_probe_kit.py"]
 # What the copy leaves out: the venv, the history, results and what the rig and CI leave behind.
 NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".venv-test", ".ansible", ".whl", ".rig", "results", "collections", "__pycache__",
                                     "examples", "*.tar.gz")

@@ -3,25 +3,20 @@ core only plugin_utils/probe_kit/kit.py and nothing of another probe's package; 
 declared (needs=, gives=) and handed to it by the core. The imports are read from the source as test_layers.py reads
 them (relative and absolute, at any depth)."""
 import ast
-import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit import kit
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.declaration import DeclarationError, ProbeRun
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.derivation import handed_to
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import (
-    _needs_problems, declaration, declarations, with_derived_params)
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.declaration import ProbeRun
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import _needs_problems, declarations
 from test_layers import LAYERS, PLUGINS, import_graph, layer_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KIT = "plugin_utils/probe_kit/kit.py"
 PACKAGES = "plugin_utils/probes/"
-RIG_MEMBW = os.path.join(ROOT, "docs", "examples", "h200x2", "20261130T035514Z-509823", "localhost", "membw.json")
 
 
 def package_of(relative):
@@ -113,24 +108,3 @@ def test_a_probe_needs_only_an_earlier_probe_that_gives_something():
         "probe taker needs 'mute', which is no probe that declares gives=",
         "probe taker needs 'nobody', which is no probe that declares gives="]
     assert {name: probe.needs for name, probe in declarations().items() if probe.needs} == {"fusion": ("membw",), "gemm": ("membw",)}
-
-
-def test_a_derivation_is_handed_only_the_results_its_declaration_needs(tmp_path):
-    shutil.copy(RIG_MEMBW, tmp_path / "membw.json")
-    handed = handed_to(declaration("gemm"), str(tmp_path), list)
-    assert sorted(handed.given("membw")["bandwidth_gbps"].values()) == [4244.4, 4246.29]
-    with pytest.raises(DeclarationError, match="probe toy reads the result of membw, which its declaration does not name"):
-        handed_to(_probe("toy", 50), str(tmp_path), list).given("membw")
-    assert handed_to(declaration("gemm"), str(tmp_path / "nothing"), list).given("membw") is None
-
-
-def test_gemm_is_handed_membw_s_headlines_by_the_core(tmp_path):
-    shutil.copy(RIG_MEMBW, tmp_path / "membw.json")
-    with open(RIG_MEMBW, encoding="utf-8") as handle:
-        membw = json.load(handle)["data"]
-
-    def unread():
-        raise AssertionError("gemm read the baselines although the peaks were given")
-    params, notes = with_derived_params("gemm", str(tmp_path), {"peak_tflops": {"bf16": 1.0}}, unread)
-    assert params["memory_bandwidth_gbps"] == declaration("membw").gives(membw)["bandwidth_gbps"] != {}
-    assert notes == ["memory_bandwidth_gbps from this run's membw result"]
