@@ -145,4 +145,3 @@ def collective_view(data: Any) -> Dict[str, Any]:
               environment_rows, "not recorded"),
         table("Sweep (busbw = algbw × 2(n−1)/n, nccl-tests)",
               ["curve", "message", "time per all-reduce", "algbw", "busbw", "iterations", "verified"], sweep_rows, "no sweep")]}
-

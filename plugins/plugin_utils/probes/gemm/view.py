@@ -10,7 +10,6 @@ from ...probe_kit.kit import (
 from .correctness_view import verification_table
 
 
-
 def _gemm_model_note(data: Any) -> str:
     """Which model the production shapes came from (the model_config parameter), or nothing without one."""
     model = dig(data, "plan", "model")
