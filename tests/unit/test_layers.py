@@ -3,7 +3,8 @@ one below it. The order is docs/architecture.md's ("The layers"), bottom first.
 
 The imports are read from the source (ast): relative ones and absolute ones of ansible_collections.gpufleet.validation,
 at the top of a module or inside a function. A module found by name at run time (the registry's importlib of a probe's
-package) is no import here. A module that is in no layer fails the test until it is placed in one.
+package, the probe kit's table of names: test_probe_kit.py holds those below the probe packages) is no import here. A
+module that is in no layer fails the test until it is placed in one.
 """
 import ast
 import os
