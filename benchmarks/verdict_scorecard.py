@@ -155,7 +155,7 @@ def prepare(case: Case, workdir: str) -> Bench:
 
 def input_problems(bench: Bench) -> List[str]:
     """What check_inputs (plugins/action/check_inputs.py) says of the case's variables before anything runs."""
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import (
         controller_problems, host_problems, unjudged_problems)
     controller = {}
@@ -306,7 +306,7 @@ def healthy_table(cases: Sequence[Case], results: Sequence[Dict[str, Any]], prob
 
 def _warm() -> None:
     """Import the judge and read the probes' declarations once: each case's process is forked from this one."""
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_catalogue
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import probe_catalogue
     from ansible_collections.gpufleet.validation.plugins.plugin_utils import run_judgement  # noqa: F401
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import verdicts  # noqa: F401  pylint: disable=unused-import
     probe_catalogue()

@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "collections"))
 
 # pylint: disable=wrong-import-position
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import profile_params, profiles  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import profile_params, profiles  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
 
 README = os.path.join(ROOT, "README.md")

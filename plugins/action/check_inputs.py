@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_
     hosts_problems,
     unjudged_problems,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import DeclarationError, all_profiles, declarations
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import DeclarationError, all_profiles, declarations
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import SchemaToolMissing, schema_file_problems
 
 

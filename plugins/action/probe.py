@@ -35,7 +35,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.host_deadlines
 )
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_archive import cached_probe_archive
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.python_found import PythonFound
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import (
     JOB_RUNNING, declaration, profile_params, with_derived_params)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     check_probe_name,

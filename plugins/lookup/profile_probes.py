@@ -50,7 +50,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import beside_a_job, profile_probes
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import beside_a_job, profile_probes
 
 
 class LookupModule(LookupBase):

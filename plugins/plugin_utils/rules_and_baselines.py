@@ -15,7 +15,7 @@ from .judge.check_helpers import params_read
 from .judge.datasheet_floors import floor_problems, is_floor, with_floors
 from .judge.rules import param_kind_problem, rule_list
 from .judge.units import to_judged_unit
-from .probes.registry import probe_catalogue, rules_files
+from .probe_kit.registry import probe_catalogue, rules_files
 from .safe_yaml import load_plain_yaml
 from .store.schema_paths import path_problem
 from .store.schemas import bounded, schema_errors, schema_problems, where_in

@@ -12,7 +12,7 @@ from .judge.rules import CheckTexts
 from .judge.weakened_rules import weakened_lines, weakened_rules
 from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules, replaced_shipped
-from .probes.registry import declaration, probe_catalogue, profile_probes, profiles
+from .probe_kit.registry import declaration, probe_catalogue, profile_probes, profiles
 from .report.parallel import run_over_the_cores
 from .store.earlier_gpus import last_reporters
 from .store.previous import find_previous_results, most_common_run

@@ -3,7 +3,7 @@
 Every problem is a sentence that names the variable (and the host) and says what is wrong and what is allowed, so a
 wrong type, a value out of range, an unknown profile or probe, or a broken rules file stops the run before a probe
 starts, instead of failing half-way or being accepted silently. A probe's parameters are checked against its spec
-(plugins/plugin_utils/probes/<name>/params.json, probes/param_spec.py).
+(plugins/plugin_utils/probes/<name>/params.json, probe_kit/param_spec.py).
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from ..module_utils.act_spec import DRAINABLE_VERDICTS, SCHEDULERS
 from ..module_utils.results_dir import DEFAULT_RESULTS_DIR
 from ..module_utils.slurm_node_states import is_node_name
 from .judge.rules import value_kind
-from .probes import param_spec
-from .probes.registry import all_profiles, declarations
+from .probe_kit import param_spec
+from .probe_kit.registry import all_profiles, declarations
 from .store.paths import check_run_id
 from .rules_and_baselines import load_baselines, load_rules, validate_overrides
 from .unjudged_probes import unjudged_probe_problems

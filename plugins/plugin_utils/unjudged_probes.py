@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from .judge.rules import effective_rules, rule_list
 from .judge.weakened_rules import named_hosts
-from .probes.registry import all_profiles, declarations
+from .probe_kit.registry import all_profiles, declarations
 
 # The profile a host runs when it sets none: the playbooks' gpufleet_profile | default('quick').
 DEFAULT_PROFILE = "quick"

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .judge.model import Check
-from .probes.registry import profile_probes
+from .probe_kit.registry import profile_probes
 
 # A rule of a probe the profile runs that matched no result on any host: a finding (gpufleet_unmatched_rules counts these).
 MATCHED_NOTHING = "matched_nothing"

@@ -6,7 +6,7 @@ minLength, items, minItems, uniqueItems, minProperties, propertyNames, additiona
 The probe's zip carries it as probe_packages/<name>/params.json; a repository checkout has it at
 ../plugins/plugin_utils/probes/<name>/params.json from probes/; a hand-made copy of probes/ beside the script. The
 controller checks the same values with jsonschema
-(plugins/plugin_utils/probes/param_spec.py) and a test pins that both agree.
+(plugins/plugin_utils/probe_kit/param_spec.py) and a test pins that both agree.
 Runs on Python >= 3.9 with the standard library only.
 """
 from __future__ import annotations

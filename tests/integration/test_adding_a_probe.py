@@ -23,7 +23,7 @@ TABLE_ROW = re.compile(r"^\| (\d+) \| `([^`]+)` \|", re.M)
 UNIT_CONTRACTS = ["tests/unit/probes/test_toy.py", "tests/unit/test_probe_contracts.py", "tests/unit/test_metric_catalogue.py",
                   "tests/unit/test_schemas_shared.py", "tests/unit/test_schema_unit_limits.py", "tests/unit/judge/test_rule_texts.py",
                   "tests/unit/tools/test_params_tables.py", "tests/unit/tools/test_rules_list.py", "tests/unit/tools/test_profile_table.py",
-                  "tests/unit/engine/test_param_spec.py"]
+                  "tests/unit/engine/test_param_spec.py", "tests/unit/test_probe_kit.py"]
 # What the copy leaves out: the venv, the history, results and what the rig and CI leave behind.
 NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".venv-test", ".ansible", ".whl", ".rig", "results", "collections", "__pycache__",
                                     "examples", "*.tar.gz")

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from junitparser import JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations
 from test_validate_playbook import (  # pylint: disable=import-error
     ANSIBLE_PLAYBOOK,
     ROOT,

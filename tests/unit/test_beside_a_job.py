@@ -3,8 +3,8 @@ and the parameters that keep it quiet; on a node Slurm shows allocated or mixed 
 check host.not_run names the probes that did not (judge/not_run.py)."""
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, HostVerdict, blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.not_run import NOT_RUN_CHECK, not_run_check
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.param_spec import params_problems
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.param_spec import params_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import (
     JOB_RUNNING, beside_a_job, declarations, profile_probes)
 
 

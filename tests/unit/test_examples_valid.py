@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

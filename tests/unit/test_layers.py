@@ -3,7 +3,8 @@ one below it. The order is docs/architecture.md's ("The layers"), bottom first.
 
 The imports are read from the source (ast): relative ones and absolute ones of ansible_collections.gpufleet.validation,
 at the top of a module or inside a function. A module found by name at run time (the registry's importlib of a probe's
-package) is no import here. A module that is in no layer fails the test until it is placed in one.
+package, the probe kit's table of names: test_probe_kit.py holds those below the probe packages) is no import here. A
+module that is in no layer fails the test until it is placed in one.
 """
 import ast
 import os
@@ -32,10 +33,9 @@ LAYERS = (
     ("report markup: what a probe's view is built of", (
         "plugin_utils/report/values.py", "plugin_utils/report/cells.py", "plugin_utils/report/devices.py",
         "plugin_utils/report/svg_plots.py")),
-    ("probe framework: declarations, discovery, the zip packer", (
-        "plugin_utils/probe_archive.py", "plugin_utils/probes/declaration.py", "plugin_utils/probes/judging.py",
-        "plugin_utils/probes/metric_catalogue.py", "plugin_utils/probes/param_spec.py", "plugin_utils/probes/registry.py")),
-    ("probe packages and the helpers they share", (
+    ("probe framework: declarations, discovery, the zip packer, and the helpers probe packages share", (
+        "plugin_utils/probe_archive.py", "plugin_utils/probe_kit/")),
+    ("probe packages", (
         "plugin_utils/probes/",)),
     ("run glue: the inputs checked, a run judged, the probe action's and acting's helpers", (
         "plugin_utils/rules_and_baselines.py", "plugin_utils/run_judgement.py", "plugin_utils/run_variables_check.py",

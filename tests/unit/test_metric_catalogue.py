@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.units import to_judged_unit
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.metric_catalogue import METHODS, MetricSpec, spec_problems
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.metric_catalogue import METHODS, MetricSpec, spec_problems
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_baselines
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import (
     declarations,
     judging_of,
     metric_catalogue,

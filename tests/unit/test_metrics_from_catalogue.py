@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGES = os.path.join(ROOT, "plugins", "plugin_utils", "probes")

@@ -14,7 +14,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.envelope_statu
     MEASURED_STATUSES,
     PROBE_STATUSES,
 )
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, judging_of, profiles
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations, judging_of, profiles
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import PROBE_SECTIONS
 from probelib import runner
 

@@ -1,6 +1,6 @@
 """A probe is one package on the controller (issue 33): its checks, metrics, settings and view are defined in
-plugins/plugin_utils/probes/<probe>/ (or in another probe's package it builds on), never in a shared judge or report
-module; and every Metric a probe package builds takes its id, unit and direction from the probe's metric catalogue
+plugins/plugin_utils/probes/<probe>/ (or in plugins/plugin_utils/probe_kit/shared/, what several probes share), never in
+a shared judge or report module; and every Metric a probe package builds takes its id, unit and direction from the probe's metric catalogue
 (Metric.of(spec, ...)), never from literals at the call site."""
 import ast
 import glob
@@ -9,9 +9,10 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import metrics_of
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, judging_of, sections
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations, judging_of, sections
 
 PROBES_PACKAGE = "ansible_collections.gpufleet.validation.plugins.plugin_utils.probes."
+SHARED_PACKAGE = "ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.shared."
 PACKAGES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "plugins", "plugin_utils", "probes")
 
@@ -35,7 +36,7 @@ def own_code(probe):
 
 
 def misplaced(probe):
-    return [(what, module) for what, module in own_code(probe) if not module.startswith(PROBES_PACKAGE)]
+    return [(what, module) for what, module in own_code(probe) if not module.startswith((PROBES_PACKAGE, SHARED_PACKAGE))]
 
 
 def metrics_built_from_literals(probe):

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ..collection_info import collection_version
 from ..metric_spec import MetricSpec
 from ..report.number_format import format_quantity
-from ..probes.registry import declarations, judging_of, probe_catalogue
+from ..probe_kit.registry import declarations, judging_of, probe_catalogue
 from ..rules_and_baselines import default_baselines_dir, load_baselines, load_rules, load_yaml
 from ..run_judgement import judge_run
 from ..store.paths import result_file_name, run_dir

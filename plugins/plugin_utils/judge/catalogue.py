@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the judge is told about the probes: it knows none by name.
 
-The controller builds one from the probes' declarations (plugin_utils/probes/registry.py) and hands it to
+The controller builds one from the probes' declarations (plugin_utils/probe_kit/registry.py) and hands it to
 judge_fleet; a test may hand it another.
 """
 from __future__ import annotations

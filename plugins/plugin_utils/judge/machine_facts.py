@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the judge knows of a machine, told by the one probe that describes it: the judge names no probe.
 
-That probe's JUDGING declares a MachineDeclaration (plugin_utils/probes/judging.py ProbeJudging.machine; the registry
+That probe's JUDGING declares a MachineDeclaration (plugin_utils/probe_kit/judging.py ProbeJudging.machine; the registry
 refuses a second): how its data becomes MachineFacts (the GPUs a baseline is matched against, their identities), the
 machine's shape (how many GPUs the host should have, and why), the drift of those facts since an earlier run and the
 fleet index's columns. The judge (judge/host_judgement.py, judge/drift.py) and the report reach it only through the

@@ -11,8 +11,8 @@ from urllib.parse import quote
 from jinja2 import Environment
 
 from ..judge.model import FleetJudgement, HostVerdict
-from ..probes.declaration import ProbeSection
-from ..probes.registry import probe_catalogue, sections
+from ..probe_kit.declaration import ProbeSection
+from ..probe_kit.registry import probe_catalogue, sections
 from ..store.paths import DOSSIER_FILES, MEASUREMENTS_FILES, MEASUREMENTS_MD_FILE
 from ..store.stored_run import HostModel, ProbeEntry, RunModel
 from . import notes as report_notes

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 from ..judge.model import GATING_VERDICTS, FleetJudgement, HostVerdict
 from ..judge.weakened_rules import named_hosts
 from ...module_utils.envelope_statuses import FAILED_STATUSES, STATUS_RANK
-from ..probes.registry import probe_catalogue, sections
+from ..probe_kit.registry import probe_catalogue, sections
 from ..store.paths import DOSSIER_HTML_FILE, DOSSIER_MD_FILE
 from ..store.stored_run import HostModel, RunModel
 from ..unmatched_kinds import run_profile, unmeasured_probes

@@ -12,7 +12,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined,
 from markupsafe import Markup, escape
 
 from ..control_chars import escape_control
-from ..probes.registry import PACKAGES_DIR
+from ..probe_kit.registry import PACKAGES_DIR
 from . import notes as report_notes
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")

@@ -11,13 +11,13 @@ PER_HOST = """
 import importlib, json, sys
 sys.path.insert(0, %r)
 importlib.import_module("ansible_collections.gpufleet.validation.plugins.action.probe")
-registry = importlib.import_module("ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry")
+registry = importlib.import_module("ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry")
 for probe in registry.declarations():
     registry.declaration(probe).timeout_s, registry.profile_params("acceptance", probe), registry.default_timeouts()
 print(json.dumps(sorted(name for name in sys.modules if name.startswith(%r))))
 """
 HEAVY = ("plugin_utils.judge", "plugin_utils.report.", "plugin_utils.rules_and_baselines",
-         "plugin_utils.run_judgement", "plugin_utils.probes.judging")
+         "plugin_utils.run_judgement", "plugin_utils.probe_kit.judging")
 
 
 def loaded_by_the_probe_action():

@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils import probe_archive
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes import param_spec
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit import param_spec
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import declared_params_problems, host_problems
 from probelib import params as host_params
 from probelib.runner import ParameterError, read_params

@@ -2,10 +2,10 @@
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Device, Measurement
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import DeclarationError
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.judging import ProbeJudging
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.metric_catalogue import MetricSpec
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import (
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.declaration import DeclarationError
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.judging import ProbeJudging
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.metric_catalogue import MetricSpec
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import (
     all_profiles,
     judging_of,
     profile_probes,

@@ -6,7 +6,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, profiles
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations, profiles
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_variables_check import controller_problems, unjudged_problems
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.unjudged_probes import unjudged_probe_problems

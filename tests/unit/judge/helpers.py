@@ -7,7 +7,7 @@ import json
 import os
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_catalogue
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import probe_catalogue
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_baselines, load_rules
 
 

@@ -15,7 +15,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.machine_
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Device, Measurement
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import RuleContext
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import metric_catalogue
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import metric_catalogue
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_baselines, load_rules, replaced_shipped
 from helpers import ROOT
 

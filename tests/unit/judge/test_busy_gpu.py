@@ -149,7 +149,7 @@ def test_the_record_is_one_contract_between_the_probes_and_the_judge():
     every probe whose checks a busy GPU distorts (baseline checks, busy_distorts) records it."""
     import re
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import busy as judge_busy
-    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, judging_of
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations, judging_of
     from probelib.measure import foreign_processes
 
     assert judge_busy.RECORD_KEY == foreign_processes.RECORD_KEY

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_catalogue
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import probe_catalogue
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu, identify_host
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.machine_facts import gpu_descriptor, machine_facts
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import (

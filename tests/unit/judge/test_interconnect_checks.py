@@ -2,7 +2,7 @@
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.p2p.checks import link_group
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import metric_catalogue, probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import metric_catalogue, probe_metrics
 
 from probe_packages.collective.knee import describe_bytes, knee_of_curve
 from probe_packages.collective.outcome import outcome_of as collective_outcome

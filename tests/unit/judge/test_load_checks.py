@@ -2,7 +2,7 @@
 no other process."""
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import probe_metrics
 
 from probe_packages.load.processes import aggregate
 from probe_packages.load.summary import HARDWARE_SLOWDOWN, THERMAL, clocks_rose

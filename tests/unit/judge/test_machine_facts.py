@@ -9,10 +9,14 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge import fleet
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.machine_facts import Machine
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import DeclarationError
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.derived import gemm_inputs
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import judging_of, machine_of, probe_catalogue
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.declaration import DeclarationError
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import judging_of, machine_of, probe_catalogue, with_derived_params
 from helpers import RIG_OVERRIDES, as_machine, baselines, health_ok, rules
+
+
+def gemm_inputs(host_dir, params, handed_baselines):
+    """gemm's derivation as the probe action runs it: the core identifies the SKU and hands it the baseline."""
+    return with_derived_params("gemm", host_dir, params, handed_baselines)
 
 
 def _renamed(catalogue, old, new):

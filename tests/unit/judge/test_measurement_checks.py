@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import probe_metrics
 
 from helpers import RIG_OVERRIDES, baselines, health_ok, judge_fleet, one, recorded, rules
 

@@ -2,10 +2,9 @@
 and gemm's derived memory bandwidth come from those records."""
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.measurement import Device, Measurement, metrics_of
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.judging import gemm_measurements
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.derived import membw_bandwidth_by_gpu
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.hostbw.judging import hostbw_measurements
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.judging import membw_measurements
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import judging_of
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declaration, judging_of
 
 from helpers import H200X1_RUN, recorded
 
@@ -47,11 +46,12 @@ def test_membw_a_failed_device_is_not_measured_with_the_probes_error():
     assert found.missing.sentence == "the copy bandwidth plateau (read + written) was not measured: no size was measured"
 
 
-def test_membw_bandwidth_by_gpu_keys_the_cpu_path_as_cpu():
+def test_the_bandwidth_membw_gives_keys_the_cpu_path_as_cpu():
     # the CPU entry is a fragment on purpose (no memory or compute capability fields, a headline without its sizes)
     data = {"devices": [membw_entry(), membw_entry(device=CPU, headline={"bandwidth_gbps": 40.0, "source": "plateau"})]}
-    assert membw_bandwidth_by_gpu(data) == {GPU0: 4245.95, "cpu": 40.0}
-    assert membw_bandwidth_by_gpu(None) == {}
+    gives = declaration("membw").gives
+    assert gives(data) == {"bandwidth_gbps": {GPU0: 4245.95, "cpu": 40.0}, "missing": [], "sources": ["plateau"]}
+    assert gives({}) == {"bandwidth_gbps": {}, "missing": [], "sources": []}
     # the metric is the GPU's alone
     assert [(metric.metric_id, metric.gpu_uuid, metric.value) for metric in judging_of("membw").metrics(data)] == [
         ("membw.bandwidth_gbps", GPU0, 4245.95)]

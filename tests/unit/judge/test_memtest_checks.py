@@ -4,7 +4,7 @@ rise warns; a GPU tested below half of its free memory warns; the CPU path is sk
 import copy
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.memtest.view import memtest_view
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import probe_metrics
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import probe_metrics
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
 
 from helpers import GPU0, GPU1, RIG_OVERRIDES, baselines, checks_of, health_ok, judge_fleet, one, rules

@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.rules import ACTIONS, CheckTexts
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import metric_catalogue
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import metric_catalogue
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules, rules_schema_problems
 
 

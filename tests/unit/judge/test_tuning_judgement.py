@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.tuning.pcie_path import path_between
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.shared.pcie_path import path_between
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.settings import settings_drift
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.tuning.checks import TUNING_CHECKS
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import judging_of
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import judging_of
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.tuning.view import tuning_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems
 

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import TABLES_HTML, TABLES_MARKDOWN
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.declaration import TABLES_HTML, TABLES_MARKDOWN
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fabric.view import fabric_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.markup import HTML, MARKDOWN
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import envelope_problems

@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import render as report_render
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.declaration import ProbeSection
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.declaration import ProbeSection
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import PROBE_SECTIONS
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run

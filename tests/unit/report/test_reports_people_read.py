@@ -17,7 +17,7 @@ import yaml
 from ansible_collections.gpufleet.validation.plugins.module_utils.open_run_spec import RUN_ARGUMENT_SPEC
 from ansible_collections.gpufleet.validation.plugins.action.report import judged_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import Check, FleetJudgement, HostVerdict
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import profile_probes
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import profile_probes
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.verdicts import (
     fold_unmatched, headline, peer_fold, verdict_counts)

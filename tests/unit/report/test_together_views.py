@@ -4,7 +4,7 @@ import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.fusion.view import fusion_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.gemm.view import gemm_section
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.together_view import device_sharers, expected_share
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.shared.together_view import device_sharers, expected_share
 
 ONE_GPU = {"unavailable": "one GPU and workers_per_gpu 1: every GPU at once is this GPU alone, measured in the alone phase"}
 WINDOW = {"window_s": 10.0, "reasons": {"sw_power_cap": {"ns": 9 * 10 ** 9, "s": 9.0, "source": "nvmlDeviceGetFieldValues x", "share_pct": 90.0},

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils import rules_and_baselines
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.registry import declarations, rules_files
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations, rules_files
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import load_rules, shipped_rules
 from tool_module import load_tool
 

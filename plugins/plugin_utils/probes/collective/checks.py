@@ -8,52 +8,18 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ...judge.baseline_checks import BASELINE_THRESHOLDS, judge_against_baseline
-from ...judge.check_helpers import make_check, param_source, reads_params
-from ...judge.gpu_coverage import gpus_covered
-from ...judge.model import Check
-from ...judge.summaries import Summary, summaries_agree as held_to_their_lists
-from ...report.number_format import format_quantity
-from ...result_fields import number_or_none
+from ...probe_kit.kit import (
+    BASELINE_THRESHOLDS, judge_against_baseline, make_check, param_source, reads_params, gpus_covered, Check, Summary,
+    summaries_agree as held_to_their_lists, format_quantity, number_or_none, collective_verified, curves_by_name)
 
 # On GPUs the all-reduce runs one rank per device listed (on the CPU world_size is the ranks asked for).
 SUMMARIES = (Summary("plan.world_size", "devices", when=(("plan.kind", "cuda"),)),)
-
-
-def _curves(data: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-    curves = data.get("curves")
-    found = {}
-    for curve in curves if isinstance(curves, list) else []:
-        if isinstance(curve, dict) and isinstance(curve.get("name"), str):
-            found[curve["name"]] = curve
-    return found
 
 
 def _ranks(data: Dict[str, Any]) -> Optional[int]:
     plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
     world = plan.get("world_size")
     return world if isinstance(world, int) and not isinstance(world, bool) else None
-
-
-def collective_verified(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
-    """Every curve ran and the all-reduced data matched the expected sums at every size."""
-    checks: List[Check] = []
-    for name, curve in sorted(_curves(data).items()):
-        if curve.get("error"):
-            checks.append(make_check(rule, host, "error", "all-reduce curve %s failed: %s" % (name, curve["error"])))
-            continue
-        sweep = [point for point in curve.get("sweep") or [] if isinstance(point, dict)]
-        wrong = [point.get("size_bytes") for point in sweep if point.get("verified") is False]
-        if wrong:
-            checks.append(make_check(rule, host, "fail", "all-reduce curve %s: the reduced data was wrong at %d of %d sizes (%s bytes): "
-                                     "a rank or a link corrupts data; do not use the node" % (
-                                         name, len(wrong), len(sweep), ", ".join(str(size) for size in wrong[:8])),
-                                     value=len(wrong), reference=0, threshold="every size verified"))
-        elif sweep:
-            checks.append(make_check(rule, host, "pass", "all-reduce curve %s: the data was checked at all %d sizes (%s to %s bytes)"
-                                     % (name, len(sweep), sweep[0].get("size_bytes"), sweep[-1].get("size_bytes")),
-                                     value=0, reference=0, threshold="every size verified"))
-    return checks
 
 
 def collective_gpus_covered(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -68,7 +34,7 @@ def collective_gpus_covered(host: str, data: Dict[str, Any], rule: Dict[str, Any
 @reads_params(*BASELINE_THRESHOLDS)
 def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """busbw of the default curve at its largest size against params.known_good[<ranks>] of the SKU's baseline."""
-    curve = _curves(data).get("default")
+    curve = curves_by_name(data).get("default")
     if not curve or curve.get("error"):
         return []
     plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
@@ -98,7 +64,7 @@ def collective_busbw(host: str, data: Dict[str, Any], rule: Dict[str, Any], cont
 @reads_params("min_ratio")
 def collective_p2p_gain(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     """Where NVLink joins the GPUs, the default curve must beat the NCCL_P2P_DISABLE=1 curve by params.min_ratio."""
-    curves = _curves(data)
+    curves = curves_by_name(data)
     default, disabled = curves.get("default"), curves.get("p2p_disabled")
     if not default or not disabled or default.get("error") or disabled.get("error"):
         return []

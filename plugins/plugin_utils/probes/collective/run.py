@@ -1,7 +1,7 @@
 """collective: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import Headline, ProbeRun
+from ...probe_kit.kit import Headline, ProbeRun
 
 RUN = ProbeRun(
     name="collective",

@@ -1,9 +1,7 @@
 """collective_hosts: the all-reduce across the GPUs of several hosts (a role and playbook of its own)."""
 from __future__ import annotations
 
-from ..collective.checks import collective_verified
-from ..collective.judging import peak_busbw_metrics
-from ..judging import ProbeJudging
+from ...probe_kit.kit import collective_verified, peak_busbw_metrics, ProbeJudging
 from .metrics import PEAK_BUSBW
 
 

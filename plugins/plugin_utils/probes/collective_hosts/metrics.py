@@ -5,7 +5,7 @@ collective/judging.py's peak_busbw_metrics.
 """
 from __future__ import annotations
 
-from ..metric_catalogue import MetricSpec
+from ...probe_kit.kit import MetricSpec
 
 PEAK_BUSBW = MetricSpec("collective_hosts.peak_busbw_gbps", "All-reduce bandwidth across hosts", "GB/s", "higher",
                         drift_tolerance=0.10)

@@ -5,10 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, List, Tuple
 
-from ....module_utils.envelope_statuses import MEASURED_STATUSES
-from ...result_fields import MISSING, dig
-from ..collective.view import collective_view
-from ..declaration import ProbeSection
+from ...probe_kit.kit import MEASURED_STATUSES, MISSING, dig, collective_view, ProbeSection
 
 
 def cross_host_runs(hosts: List[Any]) -> List[Dict[str, Any]]:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check
-from ...judge.model import Check
-from ...result_fields import is_unavailable, unavailable_reason
+from ...probe_kit.kit import make_check, Check, is_unavailable, unavailable_reason
 from .ports import RELATION_WORDS, RELATIONS, expected, listed, whole_board
 
 

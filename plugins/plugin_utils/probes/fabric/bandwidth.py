@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...judge.check_helpers import make_check, param_source, reads_params
-from ...judge.metrics import Metric
-from ...judge.model import Check
-from ...result_fields import dig, is_unavailable, number_or_none, unavailable_reason
+from ...probe_kit.kit import (
+    make_check, param_source, reads_params, Metric, Check, dig, is_unavailable, number_or_none, unavailable_reason)
 from .metrics import RDMA_WRITE_CUDA, RDMA_WRITE_HOST
 from .ports import ports_of
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...judge.check_helpers import make_check, param_source, reads_params
-from ...judge.model import Check
-from ...result_fields import START_FIELDS, dig, start_interval
+from ...probe_kit.kit import make_check, param_source, reads_params, Check, START_FIELDS, dig, start_interval
 from .ports import Port, ignored, no_rdma_words, ports_of
 
 # The largest value a 16-bit IB PortCounters counter holds (symbol_error, link_error_recovery, port_rcv_errors...): a

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check
-from ...judge.model import Check
+from ...probe_kit.kit import make_check, Check
 from .ports import listed
 
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check
-from ...judge.model import Check
-from ...judge.settings import Setting
+from ...probe_kit.kit import make_check, Check, Setting
 from .ports import expected, rdma_devices
 
 

@@ -1,7 +1,7 @@
 """fabric: what the judge is told about it."""
 from __future__ import annotations
 
-from ..judging import ProbeJudging
+from ...probe_kit.kit import ProbeJudging
 from .affinity_checks import AFFINITY_CHECKS
 from .bandwidth import BANDWIDTH_CHECKS, bandwidth_metrics
 from .counter_checks import COUNTER_CHECKS

@@ -1,7 +1,7 @@
 """fabric: its metric catalogue."""
 from __future__ import annotations
 
-from ..metric_catalogue import MetricSpec
+from ...probe_kit.kit import MetricSpec
 
 _NOT_COMPARED = ("not compared between runs: no run on real InfiniBand is recorded yet to measure its run-to-run spread "
                  "(the 1-GPU rig has no RDMA device); the floor per port rate (fabric.rdma_bandwidth) judges each run")

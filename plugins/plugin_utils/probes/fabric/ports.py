@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...judge.baseline_origin import baseline_file
-from ...result_fields import dig, is_unavailable, number_or_none, unavailable_reason
+from ...probe_kit.kit import baseline_file, dig, is_unavailable, number_or_none, unavailable_reason
 
 ACTIVE_STATE = "ACTIVE"
 LINK_UP = "LinkUp"

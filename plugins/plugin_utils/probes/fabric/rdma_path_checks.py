@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check
-from ...judge.model import Check
-from ...result_fields import dig, is_unavailable, number_or_none, unavailable_reason
+from ...probe_kit.kit import make_check, Check, dig, is_unavailable, number_or_none, unavailable_reason
 from .ports import ignored, listed, no_rdma_words, ports_of, rdma_devices
 
 ROCE = "Ethernet"

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report.cells import Cell, cell, table
-from ...result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
-from ..declaration import ProbeSection
+from ...probe_kit.kit import (
+    Cell, cell, table, MISSING, dig, is_unavailable, number_or_none, unavailable_reason, ProbeSection)
 from .bandwidth import bandwidth_runs, run_label
 from .ports import RELATION_WORDS, listed, no_rdma_words, ports_of
 

@@ -2,7 +2,7 @@
 not judged)."""
 from __future__ import annotations
 
-from ..judging import ProbeJudging
+from ...probe_kit.kit import ProbeJudging
 from .together_checks import TOGETHER_CHECKS
 
 JUDGING = ProbeJudging(checks=dict(TOGETHER_CHECKS), busy_distorts=frozenset(TOGETHER_CHECKS))

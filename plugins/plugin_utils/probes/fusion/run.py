@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..declaration import Baselines, ProbeRun
+from ...probe_kit.kit import Handed, ProbeRun
 
 
-def fusion_inputs(host_path: str, params: Dict[str, Any], unused_baselines: Baselines) -> Tuple[Dict[str, Any], List[str]]:
-    from .derived import fusion_inputs as derive  # only when fusion runs: it reads the run's stored results
-    return derive(host_path, params)
+def fusion_inputs(params: Dict[str, Any], handed: Handed) -> Tuple[Dict[str, Any], List[str]]:
+    from .derived import fusion_inputs as derive  # only when fusion runs: it reads membw's result, as membw gives it
+    return derive(params, handed)
 
 
 RUN = ProbeRun(
@@ -20,4 +20,5 @@ RUN = ProbeRun(
     profiles={"acceptance": {}, "full": {"alone_devices": "all"}},
     summary="an elementwise chain unfused (4 eager kernels) and fused (torch.compile), its HBM traffic counted",
     derived_params=fusion_inputs,
+    needs=("membw",),
 )

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from ...judge.check_helpers import param_source, reads_params
-from ...judge.model import Check
-from ...report.number_format import format_quantity
-from ...result_fields import is_unavailable, number_or_none
-from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, time_slicing_words
-from ..together_view import expected_share
+from ...probe_kit.kit import (
+    param_source, reads_params, Check, format_quantity, is_unavailable, number_or_none, STATUS_ORDER, each_worker,
+    finish, percent_status, sharing_words, time_slicing_words, expected_share)
 
 VERSIONS = ("unfused", "fused")
 

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...report.number_format import format_number, format_quantity
-from ...report.cells import Cell, cell, table
-from ...result_fields import MISSING, dig, error_words, is_unavailable, number_or_none
-from ...report.svg_plots import line_chart
-from ..declaration import ProbeSection
-from ..together_view import beside_cells, together_table
+from ...probe_kit.kit import (
+    format_number, format_quantity, Cell, cell, table, MISSING, dig, error_words, is_unavailable, number_or_none,
+    line_chart, ProbeSection, beside_cells, together_table)
 
 COLUMNS = ["N (elements)", "bytes unfused", "bytes fused", "time unfused", "time fused", "GB/s unfused", "GB/s fused",
            "% of membw unfused", "% of membw fused", "speed-up predicted", "speed-up measured", "outputs agree", "why"]

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params
-from ...judge.model import Check
-from ...judge.product_checks import difference_words, injected_words
-from ...result_fields import is_unavailable
+from ...probe_kit.kit import (
+    gpu_label, make_check, param_source, reads_params, Check, difference_words, injected_words, is_unavailable)
 
 SHOWN = 3
 

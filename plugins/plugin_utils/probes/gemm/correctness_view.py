@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.product_checks import difference_words
-from ...report.cells import Cell, table
-from ...report.devices import device_label
-from ...result_fields import is_unavailable
+from ...probe_kit.kit import difference_words, Cell, table, device_label, is_unavailable
 
 
 def verification_table(devices: List[Dict[str, Any]]) -> Dict[str, Any]:

@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...judge.measurement import Condition, Device, Measurement, Missing, measured, not_measured
-from ...judge.repeats import finite
-from ...result_fields import is_unavailable
-from ..judging import ProbeJudging
+from ...probe_kit.kit import (
+    Condition, Device, Measurement, Missing, measured, not_measured, finite, is_unavailable, ProbeJudging)
 from .correctness_checks import CORRECTNESS_CHECKS
 from .metrics import STATE_RATES
 from .together_checks import TOGETHER_CHECKS

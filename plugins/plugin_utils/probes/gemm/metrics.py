@@ -1,7 +1,7 @@
 """gemm: its metric catalogue, every number the judge compares across hosts and with the previous run."""
 from __future__ import annotations
 
-from ..metric_catalogue import MetricSpec
+from ...probe_kit.kit import MetricSpec
 
 # {(dtype, power state): the calibration shape's matmul rate in that state}
 STATE_RATES = {

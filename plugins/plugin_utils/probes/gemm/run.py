@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ..declaration import Baselines, Headline, ProbeRun
+from ...probe_kit.kit import Handed, Headline, ProbeRun
 
 
-def gemm_inputs(host_path: str, params: Dict[str, Any], baselines: Baselines) -> Tuple[Dict[str, Any], List[str]]:
-    from .derived import gemm_inputs as derive  # only when gemm runs: it reads the run's stored results
-    return derive(host_path, params, baselines)
+def gemm_inputs(params: Dict[str, Any], handed: Handed) -> Tuple[Dict[str, Any], List[str]]:
+    from .derived import gemm_inputs as derive  # only when gemm runs: it reads the run's stored results, as handed
+    return derive(params, handed)
 
 
 RUN = ProbeRun(
@@ -18,6 +18,7 @@ RUN = ProbeRun(
     profiles={"acceptance": {}, "full": {"alone_devices": "all"}},
     summary="matmul throughput per dtype over shapes on the roofline, burst and sustained at the power limit",
     derived_params=gemm_inputs,
+    needs=("membw",),
     headlines=(
         Headline("gemm.bf16_burst"),
         Headline("gemm.bf16_sustained"),

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from ...judge.check_helpers import make_check, param_source, reads_params
-from ...judge.model import Check
-from ...report.number_format import format_quantity
-from ...result_fields import is_unavailable, number_or_none
-from ..clock_event_reasons import HARDWARE_REASONS, SOFTWARE_THERMAL, WINDOW_KEY, expected_words
-from ..together_records import STATUS_ORDER, each_worker, finish, percent_status, sharing_words, time_slicing_words, worker_gpu
-from ..together_view import expected_share, worker_label
+from ...probe_kit.kit import (
+    make_check, param_source, reads_params, Check, format_quantity, is_unavailable, number_or_none, HARDWARE_REASONS,
+    SOFTWARE_THERMAL, WINDOW_KEY, expected_words, STATUS_ORDER, each_worker, finish, percent_status, sharing_words,
+    time_slicing_words, worker_gpu, expected_share, worker_label)
 
 
 def _dtype_words(entry: Dict[str, Any], dtype: str, record: Any, alone: Any,

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report.number_format import format_number
-from ...report.cells import Cell, cell, table
-from ...report.devices import device_label, device_records
-from ...result_fields import MISSING, dig, is_unavailable, number_or_none
-from ...report.svg_plots import roofline_chart
-from ..clock_event_table import REASON_COLUMNS, duration_cell
-from ..declaration import ProbeSection
+from ...probe_kit.kit import (
+    format_number, Cell, cell, table, device_label, device_records, MISSING, dig, is_unavailable, number_or_none,
+    roofline_chart, REASON_COLUMNS, duration_cell, ProbeSection, beside_cells, together_table)
 from .correctness_view import verification_table
-
-from ..together_view import beside_cells, together_table
 
 
 def _gemm_model_note(data: Any) -> str:

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ...judge.busy import process_words
-from ...judge.catalogue import CheckFunction
-from ...report.number_format import format_quantity
-from ...result_fields import MISSING, dig, is_unavailable
-from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
+from ...probe_kit.kit import (
+    process_words, CheckFunction, format_quantity, MISSING, dig, is_unavailable, gpu_label, make_check, param_source,
+    reads_params, unavailable_check, Check)
 from .machine_checks import MACHINE_CHECKS
-from ...judge.model import Check
 
 # REFERENCE.md: the XIDs node health checks (aznhc, gcm, NHC) treat as hardware faults.
 HARDWARE_XIDS = (48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 94, 95, 119, 120)

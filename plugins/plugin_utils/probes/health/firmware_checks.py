@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Dict, List, Tuple
 
-from ...judge.baseline_origin import baseline_file
-from ...judge.catalogue import CheckFunction
-from ...judge.check_helpers import gpu_label, make_check, unavailable_check, unavailable_status
-from ...judge.model import Check
-from ...result_fields import MISSING, is_unavailable
+from ...probe_kit.kit import (
+    baseline_file, CheckFunction, gpu_label, make_check, unavailable_check, unavailable_status, Check, MISSING,
+    is_unavailable)
 from .firmware_parts import FIRMWARE_PARTS, FirmwarePart, readable_gpus
 from .firmware_versions import compare_versions
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List
 
-from ...judge.settings import Setting
-from ...result_fields import MISSING, is_unavailable
+from ...probe_kit.kit import Setting, MISSING, is_unavailable
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.machine_facts import MachineDeclaration
-from ...judge.metrics import Metric
-from ...judge.settings import Setting
-from ...result_fields import MISSING, dig, is_unavailable, number_or_none
-from ..judging import ProbeJudging
+from ...probe_kit.kit import (
+    MachineDeclaration, Metric, Setting, MISSING, dig, is_unavailable, number_or_none, ProbeJudging)
 from .checks import HEALTH_CHECKS
 from .firmware_checks import FIRMWARE_CHECKS
 from .firmware_parts import firmware_settings

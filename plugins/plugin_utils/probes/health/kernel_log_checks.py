@@ -14,10 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...judge.catalogue import CheckFunction
-from ...judge.check_helpers import make_check, param_source, reads_params
-from ...judge.model import Check
-from ...result_fields import MISSING, dig, is_unavailable
+from ...probe_kit.kit import CheckFunction, make_check, param_source, reads_params, Check, MISSING, dig, is_unavailable
 
 # kind -> (words, action, remedy); the host's pattern table has the longer meaning and the format's source.
 KIND_TEXTS: Dict[str, Tuple[str, str, str]] = {

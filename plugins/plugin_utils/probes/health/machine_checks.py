@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ...result_fields import MISSING, dig, is_unavailable
-from ...judge.check_helpers import gpu_label, make_check, unavailable_check
+from ...probe_kit.kit import MISSING, dig, is_unavailable, gpu_label, make_check, unavailable_check, Check
 from .machine_shape import NVIDIA_DRIVER, MachineShape, machine_shape
-from ...judge.model import Check
 
 SLICE_REMEDY = ("Nothing to fix when the slice is as it was bought; if this host should have more GPUs, ask for them to be "
                 "passed through (or set params.expected in the inventory's rule overrides).")

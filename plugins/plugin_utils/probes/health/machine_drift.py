@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence
 
-from ...judge.machine_facts import GpuDescriptor, MachineFacts
-from ...judge.model import Check
+from ...probe_kit.kit import GpuDescriptor, MachineFacts, Check
 
 DRIFT_CHECK_IDS = ("drift.gpus", "drift.device_majors")
 

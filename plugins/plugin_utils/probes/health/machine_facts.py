@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
-from ...judge.machine_facts import ExpectedGpus, GpuDescriptor, MachineFacts
-from ...result_fields import MISSING, dig, is_unavailable
+from ...probe_kit.kit import ExpectedGpus, GpuDescriptor, MachineFacts, MISSING, dig, is_unavailable
 from .machine_shape import machine_shape
 
 # The rule check whose params.expected is the inventory's override of the expected GPU count.

@@ -20,8 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ...judge.baseline_origin import baseline_file
-from ...result_fields import MISSING, dig, is_unavailable
+from ...probe_kit.kit import baseline_file, MISSING, dig, is_unavailable
 
 VM_MODES = ("pass_through", "vgpu")
 NVIDIA_DRIVER = "nvidia"

@@ -1,7 +1,7 @@
 """health: its metric catalogue, every number the judge compares across hosts and with the previous run."""
 from __future__ import annotations
 
-from ..metric_catalogue import MetricSpec
+from ...probe_kit.kit import MetricSpec
 
 CUDA_INIT = MetricSpec("health.cuda_init_s", "CUDA init time", "s", "lower", drift_tolerance=0.5,
                        drift_source="CUDA init took 5.2 to 6.6 s across calls on the same H200 rig (docs/health.md)")

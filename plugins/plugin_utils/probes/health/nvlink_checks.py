@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ...judge.catalogue import CheckFunction
-from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params, unavailable_check
-from ...judge.model import Check
-from ...result_fields import MISSING, dig, is_unavailable, start_interval
+from ...probe_kit.kit import (
+    CheckFunction, gpu_label, make_check, param_source, reads_params, unavailable_check, Check, MISSING, dig,
+    is_unavailable, start_interval)
 from .checks import _none_supported, _nvlink_words, per_gpu
 
 # (counter, words): a rise of any of these fails (DCGM_FR_NVLINK_ERROR_CRITICAL)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.model import Check
-from ...judge.summaries import Summary, summaries_agree as held_to_their_lists
+from ...probe_kit.kit import Check, Summary, summaries_agree as held_to_their_lists
 
 HEALTH_SUMMARIES = (
     Summary("nvlink.active_count", "nvlink.links", where=(("state", "active"),), each="gpus"),

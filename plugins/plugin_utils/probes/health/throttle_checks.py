@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ...judge.check_helpers import each_gpu_section, gpu_label, make_check, param_source, reads_params
-from ...judge.model import Check
-from ...report.number_format import format_quantity
-from ...result_fields import is_unavailable
-from ..clock_event_reasons import HARDWARE_REASONS
+from ...probe_kit.kit import (
+    each_gpu_section, gpu_label, make_check, param_source, reads_params, Check, format_quantity, is_unavailable,
+    HARDWARE_REASONS)
 
 DURATIONS_KEY = "clock_event_durations"
 CONTEXT_REASONS = ("sw_thermal_slowdown", "sw_power_cap")

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ...report.cells import Cell, cell
-from ...report.values import format_scalar, format_value, unit_for
-from ...result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
-from ...report.svg_plots import bar_chart
-from ..clock_event_table import clock_event_table
-from ..declaration import ProbeSection
+from ...probe_kit.kit import (
+    Cell, cell, format_scalar, format_value, unit_for, MISSING, dig, is_unavailable, number_or_none,
+    unavailable_reason, bar_chart, clock_event_table, ProbeSection)
 
 
 def field(value: Any, *path: Any) -> Tuple[str, Any]:

@@ -3,10 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.measurement import Device, Measurement, measured, not_measured
-from ...judge.repeats import finite
-from ...result_fields import is_unavailable
-from ..judging import ProbeJudging
+from ...probe_kit.kit import Device, Measurement, measured, not_measured, finite, is_unavailable, ProbeJudging
 from .metrics import PINNED
 from .together_checks import hostbw_together_uplink
 

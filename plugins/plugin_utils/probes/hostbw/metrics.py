@@ -1,7 +1,7 @@
 """hostbw: its metric catalogue, every number the judge compares across hosts and with the previous run."""
 from __future__ import annotations
 
-from ..metric_catalogue import MetricSpec
+from ...probe_kit.kit import MetricSpec
 
 # {direction: the pinned copy's bandwidth in that direction}
 PINNED = {

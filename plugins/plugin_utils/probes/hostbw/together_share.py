@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, NamedTuple, Optional
 
-from ...result_fields import number_or_none
-from ..together_view import device_sharers
+from ...probe_kit.kit import number_or_none, device_sharers
 
 DIRECTIONS = ("h2d", "d2h")
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ...report.cells import Cell, cell, table
-from ...report.devices import device_label, device_records
-from ...result_fields import MISSING, dig, error_words
-from ..declaration import ProbeSection
+from ...probe_kit.kit import Cell, cell, table, device_label, device_records, MISSING, dig, error_words, ProbeSection
 from .together_view import together_table
 
 

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params
-from ...judge.model import Check
-from ...report.number_format import format_quantity
-from ...result_fields import is_unavailable
+from ...probe_kit.kit import gpu_label, make_check, param_source, reads_params, Check, format_quantity, is_unavailable
 
 
 def _gpus(data: Dict[str, Any]) -> List[Dict[str, Any]]:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from ...judge.check_helpers import each_gpu_section, gpu_label, make_check, param_source, reads_params
-from ...judge.model import Check
-from ...judge.product_checks import difference_words, injected_words, mode_words, odd_ones
-from ...report.number_format import format_quantity
-from ...result_fields import is_unavailable
+from ...probe_kit.kit import (
+    each_gpu_section, gpu_label, make_check, param_source, reads_params, Check, difference_words, injected_words,
+    mode_words, odd_ones, format_quantity, is_unavailable)
 
 SECTION = "correctness"
 WHAT = "checks of the products against the reference product"

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.product_checks import difference_words, mode_words
-from ...report.number_format import format_quantity
-from ...report.cells import Cell, table
-from ...result_fields import is_unavailable
+from ...probe_kit.kit import difference_words, mode_words, format_quantity, Cell, table, is_unavailable
 
 
 def correctness_table(gpus: List[Dict[str, Any]]) -> Dict[str, Any]:

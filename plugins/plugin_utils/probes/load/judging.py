@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.metrics import Metric
-from ...result_fields import number_or_none
-from ..judging import ProbeJudging
+from ...probe_kit.kit import Metric, number_or_none, ProbeJudging
 from .checks import LOAD_CHECKS
 from .correctness_checks import CORRECTNESS_CHECKS
 from .metrics import ACHIEVED_TFLOPS, MAX_TEMPERATURE, SM_CLOCK

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from ...judge.check_helpers import each_gpu_section, gpu_label, make_check, param_source, reads_params
-from ...judge.model import Check
-from ...report.number_format import format_quantity
-from ...result_fields import is_unavailable
-from ..clock_event_reasons import HARDWARE_REASONS, SOFTWARE_THERMAL, WINDOW_KEY, expected_words, in_window, window_seconds
+from ...probe_kit.kit import (
+    each_gpu_section, gpu_label, make_check, param_source, reads_params, Check, format_quantity, is_unavailable,
+    HARDWARE_REASONS, SOFTWARE_THERMAL, WINDOW_KEY, expected_words, in_window, window_seconds)
 
 STATUS_ORDER = {"pass": 0, "warn": 1, "fail": 2}
 

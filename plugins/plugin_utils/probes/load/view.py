@@ -3,13 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report.cells import Cell, cell, table
-from ...report.number_format import format_quantity
-from ...report.values import format_number
-from ...result_fields import MISSING, dig, number_or_none
-from ...report.svg_plots import line_chart
-from ..clock_event_table import clock_event_table
-from ..declaration import ProbeSection
+from ...probe_kit.kit import (
+    Cell, cell, table, format_quantity, format_number, MISSING, dig, number_or_none, line_chart, clock_event_table,
+    ProbeSection)
 from .correctness_view import correctness_table
 
 PLOTTED = (("sm_clock_mhz", "SM clock under load", "MHz"), ("power_w", "Power draw under load", "W"),

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import gpu_label, make_check, param_source, reads_params
-from ...judge.model import Check
-from ...judge.repeats import finite
-from ...report.number_format import format_quantity
+from ...probe_kit.kit import gpu_label, make_check, param_source, reads_params, Check, finite, format_quantity
 
 
 @reads_params("max_cv_pct")

@@ -3,11 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from ...judge.measurement import Device, Measurement, measured, not_measured
-from ...judge.repeats import finite
-from ...report.number_format import format_quantity
-from ...result_fields import error_words, is_unavailable
-from ..judging import ProbeJudging
+from ...probe_kit.kit import (
+    Device, Measurement, measured, not_measured, finite, format_quantity, error_words, is_unavailable, ProbeJudging)
 from .checks import membw_repeat_cv
 from .metrics import BANDWIDTH
 from .together_checks import membw_together_bandwidth
@@ -56,6 +53,24 @@ def membw_headlines(membw_data: Any) -> Tuple[Dict[str, float], List[str]]:
         else:
             missing.append("%s: %s" % (key, measurement.missing.reason if measurement.missing else "no value"))
     return found, missing
+
+
+def headline_sources(membw_data: Dict[str, Any]) -> List[str]:
+    """Where membw's headlines came from (plateau, quick_largest_size, largest_size_no_plateau), once each."""
+    sources = []
+    for entry in membw_data.get("devices") or []:
+        source = (entry.get("headline") or {}).get("source") if isinstance(entry, dict) else None
+        if isinstance(source, str) and source not in sources:
+            sources.append(source)
+    return sources
+
+
+def membw_given(membw_data: Dict[str, Any]) -> Dict[str, Any]:
+    """What membw's measured result gives a probe that needs it (run.py's gives=: gemm's roofline, fusion's plateau):
+    bandwidth_gbps {GPU UUID, or "cpu": the headline}, missing (why each device without one has none), sources (where
+    the headlines came from)."""
+    bandwidths, missing = membw_headlines(membw_data)
+    return {"bandwidth_gbps": bandwidths, "missing": missing, "sources": headline_sources(membw_data)}
 
 
 JUDGING = ProbeJudging(

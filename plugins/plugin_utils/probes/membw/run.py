@@ -1,7 +1,15 @@
 """membw: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import Headline, ProbeRun
+from typing import Any, Dict
+
+from ...probe_kit.kit import Headline, ProbeRun
+
+
+def membw_gives(data: Dict[str, Any]) -> Dict[str, Any]:
+    from .judging import membw_given  # only when a probe that needs membw derives its parameters
+    return membw_given(data)
+
 
 RUN = ProbeRun(
     name="membw",
@@ -11,5 +19,6 @@ RUN = ProbeRun(
     # alone, not only the first
     profiles={"quick": {"quick": True}, "acceptance": {}, "full": {"repeats": 5, "alone_devices": "all"}, "post_upgrade": {}},
     summary="device memory copy bandwidth swept over sizes to its plateau, repeated",
+    gives=membw_gives,
     headlines=(Headline("membw.bandwidth"),),
 )

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check, param_source, reads_params
-from ...judge.model import Check
-from ...report.number_format import format_quantity
-from ...result_fields import is_unavailable, number_or_none, unavailable_reason
-from ..together_records import each_worker, percent_bounds_and_reference, percent_status, time_slicing_words
+from ...probe_kit.kit import (
+    make_check, param_source, reads_params, Check, format_quantity, is_unavailable, number_or_none, unavailable_reason,
+    each_worker, percent_bounds_and_reference, percent_status, time_slicing_words)
 from .together_share import reference_at, share_of
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, NamedTuple, Optional
 
-from ...result_fields import is_unavailable, number_or_none
-from ..together_view import device_sharers
+from ...probe_kit.kit import is_unavailable, number_or_none, device_sharers
 
 
 class Share(NamedTuple):

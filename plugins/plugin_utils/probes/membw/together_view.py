@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ...report.cells import Cell, cell
-from ...result_fields import MISSING
-from .. import together_view
+from ...probe_kit.kit import Cell, cell, MISSING, together_table as shared_together_table
 from .together_share import reference_at, share_of
 
 COLUMNS = ["worker", "buffer", "together", "alone, same size", "its share", "of its share", "start lag"]
@@ -27,4 +25,4 @@ def _rows(worker: Dict[str, Any], reference: Dict[str, Any]) -> List[List[Cell]]
 
 def together_table(data: Any) -> Optional[Dict[str, Any]]:
     """The table of data["together"] (None for a result written before the phase existed)."""
-    return together_view.together_table(data, "Every GPU at once (the node number beside the alone number)", COLUMNS, _rows)
+    return shared_together_table(data, "Every GPU at once (the node number beside the alone number)", COLUMNS, _rows)

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ...report.cells import Cell, cell, table
-from ...report.devices import device_label, device_records
-from ...result_fields import MISSING, dig, error_words, number_or_none
-from ...report.svg_plots import line_chart
-from ..declaration import ProbeSection
+from ...probe_kit.kit import (
+    Cell, cell, table, device_label, device_records, MISSING, dig, error_words, number_or_none, line_chart,
+    ProbeSection)
 from .together_view import together_table
 
 

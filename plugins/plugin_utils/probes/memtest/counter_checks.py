@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check, param_source, reads_params, unavailable_status
-from ...judge.model import Check
-from ...report.devices import device_label, device_records
+from ...probe_kit.kit import (
+    make_check, param_source, reads_params, unavailable_status, Check, device_label, device_records)
 from .records import gpu_of
 
 UNCORRECTABLE = ("ecc.volatile_uncorrected_count", "ecc.aggregate_uncorrected_count", "remapped_rows.uncorrectable_count",

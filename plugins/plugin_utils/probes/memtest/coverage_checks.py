@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check, param_source, reads_params, unavailable_check
-from ...judge.model import Check
-from ...report.number_format import format_quantity
-from ...report.devices import device_label, device_records
-from ...result_fields import is_unavailable, number_or_none
+from ...probe_kit.kit import (
+    make_check, param_source, reads_params, unavailable_check, Check, format_quantity, device_label, device_records,
+    is_unavailable, number_or_none)
 from .records import gpu_of
 
 

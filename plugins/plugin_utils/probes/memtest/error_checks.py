@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check, param_source, reads_params
-from ...judge.model import Check
-from ...report.number_format import format_quantity
+from ...probe_kit.kit import make_check, param_source, reads_params, Check, format_quantity
 from .records import gpu_of, labelled_workers
 
 RANGES_SHOWN = 3

@@ -3,10 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.metrics import Metric
-from ...report.devices import device_records
-from ...result_fields import number_or_none
-from ..judging import ProbeJudging
+from ...probe_kit.kit import Metric, device_records, number_or_none, ProbeJudging
 from .counter_checks import ecc_increase
 from .coverage_checks import coverage
 from .error_checks import pattern_errors

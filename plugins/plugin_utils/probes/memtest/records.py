@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...report.devices import device_label, device_records
-from ...result_fields import dig
+from ...probe_kit.kit import device_label, device_records, dig
 
 
 def workers(data: Any) -> List[Dict[str, Any]]:

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report.number_format import format_quantity
-from ...report.cells import Cell, cell, table
-from ...report.devices import device_label, device_records
-from ...result_fields import MISSING, dig, error_words
-from ..declaration import ProbeSection
+from ...probe_kit.kit import (
+    format_quantity, Cell, cell, table, device_label, device_records, MISSING, dig, error_words, ProbeSection)
 from .records import labelled_workers
 
 

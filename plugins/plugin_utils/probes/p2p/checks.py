@@ -10,14 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from ...judge.baseline_checks import BASELINE_THRESHOLDS, judge_against_baseline
-from ...judge.check_helpers import make_check, param_source, reads_params
-from ...judge.gpu_coverage import gpus_covered
-from ...judge.model import Check
-from ...judge.stats import median
-from ...report.number_format import format_quantity
-from ...result_fields import number_or_none
-from ..tuning.pcie_path import path_between
+from ...probe_kit.kit import (
+    BASELINE_THRESHOLDS, judge_against_baseline, make_check, param_source, reads_params, gpus_covered, Check, median,
+    format_quantity, number_or_none, path_between)
 
 PCIE_PATHS = ("PIX", "PXB", "PHB", "NODE", "SYS")
 
@@ -109,7 +104,7 @@ def _bus_ids_by_uuid(health: Any) -> Dict[str, str]:
 
 
 def explain_pcie_pairs(pairs: List[Dict[str, Any]], checks: List[Check], host_data: Dict[str, Any]) -> None:
-    """Each PCIe pair's checks say what the recorded tuning shows on its path (probes/tuning/pcie_path.py); a low pair names the
+    """Each PCIe pair's checks say what the recorded tuning shows on its path (probe_kit/shared/pcie_path.py); a low pair names the
     likely cause. Without a tuning result the checks stay as they are."""
     tuning = host_data.get("tuning")
     if not isinstance(tuning, dict):

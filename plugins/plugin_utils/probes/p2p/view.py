@@ -3,10 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...report.cells import Cell, cell, table
-from ...result_fields import MISSING, dig, is_unavailable, number_or_none
-from ...report.svg_plots import heatmap_chart, line_chart
-from ..declaration import ProbeSection
+from ...probe_kit.kit import (
+    Cell, cell, table, MISSING, dig, is_unavailable, number_or_none, heatmap_chart, line_chart, ProbeSection)
 
 MAX_PLOTTED_PAIRS = 8
 

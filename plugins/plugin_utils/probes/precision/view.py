@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report.cells import Cell, cell, table
-from ...result_fields import MISSING, dig
-from ..declaration import ProbeSection
+from ...probe_kit.kit import Cell, cell, table, MISSING, dig, ProbeSection
 
 
 def _tensors(data: Any) -> List[Dict[str, Any]]:

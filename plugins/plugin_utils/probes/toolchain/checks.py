@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ...judge.check_helpers import make_check
-from ...judge.model import Check
-from ...judge.summaries import Summary, summaries_agree as held_to_their_lists
+from ...probe_kit.kit import make_check, Check, Summary, summaries_agree as held_to_their_lists
 
 # The CUDA device count of the nvml_cuda_agree contract and the UUIDs it lists (recorded only where every UUID was read).
 SUMMARIES = (Summary("details.cuda_device_count", "details.cuda_uuids", each="contracts"),)

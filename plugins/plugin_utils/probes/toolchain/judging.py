@@ -1,7 +1,7 @@
 """toolchain: the driver, CUDA, torch and NCCL a workload would see, and whether they agree."""
 from __future__ import annotations
 
-from ..judging import ProbeJudging
+from ...probe_kit.kit import ProbeJudging
 from .checks import TOOLCHAIN_CHECKS
 
 

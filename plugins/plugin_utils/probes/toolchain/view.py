@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ...report.cells import Cell, cell, table
-from ...result_fields import dig
-from ..declaration import ProbeSection
+from ...probe_kit.kit import Cell, cell, table, dig, ProbeSection
 
 CONTRACT_FLAG = {"pass": "", "fail": "bad", "unavailable": "na"}
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.check_helpers import make_check
-from ...judge.model import Check
-from ...result_fields import is_unavailable, number_or_none, unavailable_reason
-from .pcie_path import device_label, devices_by_address, downtrained, gpu_paths
+from ...probe_kit.kit import (
+    make_check, Check, is_unavailable, number_or_none, unavailable_reason, pci_device_label, devices_by_address,
+    downtrained, gpu_paths)
 
 
 def acs_redirect(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -33,7 +32,7 @@ def acs_redirect(host: str, data: Dict[str, Any], rule: Dict[str, Any], context:
         elif acs.get("redirects_peer_traffic"):
             bits = [name for name, key in (("RR", "request_redirect"), ("CR", "completion_redirect"), ("EC", "egress_control"))
                     if acs.get(key)]
-            redirecting.append("%s (%s)" % (device_label(devices[address]), "+".join(bits)))
+            redirecting.append("%s (%s)" % (pci_device_label(devices[address]), "+".join(bits)))
     if redirecting:
         return [make_check(rule, host, "warn", "ACS redirects peer traffic at %s: P2P between the GPUs below goes up to the root "
                            "complex (or fails) instead of across the switch; turn the redirect off (kernel pci=disable_acs_redir=, "

@@ -3,11 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...judge.settings import Setting
-from ...result_fields import MISSING, dig, is_unavailable
-from ..judging import ProbeJudging
+from ...probe_kit.kit import Setting, MISSING, dig, is_unavailable, ProbeJudging, acs_text, pci_device_label
 from .checks import TUNING_CHECKS
-from .pcie_path import acs_text, device_label
 
 # (setting id, key of a pci_devices entry or a path into it, words, unit). Link speed is left out: GPUs lower it when idle.
 PCI_SETTINGS = (
@@ -46,7 +43,7 @@ def tuning_settings(data: Dict[str, Any]) -> List[Setting]:
     for device in devices if isinstance(devices, list) else []:
         if not isinstance(device, dict):
             continue
-        where = device_label(device)
+        where = pci_device_label(device)
         for setting_id, path, words, unit in PCI_SETTINGS:
             value = dig(device, *path)
             if value is not MISSING:

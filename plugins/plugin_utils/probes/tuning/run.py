@@ -1,7 +1,7 @@
 """tuning: how it runs (light: read for every host before its probes run)."""
 from __future__ import annotations
 
-from ..declaration import ProbeRun
+from ...probe_kit.kit import ProbeRun
 
 RUN = ProbeRun(
     name="tuning",

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...report.cells import Cell, cell, table
-from ...result_fields import MISSING, dig, is_unavailable, iter_leaves, json_path
-from ..declaration import ProbeSection
-from .pcie_path import acs_text
+from ...probe_kit.kit import (
+    Cell, cell, table, MISSING, dig, is_unavailable, iter_leaves, json_path, ProbeSection, acs_text)
 
 
 def _acs_cell(acs: Any) -> Cell:

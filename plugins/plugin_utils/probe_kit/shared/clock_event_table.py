@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..report.number_format import format_quantity
-from ..report.cells import Cell, cell, table
-from ..result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
+from ...report.number_format import format_quantity
+from ...report.cells import Cell, cell, table
+from ...result_fields import MISSING, dig, is_unavailable, number_or_none, unavailable_reason
 
 REASON_COLUMNS = ("sw_power_cap", "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
 SLOWDOWN_COLUMNS = ("sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")

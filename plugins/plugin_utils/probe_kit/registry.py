@@ -1,4 +1,5 @@
-"""The probes, found from the probe scripts: probes/<name>.py has the package plugin_utils/probes/<name>/.
+"""The probes, found from the probe scripts: probes/<name>.py has the package plugin_utils/probes/<name>/ (that folder
+holds the probe packages and nothing else, so any name a probe script takes is free there).
 
 Running a probe reads only its run.py (RUN = ProbeRun: profiles, order, time limit, what a profile gives); judging a
 run reads each judging.py and metrics.py (probe_catalogue), rendering it each view.py (sections). So the probe
@@ -15,21 +16,18 @@ from ..probe_archive import available_probes
 from .declaration import Baselines, DeclarationError, ProbeRun, ProbeSection
 from .metric_catalogue import MetricSpec, spec_problems
 
-# Modules of this package that are not probes: a probe cannot take their names.
-NOT_PROBES = ("declaration", "judging", "metric_catalogue", "param_spec", "registry")
-PACKAGES_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probes")
+PACKAGES = __package__.rsplit(".", 1)[0] + ".probes"
 # A probe's rules, in its package: {"rules": [...]} (rules_and_baselines.shipped_rules reads them).
 RULES_FILE = "rules.yaml"
 
 
 def _probe_module(name: str, part: str) -> Any:
     """plugin_utils/probes/<name>/<part>.py imported, or None where the probe has no such file."""
-    if name in NOT_PROBES:
-        raise DeclarationError("a probe cannot be named %r: plugin_utils/probes/%s.py is the registry's own" % (name, name))
     if not os.path.isfile(os.path.join(PACKAGES_DIR, name, part + ".py")):
         return None
     try:
-        return importlib.import_module(".%s.%s" % (name, part), __package__)
+        return importlib.import_module("%s.%s.%s" % (PACKAGES, name, part))
     except ImportError as exc:
         raise DeclarationError("plugin_utils/probes/%s/%s.py could not be imported (%s); docs/adding-a-probe.md says what "
                                "it holds" % (name, part, exc)) from exc
@@ -51,9 +49,26 @@ def _declaration_of(name: str) -> ProbeRun:
     return declaration
 
 
+def _needs_problems(found: Mapping[str, ProbeRun]) -> List[str]:
+    """Why a probe's needs= cannot be handed: each probe it names is declared, gives= something and runs before it."""
+    problems = []
+    for name, probe in sorted(found.items()):
+        for needed in probe.needs:
+            other = found.get(needed)
+            if other is None or other.gives is None:
+                problems.append("probe %s needs %r, which is no probe that declares gives=" % (name, needed))
+            elif other.run_order >= probe.run_order:
+                problems.append("probe %s needs %s, which runs after it (run_order %d >= %d)" % (name, needed, other.run_order, probe.run_order))
+    return problems
+
+
 @lru_cache(maxsize=None)
 def _declarations(root: Optional[str]) -> Dict[str, ProbeRun]:
-    return {name: _declaration_of(name) for name in available_probes(root)}
+    found = {name: _declaration_of(name) for name in available_probes(root)}
+    problems = _needs_problems(found)
+    if problems:
+        raise DeclarationError("; ".join(problems))
+    return found
 
 
 def declarations(root: Optional[str] = None) -> Dict[str, ProbeRun]:
@@ -110,7 +125,7 @@ def sections() -> Dict[str, ProbeSection]:
 
 @lru_cache(maxsize=None)
 def judging_of(name: str) -> Any:
-    """The probe's JUDGING (a probes.judging.ProbeJudging), or None for a probe without judging.py."""
+    """The probe's JUDGING (a probe_kit.judging.ProbeJudging), or None for a probe without judging.py."""
     from .judging import ProbeJudging  # the judge's modules load only when a run is judged
     module = _probe_module(name, "judging")
     if module is None:
@@ -181,7 +196,8 @@ def with_derived_params(probe: str, host_dir: str, params: Mapping[str, Any], ba
     found = declaration(probe)
     if found is None or found.derived_params is None:
         return dict(params), []
-    return found.derived_params(host_dir, dict(params), baselines)
+    from .derivation import handed_to  # only when a derivation runs: it reads the run's stored results
+    return found.derived_params(dict(params), handed_to(found, host_dir, baselines))
 
 
 def _custom_profile_problem(name: Any, members: Any, declared: Mapping[str, List[str]]) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ..report.number_format import format_quantity
-from ..report.cells import Cell, cell, table
-from ..result_fields import error_words, is_unavailable, number_or_none
+from ...report.number_format import format_quantity
+from ...report.cells import Cell, cell, table
+from ...result_fields import error_words, is_unavailable, number_or_none
 
 
 def worker_label(entry: Dict[str, Any]) -> str:

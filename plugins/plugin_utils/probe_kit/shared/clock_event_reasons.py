@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..report.number_format import format_quantity
-from ..result_fields import is_unavailable
+from ...report.number_format import format_quantity
+from ...result_fields import is_unavailable
 
 WINDOW_KEY = "clock_event_durations_window"
 HARDWARE_REASONS = ("hw_thermal_slowdown", "hw_power_brake_slowdown")

@@ -14,9 +14,32 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 # baselines() -> the SKUs' baselines (baselines/<sku>.yaml, loaded by the core and only when called): a probe's
 # package reads no baseline file itself.
 Baselines = Callable[[], List[Dict[str, Any]]]
-# derived_params(host_dir, params, baselines) -> (params with what the same run already measured on the host, notes
-# saying what was derived and from where); a parameter the user gave always wins.
-DerivedParams = Callable[[str, Dict[str, Any], Baselines], Tuple[Dict[str, Any], List[str]]]
+
+
+@dataclass(frozen=True)
+class HostSku:
+    """The SKU identified from this run's result of the probe that describes the machine, on one host."""
+
+    sku: str  # "" where none was identified (no describing probe, no result of it, no baseline matched)
+    baseline: Optional[Mapping[str, Any]]  # the SKU's baseline, None where none was identified
+    source: str  # the probe whose result the GPUs were read from ("" where no probe describes the machine)
+
+
+@dataclass(frozen=True)
+class Handed:
+    """What the core hands a probe's derivation (ProbeRun.derived_params) of the same run on the host; nothing is read
+    before the derivation asks for it, and a package reads neither the store nor another probe's package."""
+
+    # given(probe) -> what a probe named in the declaration's needs= gives (its ProbeRun.gives) of its result on this
+    # host in this run; None where it measured nothing. A probe not named in needs= is a DeclarationError.
+    given: Callable[[str], Any]
+    baselines: Baselines
+    host_sku: Callable[[], HostSku]
+
+
+# derived_params(params, handed) -> (params with what the same run already measured on the host, notes saying what was
+# derived and from where); a parameter the user gave always wins.
+DerivedParams = Callable[[Dict[str, Any], Handed], Tuple[Dict[str, Any], List[str]]]
 TABLES_HTML = "sections/tables.html.j2"
 TABLES_MARKDOWN = "sections/tables.md.j2"
 
@@ -60,6 +83,12 @@ class ProbeRun:
     profiles: Mapping[str, Mapping[str, Any]]
     min_gpus: int = 1
     derived_params: Optional[DerivedParams] = None
+    # The probes whose results of the same run derived_params reads (Handed.given): each runs before this one and
+    # declares gives=.
+    needs: Tuple[str, ...] = ()
+    # gives(data) -> what this probe's measured result gives a probe that needs it (membw: its headline bandwidths);
+    # the core calls it only when such a derivation runs.
+    gives: Optional[Callable[[Dict[str, Any]], Any]] = None
     # Why no rule reads the probe ("" when rules do): its absence is then never a failed GPU.
     judges_nothing: str = ""
     # False for a probe that does not need a working GPU stack (it reads sysfs, or falls back to the CPU): its failure is

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..judge.check_helpers import make_check
-from ..judge.model import Check
-from ..result_fields import dig, error_words, is_unavailable
+from ...judge.check_helpers import make_check
+from ...judge.model import Check
+from ...result_fields import dig, error_words, is_unavailable
 from .together_view import device_sharers, release_words, worker_label
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}

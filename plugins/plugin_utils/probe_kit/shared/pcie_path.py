@@ -32,7 +32,7 @@ def gpu_paths(tuning: Any) -> Dict[str, List[str]]:
             for gpu in gpus or [] if isinstance(gpu, dict) and isinstance(gpu.get("address"), str)}
 
 
-def device_label(device: Dict[str, Any]) -> str:
+def pci_device_label(device: Dict[str, Any]) -> str:
     return "%s %s" % (ROLE_WORDS.get(device.get("role"), "device"), device.get("address"))
 
 
@@ -60,7 +60,7 @@ def downtrained(device: Dict[str, Any], devices: Dict[str, Dict[str, Any]]) -> O
     capable = link_width_capable(device, devices)
     if width is None or capable is None or width >= capable:
         return None
-    return "%s link trained at x%d of x%d" % (device_label(device), width, capable)
+    return "%s link trained at x%d of x%d" % (pci_device_label(device), width, capable)
 
 
 @dataclass
@@ -90,7 +90,7 @@ def path_between(tuning: Any, src_address: str, dst_address: str, same_numa: Any
     hops = (up[:up.index(shared) + 1] + list(reversed(down[:down.index(shared)]))) if shared else up + list(reversed(down))
     found.devices = [devices[hop] for hop in hops if hop in devices]
     bridges = [device for device in found.devices if device.get("role") != "gpu"]
-    redirecting = [device_label(device) for device in bridges
+    redirecting = [pci_device_label(device) for device in bridges
                    if isinstance(device.get("acs"), dict) and device["acs"].get("redirects_peer_traffic")]
     if redirecting:
         found.causes.append("ACS redirects peer traffic at %s, so each P2P request goes up to the root complex and back"
@@ -115,6 +115,6 @@ def path_between(tuning: Any, src_address: str, dst_address: str, same_numa: Any
         parts.append("ACS redirect on %d of %d bridges" % (len(redirecting), len(bridges)))
     elif bridges:
         parts.append("ACS unknown on %d of %d bridges" % (len(bridges) - len(acs_known), len(bridges)))
-    parts.append("%d hop(s) via %s" % (len(found.devices) - 1, device_label(devices[shared]) if shared in devices else "the host bridge"))
+    parts.append("%d hop(s) via %s" % (len(found.devices) - 1, pci_device_label(devices[shared]) if shared in devices else "the host bridge"))
     found.summary = "; ".join(parts)
     return found

@@ -1,0 +1,1 @@
+"""Helpers that several probe packages share (handed on to them by the kit, ../kit.py)."""
