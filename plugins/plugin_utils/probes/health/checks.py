@@ -335,11 +335,16 @@ def remapped_rows(host: str, data: Dict[str, Any], rule: Dict[str, Any], context
     return per_gpu(host, data, rule, "row remapping", judge)
 
 
-def _pcie_fields(gpu: Dict[str, Any], names: Tuple[str, ...]) -> Any:
+def _pcie_pair(rule: Dict[str, Any], host: str, gpu: Dict[str, Any], names: Tuple[str, str], what: str) -> Tuple[Any, Optional[Check]]:
+    """(current, maximum) of a GPU's PCIe link fields, else (None, the check to return: none where a field is missing,
+    unavailable where one could not be read)."""
     values = [dig(gpu, "pcie", name) for name in names]
     if any(value is MISSING for value in values):
-        return None
-    return values
+        return None, None
+    for value in values:
+        if is_unavailable(value):
+            return None, unavailable_check(rule, host, what, value, gpu)
+    return tuple(values), None
 
 
 def pcie_link_width(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
@@ -347,13 +352,10 @@ def pcie_link_width(host: str, data: Dict[str, Any], rule: Dict[str, Any], conte
     expected = (baseline or {}).get("pcie", {}).get("width")
 
     def judge(gpu: Dict[str, Any]) -> Optional[Check]:
-        values = _pcie_fields(gpu, ("current_link_width", "max_link_width"))
-        if values is None:
-            return None
-        for value in values:
-            if is_unavailable(value):
-                return unavailable_check(rule, host, "the PCIe link width", value, gpu)
-        current, maximum = values
+        pair, unread = _pcie_pair(rule, host, gpu, ("current_link_width", "max_link_width"), "the PCIe link width")
+        if pair is None:
+            return unread
+        current, maximum = pair
         fields = {"value": current, "unit": "lanes", "reference": maximum, "reference_source": "NVML max link width",
                   "threshold": ">= max width"}
         if current < maximum:
@@ -369,13 +371,10 @@ def pcie_link_width(host: str, data: Dict[str, Any], rule: Dict[str, Any], conte
 
 def pcie_link_gen(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     def judge(gpu: Dict[str, Any]) -> Optional[Check]:
-        values = _pcie_fields(gpu, ("current_link_gen", "max_link_gen"))
-        if values is None:
-            return None
-        for value in values:
-            if is_unavailable(value):
-                return unavailable_check(rule, host, "the PCIe link generation", value, gpu)
-        current, maximum = values
+        pair, unread = _pcie_pair(rule, host, gpu, ("current_link_gen", "max_link_gen"), "the PCIe link generation")
+        if pair is None:
+            return unread
+        current, maximum = pair
         gpu_max = dig(gpu, "pcie", "gpu_max_link_gen")
         fields = {"value": current, "unit": "PCIe gen", "reference": maximum, "reference_source": "NVML max link gen",
                   "threshold": ">= max gen"}
