@@ -18,6 +18,12 @@ DIRECTIONS = ("higher", "lower", "none")
 # The states a rate is measured in (schemas/baseline.schema.json, a known_good entry's method): burst and sustained.
 METHODS = ("burst", "sustained")
 _ID = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_.]+$")
+# What a metric is keyed by (MetricSpec.device_kind): "gpu" (one value per GPU; a value of no GPU stands for the host),
+# "host" (one value per host), or a named kind of device that is not a GPU, each value naming its device (Metric.device).
+GPU, HOST = "gpu", "host"
+_DEVICE_KIND = re.compile(r"^[a-z][a-z0-9_]*$")
+# How the reports name a device of a named kind ("port mlx5_0/1"); a kind not listed is named by itself.
+DEVICE_WORDS = {"rdma_port": "port", "drive": "drive"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,25 @@ class MetricSpec:
     drift_source: str = ""
     # The state it is measured in (one of METHODS), where it has one: the method of its known_good entry.
     method: Optional[str] = None
+    # What one value is of: GPU, HOST or a named device kind (e.g. "rdma_port", "drive"); see device_kind_problem.
+    device_kind: str = GPU
+
+
+def device_kind_problem(kind: object) -> Optional[str]:
+    """Why kind cannot key a metric (None when it can): "gpu", "host" or a lower-case name."""
+    if isinstance(kind, str) and _DEVICE_KIND.match(kind):
+        return None
+    return "device_kind %r is not %s, %s or a lower-case name of a device kind (e.g. rdma_port)" % (kind, GPU, HOST)
+
+
+def device_word(kind: Optional[str]) -> str:
+    """What the reports call a device of a named kind: "port" for rdma_port; None (an undeclared metric): "device"."""
+    return DEVICE_WORDS.get(kind or "", (kind or "device").replace("_", " "))
+
+
+def device_label(kind: Optional[str], device: str) -> str:
+    """A device of a named kind as the reports name it: "port mlx5_0/1", "drive nvme0n1"."""
+    return "%s %s" % (device_word(kind), device)
 
 
 def spec_problems(probe: str, specs: Iterable[MetricSpec]) -> List[str]:
@@ -60,4 +85,7 @@ def spec_problems(probe: str, specs: Iterable[MetricSpec]) -> List[str]:
             problems.append("%s: drift_tolerance must be a fraction > 0 or None, not %r" % (where, tolerance))
         if spec.method is not None and spec.method not in METHODS:
             problems.append("%s: method %r is not one of %s" % (where, spec.method, ", ".join(METHODS)))
+        kind_problem = device_kind_problem(spec.device_kind)
+        if kind_problem is not None:
+            problems.append("%s: %s" % (where, kind_problem))
     return problems

@@ -53,7 +53,10 @@ def _follows(entry: Mapping[str, Any]) -> Tuple[str, ...]:
 
 
 def _same_subject(root: Check, check: Check) -> bool:
-    """A root cause about one GPU explains only that GPU's consequences (and the host's); a host-level one explains all."""
+    """A root cause about one GPU (or another device: a port) explains only that GPU's consequences (and the host's); a
+    host-level one explains all."""
+    if root.device is not None and check.device is not None and root.device != check.device:
+        return False
     return not root.gpu_uuid or not check.gpu_uuid or root.gpu_uuid == check.gpu_uuid
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
+from ..metric_spec import device_label, device_word
 from ..report.number_format import format_number, format_quantity
 from .catalogue import ProbeCatalogue
-from .check_helpers import gpu_label
 from .envelopes import measured_data
 from .machine_facts import MachineFacts
-from .metrics import Metric, worse
+from .metrics import Metric, subject_label, worse
 from .model import Check, host_check
 from .settings import settings_drift, settings_not_compared
 from .stats import relative_change
@@ -26,18 +26,52 @@ def _drift_tolerance(metric_id: str, catalogue: ProbeCatalogue, settings: Mappin
     return settings["drift_tolerance"] if spec is None else spec.drift_tolerance
 
 
+def _kind(metric_id: str, catalogue: ProbeCatalogue) -> Optional[str]:
+    spec = catalogue.metric_spec(metric_id)
+    return spec.device_kind if spec is not None else None
+
+
+def _devices_new_or_gone(host: str, probe: str, samples: List[Metric], before: Mapping[Any, Metric], earlier_run: str,
+                         settings: Dict[str, Any], catalogue: ProbeCatalogue) -> List[Check]:
+    """A device (not a GPU) measured in only one of the two runs, for a metric compared between runs: a skip where it is
+    new (nothing to compare with), a warn where it is gone (it was measured and is not now)."""
+    new = [sample for sample in samples if sample.device is not None]
+    gone = [old for old in before.values() if old.device is not None]
+    if not new and not gone:
+        return []
+    now = {(sample.metric_id, sample.device) for sample in new}
+    checks = []
+    for sample in new:
+        if (sample.metric_id, sample.device) in before or _drift_tolerance(sample.metric_id, catalogue, settings) is None:
+            continue
+        kind = _kind(sample.metric_id, catalogue)
+        checks.append(host_check("drift.%s" % sample.metric_id, host, probe, "skip", "%s: %s %s; not compared: run %s did not measure this %s"
+                                 % (device_label(kind, sample.device), sample.metric_id, format_quantity(sample.value, sample.unit),
+                                    earlier_run, device_word(kind)), device=sample.device, value=sample.value, unit=sample.unit))
+    for old in sorted(gone, key=lambda metric: (metric.metric_id, metric.device)):
+        if (old.metric_id, old.device) in now or _drift_tolerance(old.metric_id, catalogue, settings) is None:
+            continue
+        kind = _kind(old.metric_id, catalogue)
+        checks.append(host_check("drift.%s" % old.metric_id, host, probe, "warn", "%s: %s was %s in run %s and is not measured in this run: "
+                                 "the %s is gone or was not measured" % (device_label(kind, old.device), old.metric_id,
+                                                                        format_quantity(old.value, old.unit), earlier_run, device_word(kind)),
+                                 device=old.device, unit=old.unit, reference=old.value, reference_source="run %s" % earlier_run))
+    return checks
+
+
 def _metric_drift(host: str, probe: str, samples: List[Metric], earlier_samples: List[Metric], earlier_run: str,
                   settings: Dict[str, Any], catalogue: ProbeCatalogue) -> List[Check]:
-    before = {(sample.metric_id, sample.gpu_uuid): sample for sample in earlier_samples}
+    """Each metric value against the same metric of the same GPU (or device) in the earlier run."""
+    before = {(sample.metric_id, sample.subject()): sample for sample in earlier_samples}
     checks = []
     for sample in samples:
-        old = before.get((sample.metric_id, sample.gpu_uuid))
+        old = before.get((sample.metric_id, sample.subject()))
         tolerance = _drift_tolerance(sample.metric_id, catalogue, settings)
         if old is None or tolerance is None:
             continue
         change = relative_change(old.value, sample.value)
-        label = "%s: " % gpu_label({"index": sample.gpu_index, "uuid": sample.gpu_uuid}) if sample.gpu_uuid else ""
-        fields = {"gpu_uuid": sample.gpu_uuid, "gpu_index": sample.gpu_index, "value": sample.value, "unit": sample.unit,
+        label = subject_label(sample.gpu_uuid, sample.gpu_index, sample.device, _kind(sample.metric_id, catalogue))
+        fields = {"gpu_uuid": sample.gpu_uuid, "gpu_index": sample.gpu_index, "device": sample.device, "value": sample.value, "unit": sample.unit,
                   "reference": old.value, "reference_source": "run %s" % earlier_run, "threshold": "change <= %g %%" % (tolerance * 100)}
         check_id = "drift.%s" % sample.metric_id
         if change is None:
@@ -51,7 +85,7 @@ def _metric_drift(host: str, probe: str, samples: List[Metric], earlier_samples:
                 format_quantity(change * 100, "%", signed=True), earlier_run)
         checks.append(host_check(check_id, host, probe, "warn" if drifted else "pass",
                                  words + ("; beyond the %g %% noise allowance" % (tolerance * 100) if drifted else ""), **fields))
-    return checks
+    return checks + _devices_new_or_gone(host, probe, samples, before, earlier_run, settings, catalogue)
 
 
 def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[MachineFacts], samples: List[Metric],
@@ -62,7 +96,7 @@ def _unreadable_drift(host: str, probe: str, problem: str, current: Optional[Mac
     if catalogue.machine is not None and catalogue.describes_machine(probe) and current is not None:
         checks.extend(host_check(check_id, host, probe, "skip", reason) for check_id in catalogue.machine.declaration.drift_check_ids)
     checks.extend(host_check("drift.%s" % sample.metric_id, host, probe, "skip", reason, gpu_uuid=sample.gpu_uuid,
-                             gpu_index=sample.gpu_index, value=sample.value, unit=sample.unit) for sample in samples)
+                             gpu_index=sample.gpu_index, device=sample.device, value=sample.value, unit=sample.unit) for sample in samples)
     return checks
 
 

@@ -12,10 +12,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from ..report.number_format import format_number, format_quantity
 from .catalogue import ProbeCatalogue
 from .causes import Causes
-from .check_helpers import gpu_label
 from .host_judgement import HostJudgement, RuleTally, judge_host
 from .identity_checks import moved_gpu_checks, same_gpu_checks
-from .metrics import Metric, worse
+from .metrics import Metric, subject_label, worse
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, host_check
 from .not_compared import mark_not_compared
 from .rules import effective_rules, rule_list
@@ -37,9 +36,10 @@ DEFAULT_SETTINGS: Dict[str, Any] = {
 }
 
 
-def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[str, Any]
+def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[str, Any], catalogue: ProbeCatalogue
                   ) -> Tuple[Dict[str, List[Check]], Dict[str, Dict[str, Dict[str, Any]]]]:
-    """samples: (host, probe, group, metric). Returns (checks per host, fleet_statistics)."""
+    """samples: (host, probe, group, metric). Returns (checks per host, fleet_statistics). Each value is compared with its
+    group's, a GPU's or another device's (a port's) alike; the check names which."""
     populations: Dict[Tuple[str, str], List[Tuple[str, str, Metric]]] = {}
     for host, probe, group, metric in samples:
         populations.setdefault((group, metric.metric_id), []).append((host, probe, metric))
@@ -54,6 +54,8 @@ def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[st
         statistics.setdefault(group, {})[metric_id] = {"median": center, "mad": spread, "count": len(values), "hosts": len(hosts),
                                                        "unit": unit, "cv": coefficient_of_variation(values)}
         reported_short = set()
+        spec = catalogue.metric_spec(metric_id)
+        kind = spec.device_kind if spec is not None else None
         for host, probe, metric in members:
             result = outlier_decision(metric.value, finite_count, center, spread, settings["outlier_threshold"],
                                       settings["relative_tolerance"], settings["min_peers"], settings["noise_floor"])
@@ -66,7 +68,7 @@ def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[st
                 continue
             deviation = metric.value - center
             flagged = result.outlier and worse(metric.better, deviation)
-            label = "%s: " % gpu_label({"index": metric.gpu_index, "uuid": metric.gpu_uuid}) if metric.gpu_uuid else ""
+            label = subject_label(metric.gpu_uuid, metric.gpu_index, metric.device, kind)
             words = "%s%s %s against the fleet median %s of %s (MAD %s, %d values from %d hosts): %s" % (
                 label, metric_id, format_quantity(metric.value, unit), format_quantity(center, unit), group,
                 format_number(spread), len(values), len(hosts), result.reason)
@@ -74,7 +76,7 @@ def _fleet_checks(samples: List[Tuple[str, str, str, Metric]], settings: Dict[st
                 words += " (in the good direction)"
             checks.setdefault(host, []).append(host_check(
                 check_id, host, probe, "warn" if flagged else "pass", words, gpu_uuid=metric.gpu_uuid, gpu_index=metric.gpu_index,
-                value=metric.value, unit=unit, reference=center,
+                device=metric.device, value=metric.value, unit=unit, reference=center,
                 reference_source="fleet median of %s (MAD %s, count %d)" % (group, format_number(spread), len(values)),
                 threshold="|robust z| <= %g" % settings["outlier_threshold"]))
     return checks, statistics
@@ -251,7 +253,7 @@ def _fleet_step(judged: Mapping[str, HostJudgement], hosts: Mapping[str, Mapping
     """The checks that compare the reached hosts: outliers among peers, setting minorities, slow probes, a GPU two hosts
     report, or another host reported last. Returns (checks per host, fleet statistics, minorities, slow probes)."""
     samples = [sample for host in judged.values() for sample in host.samples]
-    fleet_checks, statistics = _fleet_checks(samples, options)
+    fleet_checks, statistics = _fleet_checks(samples, options, catalogue)
     minorities = fleet_minorities({name: (host.group, host.settings) for name, host in judged.items()})
     for name, found in minority_checks(minorities).items():
         fleet_checks.setdefault(name, []).extend(found)

@@ -40,13 +40,18 @@ class Check:
     because: str = ""            # the id of this host's check this one follows from ("" for a root cause; judge/causes.py, busy.py)
     action: str = ""             # what to do where it differs from the rule's action for this cause (rules.ACTIONS)
     remedy: str = ""             # how, where it differs from the rule's remedy
+    device: Optional[str] = None  # the device, not a GPU, of a metric keyed by one (a port "mlx5_0/1"; judge/metrics.py)
 
     def to_dict(self) -> Dict[str, Any]:
         # Shallow on purpose: asdict() deep-copies every value, which dominates exporting 100,000 checks.
-        return {name: getattr(self, name) for name in CHECK_FIELDS}
+        document = {name: getattr(self, name) for name in CHECK_FIELDS}
+        if self.device is not None:
+            document["device"] = self.device
+        return document
 
 
-CHECK_FIELDS = tuple(check_field.name for check_field in fields(Check))
+# Every field but device, which a check's document holds only where it has one (most checks are of a GPU or the host).
+CHECK_FIELDS = tuple(check_field.name for check_field in fields(Check) if check_field.name != "device")
 
 
 PROOF_STATES = ("proven", "not_proven", "not_promised")

@@ -44,7 +44,7 @@ def why_no_baseline(sku_reason: str, baseline_problems: Sequence[str]) -> str:
 def mark_not_compared(checks: Iterable[Check], fleet_checks: Sequence[Check], sku: Optional[str], sku_reason: str,
                       baseline_problems: Sequence[str], group: str, group_hosts: int, min_peers: int) -> List[Check]:
     """The checks of a host without a SKU that waited for the fleet median where the fleet compared nothing for that
-    metric and GPU, turned warn with the reason (in place; returned too). A host with a SKU is left as it is."""
+    metric and GPU (or device), turned warn with the reason (in place; returned too). A host with a SKU is left as it is."""
     marked: List[Check] = []
     if sku is not None:
         return marked
@@ -53,13 +53,13 @@ def mark_not_compared(checks: Iterable[Check], fleet_checks: Sequence[Check], sk
     # flagged value (warn) is a decision.
     vouching = ("pass", "warn") if group_hosts >= min_peers else ("warn",)
     decided = [check for check in fleet_checks if check.id.startswith(FLEET_CHECK_PREFIX) and check.status in vouching]
-    decided_metrics = {(check.id[len(FLEET_CHECK_PREFIX):], check.gpu_uuid) for check in decided}
+    decided_metrics = {(check.id[len(FLEET_CHECK_PREFIX):], check.gpu_uuid, check.device) for check in decided}
     decided_probes = {check.probe for check in decided}
     for check in checks:
         if check.status != "skip" or not check.reference_source.startswith(PEERS_ONLY_SOURCE):
             continue
         metric = _metric_of(check.reference_source)
-        if (metric, check.gpu_uuid) in decided_metrics or (not metric and check.probe in decided_probes):
+        if (metric, check.gpu_uuid, check.device) in decided_metrics or (not metric and check.probe in decided_probes):
             continue
         check.status = "warn"
         check.reason = "%s; not compared: %s and %d host%s of group %s %s too few to compare (at least %d needed)" % (

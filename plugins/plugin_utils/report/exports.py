@@ -164,7 +164,7 @@ def xml_text(value: Any) -> str:
 
 
 def junit_case_name(check: Check) -> str:
-    return check.id + (" gpu%s" % check.gpu_index if check.gpu_index is not None else "")
+    return check.id + (" gpu%s" % check.gpu_index if check.gpu_index is not None else "") + (" %s" % check.device if check.device else "")
 
 
 def _quantity(value: Any, unit: str) -> str:
@@ -180,6 +180,8 @@ def _details(check: Check) -> str:
     parts = ["check %s (probe %s): %s" % (check.id, check.probe or "none", check.status), check.reason]
     if check.gpu_uuid or check.gpu_index is not None:
         parts.append("GPU %s %s" % ("" if check.gpu_index is None else check.gpu_index, check.gpu_uuid or ""))
+    if check.device:
+        parts.append("device: %s" % check.device)
     if check.value is not None:
         parts.append("value: %s" % _quantity(check.value, check.unit))
     if check.reference is not None:
@@ -372,12 +374,17 @@ def _gpu_series_label(check: Check) -> str:
     return "" if check.gpu_index is None else str(check.gpu_index)
 
 
-def _host_series(name: str, verdict: HostVerdict) -> List[Tuple[Tuple[str, str, str], Check]]:
-    """One check per (host, check id, gpu), the most severe where several share those labels (the exposition allows one),
-    in label order."""
-    chosen: Dict[Tuple[str, str, str], Check] = {}
+def _device_labels(device: str) -> List[Tuple[str, str]]:
+    """The device label of a check of a device that is not a GPU (a port: device="mlx5_0/1"); none for the others."""
+    return [("device", device)] if device else []
+
+
+def _host_series(name: str, verdict: HostVerdict) -> List[Tuple[Tuple[str, str, str, str], Check]]:
+    """One check per (host, check id, gpu, device), the most severe where several share those labels (the exposition
+    allows one), in label order."""
+    chosen: Dict[Tuple[str, str, str, str], Check] = {}
     for check in verdict.checks:
-        key = (name, check.id, _gpu_series_label(check))
+        key = (name, check.id, _gpu_series_label(check), check.device or "")
         held = chosen.get(key)
         if held is None or STATUS_SEVERITY.get(check.status, 3) > STATUS_SEVERITY.get(held.status, 3):
             chosen[key] = check
@@ -419,13 +426,13 @@ def prometheus_chunks(judgement: FleetJudgement, run_model: Any, timestamp_s: fl
                                       1 if verdict.verdict == candidate else 0)
                               for name, verdict in hosts for candidate in VERDICTS))
     yield from _family_lines("gpufleet_check_status", "Check status: 0 pass, 1 warn, 2 fail, 3 error, -1 skip.",
-                             (_sample("gpufleet_check_status", [("host", host), ("check", check_id), ("gpu", gpu)],
+                             (_sample("gpufleet_check_status", [("host", host), ("check", check_id), ("gpu", gpu)] + _device_labels(device),
                                       STATUS_VALUES.get(check.status, 3))
-                              for name, verdict in hosts for (host, check_id, gpu), check in _host_series(name, verdict)))
+                              for name, verdict in hosts for (host, check_id, gpu, device), check in _host_series(name, verdict)))
     yield from _family_lines("gpufleet_check_value", "The value a check measured, in the unit of its unit label.",
-                             (_sample("gpufleet_check_value", [("host", host), ("check", check_id), ("gpu", gpu),
-                                                               ("unit", check.unit)], check.value)
-                              for name, verdict in hosts for (host, check_id, gpu), check in _host_series(name, verdict)
+                             (_sample("gpufleet_check_value", [("host", host), ("check", check_id), ("gpu", gpu)] + _device_labels(device) +
+                                      [("unit", check.unit)], check.value)
+                              for name, verdict in hosts for (host, check_id, gpu, device), check in _host_series(name, verdict)
                               if _is_number(check.value)))
     reach = run_reach(run_model)
     yield from _family_lines("gpufleet_unmatched_rules", UNMATCHED_RULES_HELP,

@@ -62,15 +62,17 @@ def value_text(value: Any, unit: str) -> str:
 
 
 def gpu_text(check: Check) -> str:
+    if check.device is not None:  # a metric keyed by a device that is not a GPU (a port, a drive)
+        return check.device
     if check.gpu_index is None and not check.gpu_uuid:
         return "—"
     index = "GPU %s" % check.gpu_index if check.gpu_index is not None else "GPU"
     return "%s (%s)" % (index, check.gpu_uuid) if check.gpu_uuid else index
 
 
-def check_sort_key(check: Check) -> Tuple[int, str, int, str]:
+def check_sort_key(check: Check) -> Tuple[int, str, int, str, str]:
     return (STATUS_ORDER.get(check.status, 1), check.id,
-            check.gpu_index if check.gpu_index is not None else -1, check.gpu_uuid or "")
+            check.gpu_index if check.gpu_index is not None else -1, check.gpu_uuid or "", check.device or "")
 
 
 def check_row(check: Check, texts: Optional[CheckTexts] = None) -> Dict[str, Any]:

@@ -308,11 +308,23 @@ def test_a_port_the_runner_did_not_measure_is_a_skip_with_its_words_not_an_error
     assert skip.status == "skip" and skip.reason == "mlx5_0 port 2, host memory, loopback: not measured: port 2 is DOWN, not ACTIVE: not measured"
 
 
-def test_the_metrics_are_the_slowest_nic_of_each_memory_kind_in_gbit_s():
-    metrics = {metric.metric_id: metric for metric in JUDGING.metrics(results.hgx_h200_healthy()["data"])}
-    assert metrics["fabric.rdma_write_cuda_gbitps"].value == 380.5 and metrics["fabric.rdma_write_cuda_gbitps"].unit == "Gb/s"
-    assert metrics["fabric.rdma_write_host_gbitps"].value == 383.5
+def test_the_metrics_are_each_ports_bandwidth_of_each_memory_kind_in_gbit_s_keyed_by_the_port():
+    metrics = {(metric.metric_id, metric.device): metric for metric in JUDGING.metrics(results.hgx_h200_healthy()["data"])}
+    assert len(metrics) == 16 and all(metric.gpu_uuid is None and metric.gpu_index is None for metric in metrics.values())
+    assert metrics["fabric.rdma_write_cuda_gbitps", "mlx5_7/1"].value == 380.5 and metrics["fabric.rdma_write_cuda_gbitps", "mlx5_7/1"].unit == "Gb/s"
+    assert metrics["fabric.rdma_write_host_gbitps", "mlx5_0/1"].value == 390.5
+    assert metrics["fabric.rdma_write_host_gbitps", "mlx5_7/1"].value == 383.5
     assert JUDGING.metrics(results.vm_without_rdma()["data"]) == []
+
+
+def test_a_run_that_names_no_port_or_failed_gives_no_metric():
+    result = results.hgx_h200_healthy()
+    runs = result["data"]["rdma_bandwidth"]["runs"]
+    runs[0]["port"] = None
+    runs[1]["error"] = "couldn't allocate MR"
+    devices = {(metric.metric_id, metric.device) for metric in JUDGING.metrics(result["data"])}
+    assert len(devices) == 14
+    assert ("fabric.rdma_write_host_gbitps", "mlx5_0/1") not in devices and ("fabric.rdma_write_cuda_gbitps", "mlx5_0/1") not in devices
 
 
 def test_a_host_whose_hcas_run_another_firmware_than_most_of_its_sku_is_named_in_the_settings_table():

@@ -212,6 +212,27 @@ def test_prometheus_keeps_one_series_per_label_set():
     assert samples[_key("gpufleet_check_value", host="h", check="p2p.bandwidth", gpu="0", unit="")] == 2.0
 
 
+def test_a_check_of_a_port_names_it_in_every_export_and_a_gpus_check_is_as_before():
+    """A metric keyed by a device that is not a GPU (judge/metrics.py): fleet.json holds its device, the junit case name
+    and the Prometheus device label name it, so two ports of one check are two cases and two series."""
+    ports = [Check(id="fleet.fabric.rdma_write_host_gbitps", host="h", probe="fabric", status=status, reason="r", value=value,
+                   unit="Gb/s", device=device) for status, value, device in (("pass", 390.5, "mlx5_0/1"), ("warn", 200.0, "mlx5_3/1"))]
+    gpu = Check(id="p2p.bandwidth", host="h", probe="p2p", status="pass", reason="r", value=1.0, gpu_index=0)
+    judgement = FleetJudgement("r1", {"h": HostVerdict("h", "warn", ["r"], ports + [gpu])})
+    document = fleet_json(judgement, None)
+    checks = document["hosts"]["h"]["checks"]
+    assert [check.get("device") for check in checks] == ["mlx5_0/1", "mlx5_3/1", None] and "device" not in checks[2]
+    assert list(_validator().iter_errors(document)) == []
+    (suite,) = _suites(junit_xml(judgement)).values()
+    names = {case.name for case in suite}
+    assert {"fleet.fabric.rdma_write_host_gbitps mlx5_0/1", "fleet.fabric.rdma_write_host_gbitps mlx5_3/1", "p2p.bandwidth gpu0"} <= names
+    families, samples = _samples(prometheus_text(judgement, None, 0))
+    check = "fleet.fabric.rdma_write_host_gbitps"
+    assert samples[_key("gpufleet_check_status", host="h", check=check, gpu="", device="mlx5_3/1")] == 1
+    assert samples[_key("gpufleet_check_value", host="h", check=check, gpu="", device="mlx5_0/1", unit="Gb/s")] == 390.5
+    assert samples[_key("gpufleet_check_status", host="h", check="p2p.bandwidth", gpu="0")] == 0
+
+
 @pytest.mark.parametrize("run_id, expected", [("20261130T025347Z-985490", 1796007227.0), ("manual-run", 1796004000.0)])
 def test_run_timestamp_from_the_run_id_or_the_earliest_probe(judged, tmp_path, run_id, expected):
     run = load_run(str(judged.run_dir))

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufleet.validation contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""RDMA bandwidth (Contract 2, data.rdma_bandwidth): each ib_write_bw run against a floor of its port's rate, and the
-slowest NIC's bandwidth of each memory kind as the host's metric.
+"""RDMA bandwidth (Contract 2, data.rdma_bandwidth): each ib_write_bw run against a floor of its port's rate, and each
+port's bandwidth of each memory kind as a metric keyed by the port ("mlx5_0/1").
 
 Azure's node health checks hold GPUDirect ib_write_bw on H200 nodes to 360-400 Gb/s per 400 Gb/s NDR port
 (REFERENCE.md): a floor of 90 % of the port's rate. No perftest, no RDMA device or the profile's choice is a skip.
@@ -84,15 +84,23 @@ def rdma_bandwidth(host: str, data: Dict[str, Any], rule: Dict[str, Any], contex
     return checks
 
 
+def port_id(run: Dict[str, Any]) -> Optional[str]:
+    """The port a run measured, as its metric is keyed: "mlx5_0/1" (None where the run names no device or port)."""
+    device, port = run.get("rdma_device"), run.get("port")
+    if not isinstance(device, str) or not device or isinstance(port, bool) or not isinstance(port, int):
+        return None
+    return "%s/%d" % (device, port)
+
+
 def bandwidth_metrics(data: Dict[str, Any]) -> List[Metric]:
-    """The slowest NIC's bandwidth of each memory kind measured."""
+    """Each port's bandwidth of each memory kind measured (the lower where a port was measured twice)."""
     runs, unused_why = bandwidth_runs(data)
-    slowest: Dict[str, float] = {}
+    measured: Dict[Tuple[str, str], float] = {}
     for run in runs:
-        value, memory = number_or_none(run.get("bandwidth_gbitps")), run.get("memory")
-        if value is not None and memory in MEMORY_SPECS and "error" not in run:
-            slowest[memory] = min(value, slowest.get(memory, value))
-    return [Metric.of(MEMORY_SPECS[memory], None, None, value) for memory, value in sorted(slowest.items())]
+        value, memory, port = number_or_none(run.get("bandwidth_gbitps")), run.get("memory"), port_id(run)
+        if value is not None and memory in MEMORY_SPECS and port is not None and "error" not in run:
+            measured[memory, port] = min(value, measured.get((memory, port), value))
+    return [Metric.of(MEMORY_SPECS[memory], None, None, value, device=port) for (memory, port), value in sorted(measured.items())]
 
 
 BANDWIDTH_CHECKS = {"rdma_bandwidth": rdma_bandwidth}
