@@ -48,12 +48,20 @@ COLLECTIONS_VARIABLE = "GPUFLEET_BENCH_COLLECTIONS"
 sys.path.insert(0, os.environ.get(COLLECTIONS_VARIABLE) or os.path.join(ROOT, "collections"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below, write_text_atomically  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import render as report_render  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.parallel import usable_cores  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import render_host_dossier_html, render_host_dossier_markdown  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_fleet_outputs, render_run  # noqa: E402
+try:
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import render as report_render  # noqa: E402
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.parallel import usable_cores  # noqa: E402
+except ImportError:  # --against an earlier revision, from before the report had a package of its own
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils import report_render  # noqa: E402
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report_parallel import usable_cores  # noqa: E402
+try:
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.host_pages import (  # noqa: E402
+        render_host_dossier_html, render_host_dossier_markdown)
+except ImportError:  # before the page contexts left the run writer
+    render_host_dossier_html, render_host_dossier_markdown = report_render.render_host_dossier_html, report_render.render_host_dossier_markdown
+render_fleet_outputs, render_run = report_render.render_fleet_outputs, report_render.render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run  # noqa: E402
 from synthetic_fleet import rack_of, write_synthetic_run  # noqa: E402
 from synthetic_acceptance_host import write_acceptance_host  # noqa: E402
@@ -180,7 +188,7 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
             judged = time.perf_counter()
             report_render.render_fleet_outputs = render_fleet_outputs_timed
             try:
-                render_run(run_path, names, groups, write_text_atomically, judgement=judgement, loaded=run,
+                render_run(run_path, names, groups, text_writer_below(results), judgement=judgement, loaded=run,
                            workers=workers or None)
             finally:
                 report_render.render_fleet_outputs = render_fleet_outputs_itself
