@@ -43,7 +43,8 @@ def test_the_installed_collection_has_its_files_and_nothing_of_the_working_tree(
     _work, _home, _path, collection, _output = installed_collection
     for path in ("playbooks/validate.yml", "playbooks/report.yml", "plugins/action/check_inputs.py",
                  "plugins/plugin_utils/run_variables_check.py", "probes/health.py", "schemas", "rules/core.yaml",
-                 "plugins/plugin_utils/probes/health/rules.yaml", "docs/rules.yaml", "baselines", "roles/probe/tasks/main.yml", "meta/runtime.yml", "meta/execution-environment.yml",
+                 "plugins/plugin_utils/probes/health/rules.yaml", "docs/rules.yaml", "baselines", "roles/probe/tasks/main.yml",
+                 "meta/runtime.yml", "meta/execution-environment.yml",
                  "requirements.txt", "changelogs/changelog.yaml", "CHANGELOG.md", "FILES.json", "extras/prometheus/gpufleet-alerts.yml"):
         assert (collection / path).exists(), path
     for path in ("collections", "playbooks/collections", ".venv", ".venv-test", ".venv-sanity", ".git", ".ansible", "results",

@@ -52,10 +52,10 @@ def _devices_new_or_gone(host: str, probe: str, samples: List[Metric], before: M
         if (old.metric_id, old.device) in now or _drift_tolerance(old.metric_id, catalogue, settings) is None:
             continue
         kind = _kind(old.metric_id, catalogue)
-        checks.append(host_check("drift.%s" % old.metric_id, host, probe, "warn", "%s: %s was %s in run %s and is not measured in this run: "
-                                 "the %s is gone or was not measured" % (device_label(kind, old.device), old.metric_id,
-                                                                        format_quantity(old.value, old.unit), earlier_run, device_word(kind)),
-                                 device=old.device, unit=old.unit, reference=old.value, reference_source="run %s" % earlier_run))
+        words = "%s: %s was %s in run %s and is not measured in this run: the %s is gone or was not measured" % (
+            device_label(kind, old.device), old.metric_id, format_quantity(old.value, old.unit), earlier_run, device_word(kind))
+        checks.append(host_check("drift.%s" % old.metric_id, host, probe, "warn", words, device=old.device, unit=old.unit,
+                                 reference=old.value, reference_source="run %s" % earlier_run))
     return checks
 
 

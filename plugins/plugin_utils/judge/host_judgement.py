@@ -270,7 +270,13 @@ def judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, An
     if entry.get("promises") is not None:
         visible = facts.gpu_count if facts is not None else None
         gpu_count, count_source = (shape.count, shape.source) if shape.count is not None else (visible, "the GPUs visible")
-        promised = Promised(list(entry["promises"]), host_rules, HostFacts(gpu_count, count_source, sku, sku_reason, baseline, outcomes))
+        # only what the proofs read travels with the host's judgement (it is pickled back from a worker and kept to the
+        # fleet step): the promised rules, not all of them, and the datasheet's entries, not the whole baseline
+        promises = list(entry["promises"])
+        promised_ids = {promise.rule for promise in promises}
+        datasheet = frozenset((baseline.get("datasheet") or {}).keys()) if isinstance(baseline, Mapping) else None
+        promised = Promised(promises, [rule for rule in host_rules if isinstance(rule, Mapping) and rule.get("id") in promised_ids],
+                            HostFacts(gpu_count, count_source, sku, sku_reason, datasheet, outcomes))
     return HostJudgement(checks, sku, sku_reason, shape.count, shape.source, samples, host_group, settings,
                          outcomes, identities, promised, durations(envelopes))
 

@@ -13,7 +13,7 @@ does not offer) is not promised there. Pure Python.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, FrozenSet, List, Mapping, Optional, Sequence
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from .model import Check, Proof
@@ -42,7 +42,8 @@ class HostFacts:
     gpu_count_source: str = ""
     sku: Optional[str] = None
     sku_reason: str = ""
-    baseline: Optional[Mapping[str, Any]] = None
+    # what the SKU's baseline datasheet offers (its keys: "bf16_dense", "fp8_dense", ...); None where no baseline is known
+    datasheet: Optional[FrozenSet[str]] = None
     # {probe: {"status": ..., "reason": ...}} of the results the host left in this run
     outcomes: Optional[Mapping[str, Any]] = None
     # the check that says this host is no GPU host at all (host.gpu_measured, action check_inventory): every headline
@@ -57,8 +58,7 @@ def _not_applicable(promise: Promise, facts: HostFacts, own: Sequence[Check]) ->
     # A dtype the probe measured on this GPU is promised whatever a baseline's datasheet lists: a user's baseline that
     # leaves fp8_dense out must not waive the fp8 headlines of a GPU that computes fp8.
     measured = any(check.value is not None for check in own)
-    if promise.needs_datasheet and facts.baseline is not None and not measured and \
-            promise.needs_datasheet not in (facts.baseline.get("datasheet") or {}):
+    if promise.needs_datasheet and facts.datasheet is not None and not measured and promise.needs_datasheet not in facts.datasheet:
         return "SKU %s's datasheet offers no %s (baselines/%s.yaml has no datasheet.%s)" % (
             facts.sku, promise.needs_datasheet, facts.sku, promise.needs_datasheet)
     return ""

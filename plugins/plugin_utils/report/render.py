@@ -12,7 +12,7 @@ from ..judge.model import FleetJudgement, HostVerdict, blocks_gate, error_verdic
 from ..store.atomic import Text
 from ..store.paths import (DOSSIER_HTML_FILE, DOSSIER_MD_FILE, FLEET_EXPORT_FILES, FLEET_INDEX_FILES, HOST_REPORT_FILES,
                            MEASUREMENTS_HTML_FILE, MEASUREMENTS_MD_FILE, OUTCOMES_DIR, outcome_file_name)
-from ..store.stored_run import HostModel, RunModel, load_run
+from ..store.stored_run import HostModel, RunModel, forget_recent_envelopes, load_run
 from .exports import export_json_text, fleet_json_chunks, junit_chunks, prometheus_chunks, run_timestamp
 from .host_pages import (render_host_dossier_html, render_host_dossier_markdown, render_host_measurements_html,
                          render_host_measurements_markdown)
@@ -227,6 +227,7 @@ def _write_hosts(run: RunModel, dossiers: List[Tuple[HostModel, str]], judgement
             return host.index_columns, None, unwritten
         return stand_in.index_columns, (stand_in, judgement.hosts.get(host.name) if judgement is not None else None), unwritten
 
+    forget_recent_envelopes()
     outcomes = run_over_the_cores(len(dossiers), one_host, workers)
     unwritten = [outcomes[position][2] for position in range(len(dossiers)) if outcomes[position][2]]
     if judgement is not None:  # a host whose directory is a link has no dossier, but its verdict has an outcome

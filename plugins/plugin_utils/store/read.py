@@ -6,6 +6,7 @@ module parses a probe's output (module_utils/strict_json.py): a duplicate key, N
 """
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -26,14 +27,31 @@ def read_json_below(host_path: str, name: str, limit: int = RESULT_LIMIT_BYTES) 
     return read_json_with_identity(host_path, name, limit)[0]
 
 
-def read_json_with_identity(host_path: str, name: str, limit: int = RESULT_LIMIT_BYTES) -> Tuple[Any, FileIdentity]:
-    """read_json_below, and the identity of the file it read (safe_fs.read_file_at)."""
+def _bytes_with_identity(host_path: str, name: str, limit: int) -> Tuple[bytes, FileIdentity]:
     fd = os.open(host_path, DIRECTORY_FLAGS)
     try:
-        payload, identity = read_file_at(fd, name, limit, os.path.join(os.path.basename(host_path), name))
+        return read_file_at(fd, name, limit, os.path.join(os.path.basename(host_path), name))
     finally:
         os.close(fd)
+
+
+def read_json_with_identity(host_path: str, name: str, limit: int = RESULT_LIMIT_BYTES) -> Tuple[Any, FileIdentity]:
+    """read_json_below, and the identity of the file it read (safe_fs.read_file_at)."""
+    payload, identity = _bytes_with_identity(host_path, name, limit)
     return strict_json.loads(payload.decode("utf-8")), identity
+
+
+def read_envelope_again(host_path: str, probe: str, identity: FileIdentity) -> Tuple[Optional[Dict[str, Any]], FileIdentity]:
+    """A result read back a second time: (its envelope, identity) where the file still has the identity it had when it
+    was first read (and parsed strictly: these bytes passed strict_json then, so the plain parser reads them the same,
+    three times faster), else (None, its identity now)."""
+    payload, now = _bytes_with_identity(host_path, result_file_name(probe), RESULT_LIMIT_BYTES)
+    if now != identity:
+        return None, now
+    envelope = json.loads(payload.decode("utf-8"))
+    if not isinstance(envelope, dict):
+        raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
+    return envelope, now
 
 
 def result_probes(host_path: str) -> List[str]:

@@ -112,11 +112,12 @@ def open_dirs(root: str, parts: List[str], create: bool = True) -> Iterator[int]
 
 
 def write_bytes_at(dir_fd: int, name: str, payload: Union[bytes, Iterable[bytes]], mode: int = 0o644,
-                   shown: Optional[str] = None) -> None:
+                   shown: Optional[str] = None, durable: bool = True) -> None:
     """Write name inside dir_fd atomically: a fresh temporary file (never a link), fsync, rename over the old name.
 
     payload: the bytes, or chunks of them (a large export written as it is made, never whole in memory); a chunk
-    that raises leaves the old file as it was."""
+    that raises leaves the old file as it was. durable=False leaves out the fsync, for a file that can be made again
+    from what is stored (a host's pages): still never seen half written, but a crash of the machine may lose it."""
     temporary = ".tmp-%s-%s" % (name[:40], secrets.token_hex(6))
     fd = os.open(temporary, NEW_FILE_FLAGS, mode, dir_fd=dir_fd)
     try:
@@ -127,7 +128,8 @@ def write_bytes_at(dir_fd: int, name: str, payload: Union[bytes, Iterable[bytes]
                 for chunk in payload:
                     handle.write(chunk)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         existing = _lstat_at(dir_fd, name)
         if existing is not None and stat.S_ISDIR(existing.st_mode):
             raise IsADirectoryError(errno.EISDIR, "%s is a directory; move it away" % (shown or name))
@@ -140,11 +142,12 @@ def write_bytes_at(dir_fd: int, name: str, payload: Union[bytes, Iterable[bytes]
         raise
 
 
-def write_bytes_below(root: str, path: str, payload: Union[bytes, Iterable[bytes]], mode: int = 0o644) -> None:
+def write_bytes_below(root: str, path: str, payload: Union[bytes, Iterable[bytes]], mode: int = 0o644,
+                      durable: bool = True) -> None:
     """Write path (below root) atomically, making its directories, following no link below root."""
     parts = relative_parts(root, path)
     with open_dirs(root, parts[:-1]) as dir_fd:
-        write_bytes_at(dir_fd, parts[-1], payload, mode, shown=path)
+        write_bytes_at(dir_fd, parts[-1], payload, mode, shown=path, durable=durable)
 
 
 def read_bytes_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> bytes:

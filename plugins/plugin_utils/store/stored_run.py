@@ -15,7 +15,7 @@ from ..unreadable_result import stand_in_envelope, unreadable_reason
 from .paths import RUN_LEVEL_DIRS, host_dir_name, is_hashed_dir_name, raw_file_name, result_file_name
 from .run_dir import INPUTS_FILE, StoreRefused, run_record
 from .safe_fs import DIRECTORY_FLAGS, entry_kind, kind_words, link_target_at
-from .read import read_envelope_with_identity, read_json_below, result_probes, write_failures
+from .read import read_envelope_again, read_envelope_with_identity, read_json_below, result_probes, write_failures
 from .results import WRITE_FAILED_MARK
 
 NO_RESULT_REASON = ("no result was written for this host: it was not reached or failed before probing; "
@@ -89,11 +89,11 @@ class _RecentEnvelopes:
             self._kept.move_to_end(key)
             return found[1]
         try:
-            envelope, now = read_envelope_with_identity(host_path, probe)
+            envelope, now = read_envelope_again(host_path, probe, identity)
         except (OSError, ValueError) as exc:
             raise EnvelopeChanged("%s.json of %s could not be read again after this report loaded it: %s"
                                   % (probe, os.path.basename(host_path), exc)) from exc
-        if now != identity:
+        if envelope is None:
             raise EnvelopeChanged("%s.json of %s was replaced after this report loaded it (another playbook run writing "
                                   "into this run?); run the report again once it has finished"
                                   % (probe, os.path.basename(host_path)))
@@ -102,8 +102,16 @@ class _RecentEnvelopes:
             self._kept.popitem(last=False)
         return envelope
 
+    def forget(self) -> None:
+        self._kept.clear()
+
 
 _RECENT_ENVELOPES = _RecentEnvelopes()
+
+
+def forget_recent_envelopes() -> None:
+    """Drop the envelopes kept from the last reads (before forking workers: each would otherwise copy their pages)."""
+    _RECENT_ENVELOPES.forget()
 
 
 class StoredEnvelopes(abc.Mapping):

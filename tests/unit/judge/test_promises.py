@@ -198,7 +198,7 @@ def test_a_headline_is_proven_only_where_every_check_of_it_was_judged_against_a_
 
 
 def test_a_headline_the_skus_datasheet_lacks_is_not_promised():
-    facts = HostFacts(gpu_count=1, sku="a100-sxm-80gb", baseline={"datasheet": {"bf16_dense": {}}})
+    facts = HostFacts(gpu_count=1, sku="a100-sxm-80gb", datasheet=frozenset({"bf16_dense"}))
     proof = prove(Promise("gemm.fp8_burst", "gemm", needs_datasheet="fp8_dense"), [], {}, facts)
     assert proof.state == "not_promised" and "fp8_dense" in proof.because
 
@@ -226,7 +226,7 @@ def test_a_busy_gpu_says_its_root_cause_once_and_names_every_headline_under_it(t
 def test_a_dtype_the_gpu_computed_is_promised_whatever_the_baseline_s_datasheet_lists():
     """A user's baseline that replaces the shipped h100-sxm and leaves datasheet.fp8_dense out waived the fp8 headlines
     of an H100 that measured fp8: a slow fp8 unit then passed unjudged."""
-    facts = HostFacts(gpu_count=1, sku="h100-sxm", baseline={"datasheet": {"bf16_dense": {}}})
+    facts = HostFacts(gpu_count=1, sku="h100-sxm", datasheet=frozenset({"bf16_dense"}))
     measured = Check(id="gemm.fp8_burst", host="h", probe="gemm", status="skip", value=702.0,
                      reason="no known-good value for SKU h100-sxm (fp8_matmul)")
     proof = prove(Promise("gemm.fp8_burst", "gemm", needs_datasheet="fp8_dense"), [measured],

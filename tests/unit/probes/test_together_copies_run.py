@@ -10,7 +10,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas 
 
 import hostbw
 import membw
-from probe_runs import ROOT, run_probe
+from probe_runs import run_probe
 from probelib.measure import devices as device_module
 from probelib.measure import opening
 from probelib.params import probe_defaults
