@@ -8,6 +8,7 @@ ambiguous, a promised rule disabled or downgraded, a probe that left no result.
 import json
 import os
 import shutil
+from dataclasses import asdict, fields
 
 import pytest
 import yaml
@@ -232,3 +233,8 @@ def test_a_dtype_the_gpu_computed_is_promised_whatever_the_baseline_s_datasheet_
     proof = prove(Promise("gemm.fp8_burst", "gemm", needs_datasheet="fp8_dense"), [measured],
                   {"gemm.fp8_burst": {"id": "gemm.fp8_burst", "enabled": True, "severity": "fail"}}, facts)
     assert proof.state == "not_proven", proof
+
+
+def test_a_proofs_dict_holds_every_field_of_a_proof():
+    proof = Proof(**{field.name: "v-%s" % field.name for field in fields(Proof)})
+    assert proof.to_dict() == asdict(proof)
