@@ -20,7 +20,7 @@ unit follows the rule as it is. The unit also decides the spelling of the quanti
 it, "%" included (97.3 %), none before "×" (2.38×).
 
 Text for machines keeps every digit: fleet.json and the Prometheus textfile write the floats themselves
-(report_exports.py); this module is for the HTML, the Markdown, JUnit messages and the report's terminal lines.
+(report/exports.py); this module is for the HTML, the Markdown, JUnit messages and the report's terminal lines.
 Pure Python, stdlib only.
 """
 from __future__ import annotations

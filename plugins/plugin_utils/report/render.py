@@ -43,7 +43,7 @@ def render_fleet_outputs(run: RunModel, write: Callable[[str, Text], None], judg
 
     processes: forked processes that render them side by side (report_parallel), for a run large enough that each
     takes seconds; write must then work from a forked process (write a file, not fill the caller's memory).
-    gated: whether the run enforces its gate, which junit.xml follows (report_exports.junit_chunks).
+    gated: whether the run enforces its gate, which junit.xml follows (exports.junit_chunks).
     """
     # Named from store.paths, which keeps every host's directory off these names.
     outputs: List[Tuple[str, Callable[[], Text]]] = list(zip(FLEET_INDEX_FILES, (
@@ -114,7 +114,7 @@ def _write_host(host: HostModel, host_path: str, run: RunModel, judgement: Optio
 
 def run_started(run: RunModel) -> str:
     """When the run started, ISO 8601 UTC: its first playbook run's start on the controller (run.json), else from the
-    run id or the probes (report_exports.run_timestamp)."""
+    run id or the probes (exports.run_timestamp)."""
     starts = sorted(str(writer.get("started")) for writer in run.writers
                     if isinstance(writer, Mapping) and isinstance(writer.get("started"), str) and writer.get("started"))
     return starts[0] if starts else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run_timestamp(run)))
