@@ -65,8 +65,9 @@ def main(argv: List[str]) -> int:
         return 1 if found else 0
     with open(README, encoding="utf-8") as handle:
         text = handle.read()
-    if rewritten(text) != text:
-        write_text_atomically(README, rewritten(text))
+    updated = rewritten(text)
+    if updated != text:
+        write_text_atomically(README, updated)
     return 0
 
 

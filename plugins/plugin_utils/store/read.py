@@ -48,10 +48,7 @@ def read_envelope_again(host_path: str, probe: str, identity: FileIdentity) -> T
     payload, now = _bytes_with_identity(host_path, result_file_name(probe), RESULT_LIMIT_BYTES)
     if now != identity:
         return None, now
-    envelope = json.loads(payload.decode("utf-8"))
-    if not isinstance(envelope, dict):
-        raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
-    return envelope, now
+    return _envelope_object(json.loads(payload.decode("utf-8"))), now
 
 
 def result_probes(host_path: str) -> List[str]:
@@ -90,12 +87,16 @@ def read_envelope(host_path: str, probe: str) -> Dict[str, Any]:
     return read_envelope_with_identity(host_path, probe)[0]
 
 
+def _envelope_object(envelope: Any) -> Dict[str, Any]:
+    if not isinstance(envelope, dict):
+        raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
+    return envelope
+
+
 def read_envelope_with_identity(host_path: str, probe: str) -> Tuple[Dict[str, Any], FileIdentity]:
     """read_envelope, and the identity of the file it read (safe_fs.read_file_at)."""
     envelope, identity = read_json_with_identity(host_path, result_file_name(probe))
-    if not isinstance(envelope, dict):
-        raise ValueError("the file holds a JSON %s, not an object" % type(envelope).__name__)
-    return envelope, identity
+    return _envelope_object(envelope), identity
 
 
 def measured_data(host_path: str, probe: str) -> Optional[Dict[str, Any]]:
