@@ -30,6 +30,9 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree i
 
 MIN_ITEMS_PER_WORKER = 25  # below this a worker's start (a fork, a pipe) costs more than it saves
 CHUNK_ITEMS = 20  # items per job sent to a worker: small enough to balance, large enough to keep the pipes quiet
+# A forked worker's private memory grows with every item it runs: each item it touches writes reference counts into,
+# so copies, the caller's pages that hold it (docs/scale.md). A fresh fork after this many items bounds that copy.
+WORKER_ITEMS = 500
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STOP_GRACE_S = 5.0  # a worker sent SIGTERM has this long to remove its temporary file before SIGKILL
@@ -147,32 +150,20 @@ def _signal_again(interrupted: Interrupted, previous: Any) -> None:
     raise KeyboardInterrupt()
 
 
-def run_indexed(count: int, job: Callable[[int], Any], workers: int, chunk_items: int = CHUNK_ITEMS) -> Dict[int, Any]:
+def run_indexed(count: int, job: Callable[[int], Any], workers: int, chunk_items: int = CHUNK_ITEMS,
+                worker_items: int = WORKER_ITEMS) -> Dict[int, Any]:
     """{index: job(index)} for index in range(count), over ``workers`` forked processes when workers > 1, chunk_items
-    jobs sent to a worker at a time."""
+    jobs sent to a worker at a time, each worker replaced by a fresh fork after about worker_items jobs."""
     done: Dict[int, Any] = {}
     if workers > 1:
         _JOB[0] = job
         chunks = [list(range(start, min(count, start + chunk_items))) for start in range(0, count, chunk_items)]
+        per_pool = max(1, workers * worker_items // max(1, chunk_items))
         previous = _stop_handlers()
-        pool = None
         try:
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                                       initializer=_start_worker, initargs=(os.getpid(),))
-            for answer in pool.map(_run_chunk, chunks):
-                done.update(answer)
-            pool.shutdown(wait=True)
-        except (BrokenProcessPool, OSError):
-            # a worker died (killed, out of memory) or could not be forked: what it left undone runs below
-            _end_workers(pool)
-        except Interrupted as interrupted:
-            _end_workers(pool)
-            handler = previous.get(interrupted.signum)
-            _restore(previous)
-            _signal_again(interrupted, handler)
-        except BaseException:
-            _end_workers(pool)
-            raise
+            for first in range(0, len(chunks), per_pool):
+                if not _run_pool(chunks[first:first + per_pool], workers, done, previous):
+                    break
         finally:
             _restore(previous)
             _JOB[0] = None
@@ -180,6 +171,31 @@ def run_indexed(count: int, job: Callable[[int], Any], workers: int, chunk_items
         if index not in done:
             done[index] = job(index)
     return done
+
+
+def _run_pool(chunks: List[List[int]], workers: int, done: Dict[int, Any], previous: Dict[int, Any]) -> bool:
+    """Run the chunks over a pool of freshly forked workers into done; False where the pool broke (a worker died or
+    could not be forked): what it left undone then runs in this process."""
+    pool = None
+    try:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_start_worker, initargs=(os.getpid(),))
+        for answer in pool.map(_run_chunk, chunks):
+            done.update(answer)
+        pool.shutdown(wait=True)
+        return True
+    except (BrokenProcessPool, OSError):
+        _end_workers(pool)
+        return False
+    except Interrupted as interrupted:
+        _end_workers(pool)
+        handler = previous.get(interrupted.signum)
+        _restore(previous)
+        _signal_again(interrupted, handler)
+        raise  # _signal_again always raises; this keeps the linters from reading a fall-through
+    except BaseException:
+        _end_workers(pool)
+        raise
 
 
 def _restore(previous: Dict[int, Any]) -> None:

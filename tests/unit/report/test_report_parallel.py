@@ -134,3 +134,16 @@ def test_the_fleet_outputs_of_a_run_past_the_bound_are_rendered_here(tmp_path, m
     unused_names, unused_judgement, files = _render(tmp_path / "forked", 2)
     assert seen == [os.getpid()]
     assert 'verdict="pass"' in files["gpufleet.prom"]
+
+
+def test_a_worker_is_replaced_by_a_fresh_fork_after_its_share_of_items():
+    """Each forked worker copies the caller's pages that the items it runs touch (docs/scale.md): a worker that ran
+    every item of 10,000 hosts held a copy of half the judged run. A fresh fork every worker_items bounds that copy."""
+    answers = report_parallel.run_indexed(40, lambda index: (index * 2, os.getpid()), 2, chunk_items=5, worker_items=5)
+    assert [answers[index][0] for index in range(40)] == [index * 2 for index in range(40)]
+    items_per_process = {}
+    for unused_value, pid in answers.values():
+        items_per_process[pid] = items_per_process.get(pid, 0) + 1
+    assert os.getpid() not in items_per_process
+    assert len(items_per_process) >= 4  # 40 items, 10 per pool of two workers: four pools
+    assert max(items_per_process.values()) <= 10
