@@ -147,3 +147,22 @@ def test_a_worker_is_replaced_by_a_fresh_fork_after_its_share_of_items():
     assert os.getpid() not in items_per_process
     assert len(items_per_process) >= 4  # 40 items, 10 per pool of two workers: four pools
     assert max(items_per_process.values()) <= 10
+
+
+def test_the_templates_a_dossier_needs_are_compiled_before_the_workers_fork(tmp_path, monkeypatch):
+    """render_run compiles every template before forking: a worker that compiled its own would do it again at every
+    fresh fork (a quarter of a CPU second each)."""
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report import markup  # pylint: disable=import-outside-toplevel
+    compiled = tmp_path / "compiled_by"
+    for environment in (markup.HTML, markup.MARKDOWN):
+        real = environment.compile
+
+        def compile_and_count(*args, real_compile=real, **kwargs):
+            with open(compiled, "a", encoding="utf-8") as handle:  # a file: the workers' lists would stay in the workers
+                handle.write("%d\n" % os.getpid())
+            return real_compile(*args, **kwargs)
+        monkeypatch.setattr(environment, "compile", compile_and_count)
+        environment.cache.clear()
+    _render(tmp_path / "results", 2)
+    compilers = set(compiled.read_text(encoding="utf-8").split())
+    assert compilers == {str(os.getpid())}
