@@ -9,16 +9,18 @@ differs from its spec.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-import tempfile
 from typing import Any, Dict, List
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "probes"))
-from probelib.params import SPEC_FILE, describe, parameters  # noqa: E402  pylint: disable=wrong-import-position
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # generated_file, however the tool is loaded
+
+# pylint: disable=wrong-import-position
+from probelib.params import SPEC_FILE, describe, parameters  # noqa: E402
+from generated_file import Generated, main as generated_main, stale  # noqa: E402
 
 SPECS = os.path.join(ROOT, "plugins", "plugin_utils", "probes")
 DOCS = os.path.join(ROOT, "docs")
@@ -63,47 +65,21 @@ def rewritten(text: str, probe: str) -> str:
     return "%s%s\n%s\n%s%s" % (head, start, table(probe), end, rest.split(end, 1)[1])
 
 
+SOURCES = "the probes' specs (params.json)"
+
+
+def files() -> List[Generated]:
+    return [Generated(page_of(probe), "the %s table of %s" % (probe, os.path.relpath(page_of(probe), ROOT)),
+                      lambda text, probe=probe: rewritten(text, probe)) for probe in probes()]
+
+
 def differing() -> List[str]:
-    """The probes whose page's table differs from the spec (or lacks its markers), each with the page."""
-    found = []
-    for probe in probes():
-        with open(page_of(probe), encoding="utf-8") as handle:
-            text = handle.read()
-        try:
-            if rewritten(text, probe) != text:
-                found.append("%s: %s" % (probe, os.path.relpath(page_of(probe), ROOT)))
-        except ValueError as exc:
-            found.append("%s: %s %s" % (probe, os.path.relpath(page_of(probe), ROOT), exc))
-    return found
+    """A sentence for each page whose table differs from its probe's spec (or lacks its markers)."""
+    return stale(files(), SOURCES)
 
 
 def main(argv: List[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--check", action="store_true", help="only say which pages differ (exit 1)")
-    if parser.parse_args(argv).check:
-        found = differing()
-        print("\n".join(found) or "every parameter table is the spec's")
-        return 1 if found else 0
-    for probe in probes():
-        with open(page_of(probe), encoding="utf-8") as handle:
-            text = handle.read()
-        updated = rewritten(text, probe)
-        if updated != text:
-            _write_atomically(page_of(probe), updated)
-    return 0
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """A fresh temporary file beside the page, then renamed over it: never written through a link."""
-    descriptor, tmp = tempfile.mkstemp(prefix=".params-", suffix=".md", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    return generated_main(argv, __file__, __doc__, files, SOURCES)
 
 
 if __name__ == "__main__":

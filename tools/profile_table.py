@@ -9,7 +9,6 @@ tests/unit/tools/test_profile_table.py fails when it differs.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -17,10 +16,11 @@ from typing import List
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "collections"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # generated_file, however the tool is loaded
 
 # pylint: disable=wrong-import-position
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import profile_params, profiles  # noqa: E402
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically  # noqa: E402
+from generated_file import Generated, main as generated_main, stale  # noqa: E402
 
 README = os.path.join(ROOT, "README.md")
 START = "<!-- profiles -->"
@@ -49,26 +49,19 @@ def rewritten(text: str) -> str:
     return "%s%s\n%s\n%s%s" % (head, START, table(), END, rest.split(END, 1)[1])
 
 
+SOURCES = "the probes' declarations"
+
+
+def files() -> List[Generated]:
+    return [Generated(README, "README.md's profile table", rewritten)]
+
+
 def differs() -> bool:
-    with open(README, encoding="utf-8") as handle:
-        text = handle.read()
-    return rewritten(text) != text
+    return bool(stale(files(), SOURCES))
 
 
 def main(argv: List[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--check", action="store_true", help="only say whether README's table differs (exit 1)")
-    if parser.parse_args(argv).check:
-        found = differs()
-        print("README.md's profile table differs from the declarations: run python tools/profile_table.py" if found
-              else "README.md's profile table is the declarations'")
-        return 1 if found else 0
-    with open(README, encoding="utf-8") as handle:
-        text = handle.read()
-    updated = rewritten(text)
-    if updated != text:
-        write_text_atomically(README, updated)
-    return 0
+    return generated_main(argv, __file__, __doc__, files, SOURCES)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ FROM = _by_name((
     ("plugin_utils.report.number_format", ("format_number", "format_quantity")),
     ("plugin_utils.report.values", ("format_scalar", "format_value", "unit_for")),
     ("plugin_utils.report.devices", ("device_label", "device_records")),
-    ("plugin_utils.report.svg_plots", ("bar_chart", "heatmap_chart", "line_chart", "roofline_chart")),
+    ("plugin_utils.report.svg_plots", ("bar_chart", "heatmap_chart", "line_chart", "line_points", "roofline_chart")),
     # what several probes share (shared/)
     ("plugin_utils.probe_kit.shared.clock_event_reasons", ("HARDWARE_REASONS", "SOFTWARE_THERMAL", "WINDOW_KEY", "expected_words",
                                                            "in_window", "window_seconds")),

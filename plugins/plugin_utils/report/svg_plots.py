@@ -22,9 +22,10 @@ from __future__ import annotations
 import hashlib
 import math
 from html import escape
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .values import format_number
+from ..result_fields import number_or_none
 
 FONT_SIZE = 11
 TITLE_SIZE = 12
@@ -463,6 +464,16 @@ def _point_list(points: Sequence[Tuple[float, float]], x_unit: str, y_unit: str,
     if lowest not in (first, last):
         extremes.append("lowest %s at %s" % (_with_unit(lowest[1], y_unit), at(lowest[0])))
     return words + ("; " + ", ".join(extremes) if extremes else "")
+
+
+def line_points(records: Iterable[Mapping[str, Any]], x_key: str, y_key: str) -> List[Tuple[float, float]]:
+    """A line chart's points of a sweep's records: (x, y) of each whose x_key is a number other than 0 and y_key a number."""
+    points = []
+    for record in records:
+        x, y = number_or_none(record.get(x_key)), number_or_none(record.get(y_key))
+        if x and y is not None:
+            points.append((x, y))
+    return points
 
 
 def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, float]]]], x_unit: str, y_unit: str,

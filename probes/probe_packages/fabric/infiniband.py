@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Tuple
 from probelib.fields import unavailable
 from probelib.system.pci_place import driver_of, pci_function_dir, pci_place, sorted_names
 from probelib.system.sysfs_class import read_class
-from probelib.system.sysfs_field import nonempty_text, read_value, whole_number
+from probelib.system.sysfs_field import matched, nonempty_text, read_value, whole_number
 
 # The port counters of the IB PMA (ports/<n>/counters), named as the kernel names the files.
 COUNTERS = ("symbol_error", "link_downed", "port_rcv_errors", "link_error_recovery", "port_xmit_discards",
@@ -22,6 +22,7 @@ COUNTERS = ("symbol_error", "link_downed", "port_rcv_errors", "link_error_recove
 _CODE_AND_WORDS = re.compile(r"^([0-9]+):\s*(.+)$")
 _RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?) Gb/sec\b")
 _ZERO_GID = re.compile(r"^[0:]+$")
+_LID = re.compile(r"^0x[0-9a-fA-F]+\Z")
 NO_COUNTERS = "the driver offers no PMA counters for this port"
 RATE_INVALID = "the port reports no valid speed or width (a port whose link is not up)"
 
@@ -64,9 +65,7 @@ def read_port(port_dir: str) -> Dict[str, Any]:
 
 def code_and_words(text: str) -> Tuple[int, str]:
     """'4: ACTIVE' -> (4, 'ACTIVE'); '5: LinkUp' -> (5, 'LinkUp')."""
-    match = _CODE_AND_WORDS.match(text)
-    if not match:
-        raise ValueError("not '<code>: <words>'")
+    match = matched(_CODE_AND_WORDS, text, "not '<code>: <words>'")
     return int(match.group(1)), match.group(2).strip()
 
 
@@ -84,17 +83,12 @@ def node_type(text: str) -> str:
 
 def rate_gbitps(text: str) -> float:
     """'400 Gb/sec (4X NDR)' -> 400.0; '2.5 Gb/sec (1X)' -> 2.5."""
-    match = _RATE.match(text)
-    if not match:
-        raise ValueError("not '<number> Gb/sec (<width><speed>)'")
-    return float(match.group(1))
+    return float(matched(_RATE, text, "not '<number> Gb/sec (<width><speed>)'").group(1))
 
 
 def lid(text: str) -> int:
     """'0xc' -> 12: the kernel prints the LID in hex."""
-    if not re.fullmatch(r"0x[0-9a-fA-F]+", text):
-        raise ValueError("not a hex LID")
-    return int(text, 16)
+    return int(matched(_LID, text, "not a hex LID").group(0), 16)
 
 
 def gid_count(gids_dir: str) -> Any:

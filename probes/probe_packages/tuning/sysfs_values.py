@@ -5,9 +5,11 @@ import re
 from typing import Any, Callable
 
 from probelib.system import sysfs_field
+from probelib.system.sysfs_field import matched
 
 _SPEED = re.compile(r"^(\d+(?:\.\d+)?)\s*GT/s")
 _BRACKETED = re.compile(r"\[([^\]]+)\]")
+_LANES = re.compile(r"^x?([0-9]+)\Z")
 
 
 def read_value(path: str, parse: Callable[[str], Any], missing: str = "this kernel does not offer it") -> Any:
@@ -18,23 +20,14 @@ def read_value(path: str, parse: Callable[[str], Any], missing: str = "this kern
 
 def bracketed_choice(text: str) -> str:
     """'always [madvise] never' -> 'madvise': the kernel marks the active choice of a list with brackets."""
-    match = _BRACKETED.search(text)
-    if not match:
-        raise ValueError("no [bracketed] choice")
-    return match.group(1).strip()
+    return matched(_BRACKETED, text, "no [bracketed] choice").group(1).strip()
 
 
 def link_speed_gts(text: str) -> float:
     """'32.0 GT/s PCIe' (kernel 4.19 on) or '8 GT/s' -> GT/s per lane; 'Unknown' (link down, or not reported) refused."""
-    match = _SPEED.match(text)
-    if not match:
-        raise ValueError("not a link speed in GT/s (the kernel writes 'Unknown' when the link reports none)")
-    return float(match.group(1))
+    return float(matched(_SPEED, text, "not a link speed in GT/s (the kernel writes 'Unknown' when the link reports none)").group(1))
 
 
 def lane_count(text: str) -> int:
     """'16' -> 16; the kernel writes the width as a plain number, 'x16' is accepted too."""
-    number = text[1:] if text.startswith("x") else text
-    if not re.fullmatch(r"[0-9]+", number):
-        raise ValueError("not a lane count")
-    return int(number)
+    return int(matched(_LANES, text, "not a lane count").group(1))

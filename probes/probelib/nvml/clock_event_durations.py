@@ -26,21 +26,15 @@ REASON_FIELDS = (
     ("hw_thermal_slowdown", "NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN", 270),
     ("hw_power_brake_slowdown", "NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN", 271),
 )
-# nvmlPerfPolicyType_t: (policy, name, value).
-VIOLATION_POLICIES = (
-    ("power", "NVML_PERF_POLICY_POWER", 0),
-    ("thermal", "NVML_PERF_POLICY_THERMAL", 1),
-    ("sync_boost", "NVML_PERF_POLICY_SYNC_BOOST", 2),
-    ("board_limit", "NVML_PERF_POLICY_BOARD_LIMIT", 3),
-    ("low_utilization", "NVML_PERF_POLICY_LOW_UTILIZATION", 4),
-    ("reliability", "NVML_PERF_POLICY_RELIABILITY", 5),
-)
+# nvmlPerfPolicyType_t's members in their order (values 0 to 5), each NVML_PERF_POLICY_ and the policy in capitals.
+POLICIES = ("power", "thermal", "sync_boost", "board_limit", "low_utilization", "reliability")
+# (policy, name, value).
+VIOLATION_POLICIES = tuple((policy, "NVML_PERF_POLICY_" + policy.upper(), value) for value, policy in enumerate(POLICIES))
 # A reason whose field the driver does not offer falls back to the violation policy that counts the same time.
 REASON_FALLBACK_POLICY = {"sw_power_cap": "power", "sync_boost": "sync_boost"}
 NO_HW_SLOWDOWN_COUNTER = ("NVML has no duration counter for hw_slowdown (only the current reasons bitmask shows it); its "
                           "thermal and power-brake parts are hw_thermal_slowdown and hw_power_brake_slowdown")
 REASONS = tuple(reason for reason, unused_name, unused_id in REASON_FIELDS) + ("hw_slowdown",)
-POLICIES = tuple(policy for policy, unused_name, unused_value in VIOLATION_POLICIES)
 # nvmlValueType_t -> the c_nvmlValue_t member holding it.
 VALUE_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 

@@ -11,6 +11,7 @@ from probelib.fields import unavailable
 from probelib.system.sysfs import read_text
 
 VALUE_FILE_LIMIT_BYTES = 64 << 10
+_WHOLE_NUMBER = re.compile(r"^-?[0-9]+\Z")
 
 
 def read_value(path: str, parse: Callable[[str], Any], missing: str = "this kernel or driver does not offer it",
@@ -34,10 +35,16 @@ def read_value(path: str, parse: Callable[[str], Any], missing: str = "this kern
         return unavailable("%s reads %r: %s" % (path, text[:80], exc))
 
 
+def matched(pattern: re.Pattern[str], text: str, refusal: str) -> re.Match[str]:
+    """The pattern's match in a file's text (a parse of read_value), else ValueError(refusal): what the text is not."""
+    match = pattern.search(text)
+    if not match:
+        raise ValueError(refusal)
+    return match
+
+
 def whole_number(text: str) -> int:
-    if not re.fullmatch(r"-?[0-9]+", text):
-        raise ValueError("not a whole number")
-    return int(text)
+    return int(matched(_WHOLE_NUMBER, text, "not a whole number").group(0))
 
 
 def nonempty_text(text: str) -> str:

@@ -167,3 +167,16 @@ def test_the_rules_thresholds_carry_their_source():
         assert "# source: " in line
     ids = {rule["id"] for rule in rules()["rules"]}
     assert {"health.kernel_log_events", "health.pcie_aer_counters"} <= ids
+
+
+def test_both_kernel_log_checks_skip_an_unread_log_with_their_words_and_say_nothing_of_an_absent_one():
+    unread = health_ok()
+    unread["data"]["kernel_log"] = {"unavailable": "dmesg: read kernel buffer failed: Operation not permitted"}
+    verdict = judge_one(unread)
+    for check_id, words in (("health.xid_events", "XID events not checked"), ("health.kernel_log_events", "kernel log not checked beyond XID")):
+        check = one(verdict, check_id)
+        assert (check.status, check.reason) == ("skip", "%s: dmesg: read kernel buffer failed: Operation not permitted" % words)
+    absent = health_ok()
+    del absent["data"]["kernel_log"]
+    verdict = judge_one(absent)
+    assert checks_of(verdict, "health.xid_events") == [] and checks_of(verdict, "health.kernel_log_events") == []

@@ -15,7 +15,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.load.vi
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.membw.view import membw_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.p2p.view import p2p_view
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.svg_plots import (
-    Plot, bar_chart, compact_number, heatmap_chart, line_chart, linear_ticks, log_ticks, nice_number, roofline_chart,
+    Plot, bar_chart, compact_number, heatmap_chart, line_chart, line_points, linear_ticks, log_ticks, nice_number, roofline_chart,
     text_width, tick_label)
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
@@ -79,6 +79,12 @@ def is_round(value):
         return True
     mantissa = abs(value) / 10.0 ** math.floor(math.log10(abs(value)) + 1e-9)
     return abs(mantissa * 10 - round(mantissa * 10)) < 1e-6
+
+
+def test_a_sweep_s_points_are_its_records_with_a_nonzero_number_and_a_number():
+    sweep = [{"size_bytes": 1024, "gbps": 3}, {"size_bytes": 0, "gbps": 4.0}, {"size_bytes": 2048, "gbps": None},
+             {"size_bytes": True, "gbps": 5.0}, {"size_bytes": 4096, "gbps": False}, {"gbps": 6.0}, {"size_bytes": 8192.0, "gbps": 0}]
+    assert line_points(sweep, "size_bytes", "gbps") == [(1024.0, 3.0), (8192.0, 0.0)]
 
 
 def test_nice_numbers_are_one_two_five():

@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 from ...report.cells import Cell, cell, table
 from ...result_fields import MISSING, dig, is_unavailable, number_or_none
-from ...report.svg_plots import bar_chart, line_chart
+from ...report.svg_plots import bar_chart, line_chart, line_points
 
 
 def _curves(data: Any) -> List[Dict[str, Any]]:
@@ -100,17 +100,13 @@ def collective_view(data: Any) -> Dict[str, Any]:
                            cell("largest_bytes", curve.get("largest_bytes", MISSING)),
                            _knee_cell(curve), cell("startup_us", knee.get("startup_us", MISSING)),
                            cell("transports", transports if transports is not None else MISSING)])
-        points = []
-        for point in curve.get("sweep") or []:
-            if not isinstance(point, dict):
-                continue
-            busbw = number_or_none(point.get("busbw_gbps"))
-            if busbw is not None and number_or_none(point.get("size_bytes")):
-                points.append((float(point["size_bytes"]), busbw))
+        sweep = [point for point in curve.get("sweep") or [] if isinstance(point, dict)]
+        for point in sweep:
             sweep_rows.append([Cell(name), cell("size_bytes", point.get("size_bytes", MISSING)),
                                cell("time_us", point.get("time_us", MISSING)), cell("algbw_gbps", point.get("algbw_gbps", MISSING)),
                                cell("busbw_gbps", point.get("busbw_gbps", MISSING)), cell("iterations", point.get("iterations", MISSING)),
                                cell("verified", point.get("verified", MISSING), "bad" if point.get("verified") is False else "")])
+        points = line_points(sweep, "size_bytes", "busbw_gbps")
         if points:
             series.append((name, points))
             knee_bytes = number_or_none(knee.get("knee_bytes"))

@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ...probe_kit.kit import (
     process_words, CheckFunction, format_quantity, MISSING, dig, is_unavailable, gpu_label, make_check, param_source,
     reads_params, unavailable_check, Check)
+from .kernel_log_checks import log_source, unjudged_log
 from .machine_checks import MACHINE_CHECKS
 
 # REFERENCE.md: the XIDs node health checks (aznhc, gcm, NHC) treat as hardware faults.
@@ -192,16 +193,15 @@ def _hidden_gpus(data: Dict[str, Any], init: Dict[str, Any]) -> str:
 
 def xid_events(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     log = data.get("kernel_log", MISSING)
-    if log is MISSING:
-        return []
-    if is_unavailable(log):
-        return [make_check(rule, host, "skip", "XID events not checked: %s" % log["unavailable"])]
+    unjudged = unjudged_log(rule, host, log, "XID events not checked")
+    if unjudged is not None:
+        return unjudged
     hardware = set(rule["params"].get("hardware_xids") or [])
     events = log.get("xid_events") or []
     gpus = data.get("gpus")
     indexes = [gpu.get("index") for gpu in gpus] if isinstance(gpus, list) else []
     threshold = "no hardware XID (fail), no other XID (warn)"
-    source = "%s, %d lines" % (log.get("source"), log.get("lines_read", 0))
+    source = log_source(log)
 
     def judge(gpu: Optional[Dict[str, Any]], found: List[Dict[str, Any]]) -> Check:
         prefix = "%s: " % gpu_label(gpu) if gpu is not None else ""

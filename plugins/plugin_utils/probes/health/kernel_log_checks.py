@@ -47,6 +47,21 @@ KIND_ORDER = ("fallen_off_bus", "sxid", "pcie_aer_fatal", "pcie_aer_uncorrected"
 TRAINING_PATH_ROLES = ("gpu", "nvswitch", "nic", "bridge")
 
 
+def unjudged_log(rule: Dict[str, Any], host: str, log: Any, not_checked: str) -> Optional[List[Check]]:
+    """The checks of a kernel log that cannot be judged (the XID check's and these): none where the result holds no log, a
+    skip with not_checked and the reason where it could not be read; None where it was read."""
+    if log is MISSING:
+        return []
+    if is_unavailable(log):
+        return [make_check(rule, host, "skip", "%s: %s" % (not_checked, log["unavailable"]))]
+    return None
+
+
+def log_source(log: Dict[str, Any]) -> str:
+    """Where the kernel log was read from and how many lines of it."""
+    return "%s, %d lines" % (log.get("source"), log.get("lines_read", 0))
+
+
 def benign_matchers(rule: Dict[str, Any]) -> Tuple[List[re.Pattern[str]], List[str]]:
     """The compiled benign patterns (built-in, then the user's) and the sentences of those that do not compile."""
     matchers: List[re.Pattern[str]] = []
@@ -116,16 +131,15 @@ def _kind_status(kind: str, grouped: Dict[Any, List[Dict[str, Any]]], rule: Dict
 @reads_params("benign_patterns", "extra_benign_patterns", "aer_corrected_warn_above", "link_downs_warn_above")
 def kernel_log_events(host: str, data: Dict[str, Any], rule: Dict[str, Any], context: Any) -> List[Check]:
     log = data.get("kernel_log", MISSING)
-    if log is MISSING:
-        return []
-    if is_unavailable(log):
-        return [make_check(rule, host, "skip", "kernel log not checked beyond XID: %s" % log["unavailable"])]
+    unjudged = unjudged_log(rule, host, log, "kernel log not checked beyond XID")
+    if unjudged is not None:
+        return unjudged
     if "events" not in log:
         return [make_check(rule, host, "skip", "this health result predates the kernel-log classification (no events recorded)")]
     matchers, problems = benign_matchers(rule)
     if problems:
         return [make_check(rule, host, "error", "; ".join(problems))]
-    source = "%s, %d lines" % (log.get("source"), log.get("lines_read", 0))
+    source = log_source(log)
     benign: List[Dict[str, Any]] = []
     judged: List[Dict[str, Any]] = []
     for event in log["events"]:

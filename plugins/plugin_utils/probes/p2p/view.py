@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...probe_kit.kit import (
-    Cell, cell, table, MISSING, dig, is_unavailable, number_or_none, heatmap_chart, line_chart, ProbeSection)
+    Cell, cell, table, MISSING, dig, is_unavailable, number_or_none, heatmap_chart, line_chart, line_points, ProbeSection)
 
 MAX_PLOTTED_PAIRS = 8
 
@@ -81,16 +81,12 @@ def p2p_view(data: Any) -> Dict[str, Any]:
                           cell("median_us", latency.get("median_us", MISSING)),
                           cell("verified", pair.get("verified", MISSING), "bad" if pair.get("verified") is False else "")])
         unidirectional = pair.get("unidirectional") if isinstance(pair.get("unidirectional"), dict) else {}
-        points = []
-        for point in unidirectional.get("sweep") or []:
-            if not isinstance(point, dict):
-                continue
-            gbps = number_or_none(point.get("gbps"))
-            if gbps is not None and number_or_none(point.get("size_bytes")):
-                points.append((float(point["size_bytes"]), gbps))
+        sweep = [point for point in unidirectional.get("sweep") or [] if isinstance(point, dict)]
+        for point in sweep:
             sweep_rows.append([Cell(name), cell("size_bytes", point.get("size_bytes", MISSING)), cell("gbps", point.get("gbps", MISSING)),
                                cell("time_per_copy_s", point.get("time_per_copy_s", MISSING)),
                                cell("verified", point.get("verified", MISSING), "bad" if point.get("verified") is False else "")])
+        points = line_points(sweep, "size_bytes", "gbps")
         if points:
             series.append(("%s (%s)" % (name, _link_text(pair)), points))
     if series and len(series) <= MAX_PLOTTED_PAIRS:
