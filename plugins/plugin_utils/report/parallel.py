@@ -2,9 +2,10 @@
 
 The report renders a dossier per host; with thousands of hosts that is minutes on one core (docs/scale.md). The
 workers are forked, so each starts with the run and its judgement already in memory (nothing is pickled on the way
-in) and sends back only what the job returns. Forking is used only where it is safe and worth it: on a platform that
-forks, in a process with no other thread, for enough items; otherwise, and for whatever a broken worker left undone,
-the items run here, one after the other, so the answer is the same either way.
+in) and sends back only what the job returns; each is replaced by a fresh fork after WORKER_ITEMS items, since every
+item it runs copies the caller's pages that item touches. Forking is used only where it is safe and worth it: on a
+platform that forks, in a process with no other thread, for enough items; otherwise, and for whatever a broken worker
+left undone, the items run here, one after the other, so the answer is the same either way.
 
 The workers never outlive the run that started them (docs/scale.md, "An interrupted report ends its workers"). SIGINT
 or SIGTERM to this process while they run ends every worker (SIGTERM, then SIGKILL after STOP_GRACE_S), waits for
