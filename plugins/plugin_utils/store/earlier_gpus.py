@@ -37,11 +37,12 @@ class ReportedGpus:
 
     def __init__(self, probe: str, identities_of: IdentitiesOf) -> None:
         self.probe, self.identities_of = probe, identities_of
-        self._noted: Dict[Tuple[str, str], Tuple[str, Set[str]]] = {}
+        # {(run id, host directory): (host, GPU identities)}; plain data, so that a worker's notes can be sent back
+        self.noted: Dict[Tuple[str, str], Tuple[str, Set[str]]] = {}
 
     def note(self, run_id: str, dir_name: str, probe: str, envelope: dict) -> None:
         if probe == self.probe:
-            self._noted[(run_id, dir_name)] = (_host_name(dir_name, envelope), self.identities_of(envelope))
+            self.noted[(run_id, dir_name)] = (_host_name(dir_name, envelope), self.identities_of(envelope))
 
     def last_reporters(self, results_dir: str, runs: Sequence[str], wanted: Iterable[str],
                        max_runs: int = MAX_RUNS) -> Dict[str, Tuple[Tuple[str, ...], str]]:
@@ -67,7 +68,7 @@ class ReportedGpus:
 
     def _reported(self, run_path: str, run_id: str, dir_name: str) -> Optional[Tuple[str, Set[str]]]:
         """(host, GPU identities) of the host directory's describing result; None where it cannot be read."""
-        noted = self._noted.get((run_id, dir_name))
+        noted = self.noted.get((run_id, dir_name))
         if noted is not None:
             return noted
         envelope = _envelope(os.path.join(run_path, dir_name), self.probe)
