@@ -116,9 +116,10 @@ def _previous_results(results_dir: str, run: RunModel, earlier: List[str], measu
                       reported: ReportedGpus, workers: Optional[int]) -> PreviousResults:
     """find_previous_results of the run's hosts, with what the GPUs moved check needs of each result read noted in
     reported; over the cores for a large run. A host's search reads only its own earlier results, so the hosts are
-    searched in parts (every processes-th host) and put together again: the same results as one search of all."""
+    searched in parts (every processes-th host) and put together again: the same results as one search of all. With
+    no earlier run there is nothing to search, and no worker is started."""
     names = [host.name for host in run.hosts]
-    processes = worker_count(len(names), workers)
+    processes = worker_count(len(names), workers) if earlier else 1
 
     def search(part: int) -> Tuple[PreviousResults, Dict]:
         notes = ReportedGpus(reported.probe, reported.identities_of)
