@@ -13,9 +13,9 @@ from .judge.weakened_rules import weakened_lines, weakened_rules
 from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules, replaced_shipped
 from .probe_kit.registry import declaration, probe_catalogue, profile_probes, profiles
-from .report.parallel import run_over_the_cores
-from .store.earlier_gpus import last_reporters
-from .store.previous import find_previous_results, most_common_run
+from .report.parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
+from .store.earlier_gpus import ReportedGpus
+from .store.previous import PreviousResults, earlier_runs, find_previous_results, most_common_run
 from .store.run_order import order_warnings
 from .store.stored_run import HostModel, RunModel, StoredEnvelopes
 from .store.schemas import stored_envelope_problems
@@ -85,15 +85,17 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     # Each probe a host measured now is compared with the newest earlier run that measured it (store/previous.py).
     measured = {host.name: [probe for probe, entry in host.probes.items() if entry.status in MEASURED_STATUSES] for host in run.hosts}
     catalogue = probe_catalogue()
-    previous = find_previous_results(results_dir, run.run_id, [host.name for host in run.hosts], check_envelope=stored_envelope_problems,
-                                     wanted=measured, describing=catalogue.machine_probe)
+    # The earlier runs are listed once, and each earlier result read once: what the GPUs moved check needs of them is
+    # noted as they are read for drift.
+    earlier = earlier_runs(results_dir, run.run_id)
+    reported = ReportedGpus(catalogue.machine_probe, lambda envelope: _identities_of(envelope, catalogue))
+    previous = _previous_results(results_dir, run, earlier, measured, reported, workers)
     inputs = host_inputs(run, rule_overrides, override_sources, profile, custom_profiles)
     judgement = judge_fleet(run.run_id, inputs, baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=catalogue,
                             run_each=lambda count, job: run_over_the_cores(count, job, workers), baseline_problems=baseline_problems,
-                            last_reported=lambda wanted: last_reporters(results_dir, run.run_id, wanted, catalogue.machine_probe,
-                                                                        lambda envelope: _identities_of(envelope, catalogue)))
+                            last_reported=lambda wanted: reported.last_reporters(results_dir, earlier, wanted))
     # The rules in use name their checks; the default file still names the judge's own (fleet.*, host.* ...).
     titles = {metric_id: spec.title for metric_id, spec in probe_catalogue().metric_specs.items()}
     shipped = load_rules() if rules_path else rules
@@ -106,8 +108,33 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     judgement.unmatched_rules.extend(Check(id="baselines.replaced", host="", probe="", status="warn", reason=sentence)
                                      for sentence in replaced_shipped(baselines))
     judgement.unmatched_rules.extend(Check(id=RUN_ORDER_CHECK_ID, host="", probe="", status="warn", reason=sentence)
-                                     for sentence in order_warnings(results_dir, run.run_id))
+                                     for sentence in order_warnings(results_dir, run.run_id, earlier))
     return judgement
+
+
+def _previous_results(results_dir: str, run: RunModel, earlier: List[str], measured: Mapping[str, List[str]],
+                      reported: ReportedGpus, workers: Optional[int]) -> PreviousResults:
+    """find_previous_results of the run's hosts, with what the GPUs moved check needs of each result read noted in
+    reported; over the cores for a large run. A host's search reads only its own earlier results, so the hosts are
+    searched in parts (every processes-th host) and put together again: the same results as one search of all. With
+    no earlier run there is nothing to search, and no worker is started."""
+    names = [host.name for host in run.hosts]
+    processes = worker_count(len(names), workers) if earlier else 1
+
+    def search(part: int) -> Tuple[PreviousResults, Dict]:
+        notes = ReportedGpus(reported.probe, reported.identities_of)
+        found = find_previous_results(results_dir, run.run_id, names[part::processes], check_envelope=stored_envelope_problems,
+                                      wanted=measured, describing=reported.probe, runs=earlier, on_read=notes.note)
+        return found, notes.noted
+    parts = run_large_jobs_over_the_cores(processes, search, processes)
+    previous = PreviousResults()
+    for part in range(processes):
+        found, noted = parts[part]
+        previous.envelopes.update(found.envelopes)
+        previous.run_ids.update(found.run_ids)
+        previous.problems.update(found.problems)
+        reported.noted.update(noted)
+    return previous
 
 
 def _identities_of(envelope: Mapping[str, Any], catalogue: Any) -> Set[str]:

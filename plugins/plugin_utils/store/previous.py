@@ -6,7 +6,7 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ...module_utils.envelope_statuses import MEASURED_STATUSES
 from ...module_utils.python_discovery import import_proof
@@ -16,6 +16,8 @@ from .run_order import runs_newest_first
 from .stored_run import ProbeEntry, StoredEnvelopes, read_host_inputs, stored_entry
 
 EnvelopeCheck = Callable[[dict], List[str]]
+# on_read(earlier run id, host directory, probe, envelope): told of every earlier result read (store/earlier_gpus.py)
+ReadWatcher = Callable[[str, str, str, dict], None]
 
 
 def earlier_runs(results_dir: str, run_id: str) -> List[str]:
@@ -70,10 +72,10 @@ def _is_result_file(host_path: str, probe: str) -> bool:
         return False
 
 
-def _read_results(host_path: str, run_id: str, probes: Iterable[str], check_envelope: Optional[EnvelopeCheck]
-                  ) -> Tuple[Dict[str, ProbeEntry], Set[str], Dict[str, str]]:
+def _read_results(host_path: str, run_id: str, probes: Iterable[str], check_envelope: Optional[EnvelopeCheck],
+                  on_read: Optional[ReadWatcher] = None) -> Tuple[Dict[str, ProbeEntry], Set[str], Dict[str, str]]:
     """(entries of the readable, sound results of these probes, the probes among them that measured something, the
-    problems of those that cannot be compared)."""
+    problems of those that cannot be compared); on_read is told of each envelope read."""
     entries: Dict[str, ProbeEntry] = {}
     measured: Set[str] = set()
     problems: Dict[str, str] = {}
@@ -84,6 +86,8 @@ def _read_results(host_path: str, run_id: str, probes: Iterable[str], check_enve
         except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             problems[probe] = "previous run's %s is unreadable: %s (run %s)" % (name, exc, run_id)
             continue
+        if on_read is not None:
+            on_read(run_id, os.path.basename(host_path), probe, envelope)
         if envelope.get("status") == "unreachable":
             continue
         broken = check_envelope(envelope) if check_envelope is not None else []
@@ -98,7 +102,8 @@ def _read_results(host_path: str, run_id: str, probes: Iterable[str], check_enve
 
 def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], max_runs: int = 400,
                           check_envelope: Optional[EnvelopeCheck] = None,
-                          wanted: Optional[Mapping[str, Iterable[str]]] = None, describing: str = "") -> PreviousResults:
+                          wanted: Optional[Mapping[str, Iterable[str]]] = None, describing: str = "",
+                          runs: Optional[Sequence[str]] = None, on_read: Optional[ReadWatcher] = None) -> PreviousResults:
     """For each host, the newest earlier run where a probe of it measured something or left an unreadable result.
 
     wanted: {host: probes this run measured}. A wanted probe that the host's previous run did not measure is taken from
@@ -116,6 +121,10 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
     An earlier run whose directory cannot be read (unreadable_why: EACCES, or mode 000 even for root) may hold any
     host: every host still looked for takes it as its previous run, with the wanted probes' problem saying why, and
     no older run is read. A host directory that cannot be read or listed does the same for that host.
+
+    runs: earlier_runs(results_dir, run_id), where the caller has listed them already. on_read(earlier run id, host
+    directory, probe, envelope) is told of every earlier result read (parsed into a JSON object), so that a caller that
+    needs something else of these results does not parse them again (store/earlier_gpus.ReportedGpus).
     """
     found = PreviousResults()
     pending = {host: host_dir_name(host) for host in hosts}
@@ -131,7 +140,7 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
     def wanted_probes(host: str) -> Set[str]:
         return set((wanted or {}).get(host) or ()) or ({describing} if describing else set())
 
-    for earlier in earlier_runs(results_dir, run_id)[:max_runs]:
+    for earlier in (earlier_runs(results_dir, run_id) if runs is None else runs)[:max_runs]:
         if not pending and not missing:
             break
         run_why = unreadable_why(os.path.join(root, earlier))
@@ -154,7 +163,7 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
             present = [probe for probe in probes if _is_result_file(host_path, probe)]
             if not present or os.path.islink(host_path):
                 continue
-            older, measured, problems = _read_results(host_path, earlier, present, check_envelope)
+            older, measured, problems = _read_results(host_path, earlier, present, check_envelope, on_read)
             for probe in measured:
                 entries[host][probe] = older[probe]
             if problems:
@@ -177,7 +186,7 @@ def find_previous_results(results_dir: str, run_id: str, hosts: Iterable[str], m
                 stop_at_unreadable(host, wanted_probes(host), earlier, why)
                 del pending[host]
                 continue
-            host_entries, measured, problems = _read_results(host_path, earlier, probes, check_envelope)
+            host_entries, measured, problems = _read_results(host_path, earlier, probes, check_envelope, on_read)
             # Drift needs something measured: a run where every probe failed or was unavailable is passed over, but
             # not one whose results cannot be read (that is said on the drift checks instead of comparing with an
             # older run).

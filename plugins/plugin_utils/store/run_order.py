@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .paths import RESERVED_RUN_IDS, RUN_ID_PATTERN, RUN_RECORD_FILE, RUN_RECORD_LIMIT_BYTES
 from .safe_fs import open_dirs, read_bytes_at
@@ -77,13 +77,15 @@ def id_time(run_id: str) -> Optional[str]:
     return "%s-%s-%s %s:%s:%s" % (day[:4], day[4:6], day[6:], clock[:2], clock[2:4], clock[4:])
 
 
-def order_warnings(results_dir: str, run_id: str) -> List[str]:
+def order_warnings(results_dir: str, run_id: str, earlier: Optional[Sequence[str]] = None) -> List[str]:
     """A sentence when the run was opened after a run whose id names a later time (the controller's clock was behind, or
-    a run id was given by hand): the run is still ordered by when it was opened, and the sentence says so."""
+    a run id was given by hand): the run is still ordered by when it was opened, and the sentence says so. earlier:
+    runs_newest_first(results_dir, before=run_id), where the caller has listed them already."""
     named = id_time(run_id)
     if named is None:
         return []
-    earlier = runs_newest_first(results_dir, before=run_id)
+    if earlier is None:
+        earlier = runs_newest_first(results_dir, before=run_id)
     later_named = [name for name in earlier if (id_time(name) or "") > named]
     if not later_named:
         return []

@@ -65,3 +65,31 @@ def test_a_host_whose_judging_raises_in_a_worker_is_its_error_and_the_others_are
     assert serial.hosts[breaker].verdict == "error"
     assert "judging this host raised ZeroDivisionError: float division by zero" in serial.hosts[breaker].reasons[0]
     assert sum(verdict.verdict != "error" for verdict in serial.hosts.values()) == HOSTS
+
+
+def _judged_against_earlier_nights(results, workers):
+    """A run whose hosts' earlier results are searched over ``workers`` processes: the night before has the same GPUs,
+    except that one host's directory is another machine's name there (its GPUs moved), one host's result there is
+    unreadable (a duplicate key) and one host is missing there (found in the night before that)."""
+    older, previous = "20261128T000000Z-000001", PREVIOUS_RUN_ID
+    write_synthetic_run(str(results), older, HOSTS, seed=3)
+    write_synthetic_run(str(results), previous, HOSTS, seed=1)
+    names = sorted(write_synthetic_run(str(results), RUN_ID, HOSTS, seed=1))
+    os.rename(str(results / previous / names[3]), str(results / previous / "old-machine"))
+    (results / previous / names[5] / "health.json").write_text('{"status": "ok", "status": "ok"}')
+    (results / previous / names[7] / "health.json").unlink()
+    os.rmdir(str(results / previous / names[7]))
+    run = load_run(os.path.join(str(results), RUN_ID), names, {name: [rack_of(name)] for name in names})
+    judgement = judge_run(run, str(results), {}, workers=workers)
+    return names, judgement, json.dumps(judgement.to_dict(), sort_keys=True)
+
+
+def test_the_earlier_runs_searched_in_two_processes_are_found_as_in_one(tmp_path):
+    names, serial, serial_text = _judged_against_earlier_nights(tmp_path / "serial", 1)
+    unused_names, unused_forked, forked_text = _judged_against_earlier_nights(tmp_path / "forked", 2)
+    assert forked_text == serial_text
+    assert serial.previous_run_id == PREVIOUS_RUN_ID
+    assert any(reason.startswith("fleet.gpus_moved: not validated: its GPUs were last reported by another host, old-machine")
+               for reason in serial.hosts[names[3]].reasons), serial.hosts[names[3]].reasons
+    assert any("previous run's health.json is unreadable" in check.reason for check in serial.hosts[names[5]].checks)
+    assert any(check.id.startswith("drift.") and "20261128T000000Z-000001" in check.reason for check in serial.hosts[names[7]].checks)
