@@ -2,8 +2,9 @@
 
 The report renders a dossier per host; with thousands of hosts that is minutes on one core (docs/scale.md). The
 workers are forked, so each starts with the run and its judgement already in memory (nothing is pickled on the way
-in) and sends back only what the job returns; each is replaced by a fresh fork after WORKER_ITEMS items, since every
-item it runs copies the caller's pages that item touches. Forking is used only where it is safe and worth it: on a
+in) and sends back only what the job returns. Where the jobs read what the caller holds (the dossiers), a worker is
+replaced by a fresh fork after FRESH_FORK_ITEMS items, since every item it runs copies the caller's pages that item
+touches. Forking is used only where it is safe and worth it: on a
 platform that forks, in a process with no other thread, for enough items; otherwise, and for whatever a broken worker
 left undone, the items run here, one after the other, so the answer is the same either way.
 
@@ -31,9 +32,11 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.process_tree i
 
 MIN_ITEMS_PER_WORKER = 25  # below this a worker's start (a fork, a pipe) costs more than it saves
 CHUNK_ITEMS = 20  # items per job sent to a worker: small enough to balance, large enough to keep the pipes quiet
-# A forked worker's private memory grows with every item it runs: each item it touches writes reference counts into,
-# so copies, the caller's pages that hold it (docs/scale.md). A fresh fork after this many items bounds that copy.
-WORKER_ITEMS = 500
+# A forked worker's private memory grows with every item that reads the caller's objects: reference counts written
+# into them copy the pages that hold them (docs/scale.md). A fresh fork after this many items bounds that copy. Not for
+# jobs whose answers the caller collects as they come (judging the hosts): a fork of that heap, full of the answers and
+# of the free blocks between them, has each worker's allocations fill and so copy those pages instead.
+FRESH_FORK_ITEMS = 500
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STOP_GRACE_S = 5.0  # a worker sent SIGTERM has this long to remove its temporary file before SIGKILL
@@ -152,14 +155,14 @@ def _signal_again(interrupted: Interrupted, previous: Any) -> None:
 
 
 def run_indexed(count: int, job: Callable[[int], Any], workers: int, chunk_items: int = CHUNK_ITEMS,
-                worker_items: int = WORKER_ITEMS) -> Dict[int, Any]:
+                worker_items: Optional[int] = None) -> Dict[int, Any]:
     """{index: job(index)} for index in range(count), over ``workers`` forked processes when workers > 1, chunk_items
-    jobs sent to a worker at a time, each worker replaced by a fresh fork after about worker_items jobs."""
+    jobs sent to a worker at a time; with worker_items, each worker is replaced by a fresh fork after about that many."""
     done: Dict[int, Any] = {}
     if workers > 1:
         _JOB[0] = job
         chunks = [list(range(start, min(count, start + chunk_items))) for start in range(0, count, chunk_items)]
-        per_pool = max(1, workers * worker_items // max(1, chunk_items))
+        per_pool = max(1, workers * worker_items // max(1, chunk_items)) if worker_items else len(chunks)
         previous = _stop_handlers()
         try:
             for first in range(0, len(chunks), per_pool):
@@ -205,14 +208,15 @@ def _restore(previous: Dict[int, Any]) -> None:
         signal.signal(signum, handler)
 
 
-def run_over_the_cores(count: int, job: Callable[[int], Any], workers: Optional[int] = None) -> Dict[int, Any]:
+def run_over_the_cores(count: int, job: Callable[[int], Any], workers: Optional[int] = None,
+                       worker_items: Optional[int] = None) -> Dict[int, Any]:
     """run_large_jobs_over_the_cores over worker_count(count, workers) processes, CHUNK_ITEMS jobs at a time: many
-    small jobs (a dossier, a host's judging)."""
-    return run_large_jobs_over_the_cores(count, job, worker_count(count, workers), CHUNK_ITEMS)
+    small jobs (a dossier, a host's judging); worker_items: a fresh fork after that many (FRESH_FORK_ITEMS)."""
+    return run_large_jobs_over_the_cores(count, job, worker_count(count, workers), CHUNK_ITEMS, worker_items)
 
 
 def run_large_jobs_over_the_cores(count: int, job: Callable[[int], Any], processes: int,
-                                  chunk_items: int = 1) -> Dict[int, Any]:
+                                  chunk_items: int = 1, worker_items: Optional[int] = None) -> Dict[int, Any]:
     """run_indexed over ``processes`` (the caller decided that forking is worth it), chunk_items jobs at a time
     (default one: a few jobs that each take seconds, the fleet outputs of a large run), with the heap frozen meanwhile.
 
@@ -221,6 +225,6 @@ def run_large_jobs_over_the_cores(count: int, job: Callable[[int], Any], process
     pages: judging 1,000 hosts over two workers took as long as in one process without it (docs/scale.md)."""
     gc.freeze()
     try:
-        return run_indexed(count, job, min(processes, count), chunk_items)
+        return run_indexed(count, job, min(processes, count), chunk_items, worker_items)
     finally:
         gc.unfreeze()

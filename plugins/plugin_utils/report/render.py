@@ -18,7 +18,7 @@ from .host_pages import (render_host_dossier_html, render_host_dossier_markdown,
                          render_host_measurements_markdown)
 from .index_page import groups_of, host_summary, judged_row, render_fleet_index_html, render_fleet_index_markdown
 from .markup import compile_templates
-from .parallel import run_large_jobs_over_the_cores, run_over_the_cores, worker_count
+from .parallel import FRESH_FORK_ITEMS, run_large_jobs_over_the_cores, run_over_the_cores, worker_count
 from .verdicts import metric_columns, root_actions
 
 
@@ -231,7 +231,8 @@ def _write_hosts(run: RunModel, dossiers: List[Tuple[HostModel, str]], judgement
     forget_recent_envelopes()
     if worker_count(len(dossiers), workers) > 1:
         compile_templates()
-    outcomes = run_over_the_cores(len(dossiers), one_host, workers)
+    # A fresh fork now and then: each dossier reads its host's part of the judged run, which the worker then holds a copy of.
+    outcomes = run_over_the_cores(len(dossiers), one_host, workers, FRESH_FORK_ITEMS)
     unwritten = [outcomes[position][2] for position in range(len(dossiers)) if outcomes[position][2]]
     if judgement is not None:  # a host whose directory is a link has no dossier, but its verdict has an outcome
         rendered = {host.name for host, unused_path in dossiers}
