@@ -4,9 +4,9 @@ The report renders a dossier per host; with thousands of hosts that is minutes o
 workers are forked, so each starts with the run and its judgement already in memory (nothing is pickled on the way
 in) and sends back only what the job returns. Where the jobs read what the caller holds (the dossiers), a worker is
 replaced by a fresh fork after FRESH_FORK_ITEMS items, since every item it runs copies the caller's pages that item
-touches. Forking is used only where it is safe and worth it: on a
-platform that forks, in a process with no other thread, for enough items; otherwise, and for whatever a broken worker
-left undone, the items run here, one after the other, so the answer is the same either way.
+touches. Forking is used only where it is safe and worth it: on a platform that forks, in a process with no other
+thread, for enough items; otherwise, and for whatever a broken worker left undone, the items run here, one after the
+other, so the answer is the same either way.
 
 The workers never outlive the run that started them (docs/scale.md, "An interrupted report ends its workers"). SIGINT
 or SIGTERM to this process while they run ends every worker (SIGTERM, then SIGKILL after STOP_GRACE_S), waits for

@@ -11,20 +11,12 @@ import os
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .paths import is_hashed_dir_name
-from .previous import earlier_runs
 from .read import read_envelope
 from .stored_run import entries_on_disk, name_of_dir
 
 MAX_RUNS = 50
 # identities_of(envelope) -> the GPU identities the describing probe's envelope reports (judge/identity_checks.py)
 IdentitiesOf = Callable[[dict], Set[str]]
-
-
-def last_reporters(results_dir: str, run_id: str, wanted: Iterable[str], probe: str, identities_of: IdentitiesOf,
-                   max_runs: int = MAX_RUNS) -> Dict[str, Tuple[Tuple[str, ...], str]]:
-    """{identity: (the hosts, run id)} of the newest earlier run that reported each wanted GPU identity, with every host
-    of that run that reported it (aliases of one machine report the same GPUs)."""
-    return ReportedGpus(probe, identities_of).last_reporters(results_dir, earlier_runs(results_dir, run_id), wanted, max_runs)
 
 
 class ReportedGpus:
@@ -46,7 +38,9 @@ class ReportedGpus:
 
     def last_reporters(self, results_dir: str, runs: Sequence[str], wanted: Iterable[str],
                        max_runs: int = MAX_RUNS) -> Dict[str, Tuple[Tuple[str, ...], str]]:
-        """last_reporters over runs (earlier_runs of the run judged, newest first)."""
+        """{identity: (the hosts, run id)} of the newest of runs (earlier_runs of the run judged, newest first) that
+        reported each wanted GPU identity, with every host of that run that reported it (aliases of one machine report
+        the same GPUs)."""
         remaining = set(wanted)
         found: Dict[str, Tuple[Tuple[str, ...], str]] = {}
         for earlier in runs[:max_runs]:

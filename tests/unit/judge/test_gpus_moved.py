@@ -6,7 +6,8 @@ import json
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.identity_checks import MOVED_CHECK_ID, moved_group
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.earlier_gpus import last_reporters
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.earlier_gpus import ReportedGpus
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.previous import earlier_runs
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 
 EARLIER, NOW = "20261205T010000Z-000001", "20261206T010000Z-000002"
@@ -63,6 +64,7 @@ def test_the_newest_earlier_report_wins_and_the_search_stops_once_every_gpu_is_f
         return {"uuid %s" % gpu["uuid"] for gpu in envelope["data"]["gpus"]}
     with open(str(results / EARLIER / "node-e" / "health.json"), encoding="utf-8") as handle:
         uuid = json.load(handle)["data"]["gpus"][0]["uuid"]
-    assert last_reporters(str(results), NOW, {"uuid %s" % uuid}, "health", identities_of) == {"uuid %s" % uuid: (("node-e",), EARLIER)}
+    found = ReportedGpus("health", identities_of).last_reporters(str(results), earlier_runs(str(results), NOW), {"uuid %s" % uuid})
+    assert found == {"uuid %s" % uuid: (("node-e",), EARLIER)}
     assert seen == ["node-e"]
     assert moved_group("gpu-07.rack-2") == "gpufleet_gpus_from_gpu_07_rack_2"
