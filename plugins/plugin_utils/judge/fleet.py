@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from ..report.number_format import format_number, format_quantity
 from .catalogue import ProbeCatalogue
 from .causes import Causes
-from .host_judgement import HostJudgement, RuleTally, judge_host
+from .host_judgement import HostJudgement, RuleTally, compared_values, judge_host
 from .identity_checks import moved_gpu_checks, same_gpu_checks
 from .metrics import Metric, subject_label, worse
 from .model import Check, FleetJudgement, HostVerdict, error_verdict, host_check
@@ -207,6 +207,7 @@ def _weigh_hosts(judged: Mapping[str, HostJudgement], hosts: Mapping[str, Mappin
                                             catalogue.machine_probe)
             verdicts[name] = host_verdict(name, ([unmeasured] if unmeasured is not None else []) + checks, host.sku, host.sku_reason,
                                           groups, causes, independent, host.promised)
+            verdicts[name].metrics, verdicts[name].settings = compared_values(host)
         except Exception as exc:  # pylint: disable=broad-exception-caught
             verdicts[name] = judging_error(name, exc, groups)
 

@@ -226,6 +226,17 @@ class HostJudgement:
     durations: Dict[str, float] = field(default_factory=dict)
 
 
+def compared_values(host: HostJudgement) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """(every metric value, every setting) the judge compared on the host, as fleet.json keeps them: a metric keyed by
+    its GPU (uuid and index), its named device, or neither (the host); a setting by where it is ("" the host)."""
+    metrics = [{"id": metric.metric_id, "probe": probe, "gpu_uuid": metric.gpu_uuid, "gpu_index": metric.gpu_index,
+                "device": metric.device, "value": metric.value, "unit": metric.unit}
+               for unused_host, probe, unused_group, metric in host.samples]
+    settings = [{"id": setting.setting_id, "where": setting.where, "value": setting.value, "unit": setting.unit}
+                for setting in host.settings]
+    return metrics, settings
+
+
 def judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
                rules: Any, earlier: Optional[Tuple[Mapping[str, Any], Mapping[str, str]]], previous_run_id: Optional[str],
                options: Dict[str, Any], catalogue: ProbeCatalogue, tally: RuleTally,

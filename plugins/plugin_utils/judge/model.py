@@ -85,6 +85,10 @@ class HostVerdict:
     groups: List[str] = field(default_factory=list)
     # Each headline its profile promises, proven or not (judge/promises.py); [] where nothing was promised
     proofs: List[Proof] = field(default_factory=list)
+    # Every metric value and setting the judge compared on it (judge/fleet.py compared_values): what fleet.json keeps
+    # for the run index (docs/history.md); [] for a host not reached or whose judging raised
+    metrics: List[Dict[str, Any]] = field(default_factory=list)
+    settings: List[Dict[str, Any]] = field(default_factory=list)
 
     def proofs_in(self, state: str) -> List[Proof]:
         return [proof for proof in self.proofs if proof.state == state]

@@ -71,6 +71,7 @@ def _host_entry(verdict: HostVerdict, dir_name: str) -> Dict[str, Any]:
         "not_promised": [proof.to_dict() for proof in verdict.proofs_in("not_promised")],
         "dossier": {"html": dir_name + "/" + DOSSIER_HTML_FILE, "markdown": dir_name + "/" + DOSSIER_MD_FILE},
         "checks": [json_safe(check.to_dict()) for check in verdict.checks],
+        "metrics": json_safe(verdict.metrics), "settings": json_safe(verdict.settings),
     }
 
 
