@@ -43,6 +43,8 @@ LAYERS = (
         "plugin_utils/controller_clock.py", "plugin_utils/python_found.py", "plugin_utils/act/",
         # the action plugins' one opening (check mode, no async, the argument spec, the named run's directory)
         "plugin_utils/controller_task.py")),
+    ("run index: a results directory's judged runs in SQLite, read from the files stored with each run", (
+        "plugin_utils/history/",)),
     # The report in three layers, so that one host's pages are built walking down: the run writer calls the pages, the
     # pages call the markup, never back.
     ("report page markup: Markdown and HTML escaping, the rows built in Python, the page's notes, the Jinja environments", (

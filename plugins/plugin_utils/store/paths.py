@@ -29,6 +29,10 @@ OUTCOMES_DIR, SLURM_ACTIONS_FILE = "outcomes", "slurm-actions.json"
 # Held while acting in Slurm reads and writes the record (store/run_lock.py); a leading '.' no host directory can have.
 SLURM_ACTIONS_LOCK = ".slurm-actions.lock"
 RUN_LEVEL_NAMES = (RUN_RECORD_FILE,) + FLEET_INDEX_FILES + FLEET_EXPORT_FILES + (OUTCOMES_DIR, SLURM_ACTIONS_FILE)
+# The run index (plugin_utils/history/, docs/history.md): SQLite in the results directory beside the runs, with SQLite's
+# own -wal and -shm beside it; a leading '.' that RUN_ID_PATTERN never matches, so no run id can take its name.
+HISTORY_INDEX_FILE = ".gpufleet-history.sqlite3"
+HISTORY_INDEX_SIDE_FILES = (HISTORY_INDEX_FILE + "-wal", HISTORY_INDEX_FILE + "-shm")
 # The run's own directories, never read as a host's.
 RUN_LEVEL_DIRS = (OUTCOMES_DIR,)
 # A probe's files in its host's directory: its result, and what it said when that was rejected (the store kept it).
