@@ -13,6 +13,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import RunTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.report_update import index_warnings
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
@@ -69,6 +70,7 @@ class ActionModule(RunTask, ActionBase):
             point_latest_at(args["results_dir"], args["run_id"])
         except OSError as exc:  # the run is judged and its report written: the link is a convenience, said not fatal
             warnings.append("the link to the newest run was not updated: %s" % exc)
+        warnings.extend(index_warnings(args["results_dir"], args["run_id"]))
 
         dir_names = {host.name: host.dir_name for host in run.hosts}
         hosts = {}

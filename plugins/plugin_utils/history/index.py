@@ -30,7 +30,7 @@ from ..store.paths import HISTORY_INDEX_FILE, HISTORY_INDEX_SIDE_FILES, check_ru
 from ..store.run_order import stored_run_ids
 from ..store.safe_fs import LinkRefused
 from .rows import Rows, run_rows, source_of
-from .schema import RUN_TABLES, SCHEMA_VERSION, TABLES, create_statements, insert_statement
+from .schema import RUN_TABLES, SCHEMA_VERSION, create_statements, insert_statement
 
 # How long a writer waits for another's transaction (a 10,000-host run's rows take seconds to write).
 BUSY_TIMEOUT_S = 300.0
@@ -234,3 +234,17 @@ def rebuild_index(results_dir: str) -> IndexUpdate:
         update = update_index(results_dir, rebuild=True)
         update.problems.insert(0, "%s was not a readable SQLite database (%s): it was removed and made again" % (path, exc))
         return update
+
+
+def judged_run_ids(results_dir: str) -> List[str]:
+    """The stored runs the index would hold: those with a fleet.json."""
+    top = os.path.abspath(results_dir)
+    return [run_id for run_id in stored_run_ids(results_dir) if source_of(os.path.join(top, run_id)) is not None]
+
+
+def indexed_run_count(results_dir: str) -> int:
+    connection = connect(results_dir)
+    try:
+        return connection.execute("SELECT count(*) FROM runs").fetchone()[0]
+    finally:
+        connection.close()

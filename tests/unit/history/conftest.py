@@ -29,6 +29,6 @@ def report_run(results_dir: str, run_id: str, hosts: int = 3, seed: int = 1) -> 
     return names
 
 
-@pytest.fixture(name="report_run")
+@pytest.fixture(name="report_run", scope="session")
 def report_run_fixture():
     return report_run
