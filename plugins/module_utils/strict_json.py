@@ -91,6 +91,12 @@ def _bounded_int(text):
     return number
 
 
+def strict_decoder():
+    """A json.JSONDecoder that refuses a duplicate key, NaN and Infinity as loads does, for a reader that decodes a
+    large document a value at a time (its raw_decode); nesting too deep raises RecursionError there, for the caller."""
+    return json.JSONDecoder(object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant)
+
+
 def loads(text, max_depth=MAX_DEPTH):
     """The JSON document in text; StrictJSONError for a duplicate key, NaN or Infinity (or a number that reads as
     one, or an integer beyond 64 bits), nesting deeper than max_depth, or anything json.loads refuses (its message, one line)."""

@@ -14,7 +14,7 @@ import os
 import secrets
 import stat
 from contextlib import contextmanager
-from typing import Iterable, Iterator, List, Optional, Tuple, Union
+from typing import BinaryIO, Iterable, Iterator, List, Optional, Tuple, Union
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -168,14 +168,11 @@ def not_a_regular_file(mode: int, shown: str) -> FileRefused:
                        "put it there; it is not read: move it away" % (shown, kind_words(mode)))
 
 
-def read_file_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> Tuple[bytes, Tuple[int, ...]]:
-    """read_bytes_at, and the identity of the file it read (device, inode, size, modification time in ns), taken from
-    the open file: a later read of the same name can tell whether the file was replaced in between.
-
-    Never blocks and never reads more than limit + 1 bytes: a link is refused (O_NOFOLLOW), anything but a regular file
-    is refused by its lstat before it is opened (opening a device can act on it) and by its fstat after (O_NONBLOCK: a
-    FIFO swapped in between opens at once), a file larger than limit by its size before a byte is read (a sparse file
-    of 2 GiB reads nothing), and one that grows past limit while read by what was read."""
+def open_regular_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> BinaryIO:
+    """name inside dir_fd opened for reading in binary, never blocking: a link is refused (O_NOFOLLOW), anything but a
+    regular file is refused by its lstat before it is opened (opening a device can act on it) and by its fstat after
+    (O_NONBLOCK: a FIFO swapped in between opens at once), a file larger than limit by its size before a byte is read
+    (a sparse file of 2 GiB reads nothing). The caller closes it."""
     shown = shown or name
     found = _lstat_at(dir_fd, name)
     if found is not None and stat.S_ISLNK(found.st_mode):
@@ -188,13 +185,29 @@ def read_file_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None
         if exc.errno in (errno.ELOOP, errno.EMLINK):
             raise _refuse(dir_fd, name, shown) from exc
         raise
-    with os.fdopen(fd, "rb") as handle:
+    handle = os.fdopen(fd, "rb")
+    try:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise not_a_regular_file(info.st_mode, shown)
         if info.st_size > limit:
             raise FileRefused(errno.EFBIG, "%s is %d bytes, over the %d-byte limit for a stored result; it is not read"
                               % (shown, info.st_size, limit))
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def read_file_at(dir_fd: int, name: str, limit: int, shown: Optional[str] = None) -> Tuple[bytes, Tuple[int, ...]]:
+    """read_bytes_at, and the identity of the file it read (device, inode, size, modification time in ns), taken from
+    the open file: a later read of the same name can tell whether the file was replaced in between.
+
+    Never blocks and never reads more than limit + 1 bytes (open_regular_at), a file that grows past limit while read
+    refused by what was read."""
+    shown = shown or name
+    with open_regular_at(dir_fd, name, limit, shown) as handle:
+        info = os.fstat(handle.fileno())
         payload = handle.read(limit + 1)
         if len(payload) > limit:
             raise FileRefused(errno.EFBIG, "%s grew past the %d-byte limit for a stored result while it was read; it is "
