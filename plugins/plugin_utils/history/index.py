@@ -12,7 +12,8 @@ files give the same index.
 
 Concurrency: SQLite in WAL mode; every write is one BEGIN IMMEDIATE transaction, so writers (reports of slices judged
 on one machine) take turns, waiting up to BUSY_TIMEOUT_S; readers never block them. A run's rows are read from its
-files outside the transaction, and written only if the index still holds an older source for it when the lock is taken.
+files inside its transaction (fleet.json a host at a time, each batch of rows inserted as it is read, so no run is held
+whole), and only where the index does not already hold the run from the same files when the lock is taken.
 
 Never through a link: the index and its -wal and -shm are refused when any of them is a symbolic link (or not a regular
 file), before SQLite opens them and again after.
@@ -24,18 +25,20 @@ import os
 import sqlite3
 import stat
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ..store.paths import HISTORY_INDEX_FILE, HISTORY_INDEX_SIDE_FILES, check_run_id
 from ..store.run_order import stored_run_ids
 from ..store.safe_fs import LinkRefused
-from .rows import Rows, run_rows, source_of
+from .rows import run_rows, source_of
 from .schema import RUN_TABLES, SCHEMA_VERSION, create_statements, insert_statement
 
 # How long a writer waits for another's transaction (a 10,000-host run's rows take seconds to write).
 BUSY_TIMEOUT_S = 300.0
 # A run whose files change while they are read is read again, at most this many times.
 READ_ATTEMPTS = 3
+# Rows inserted with one executemany (of any tables): what is held of a run's rows at a time.
+INSERT_BATCH_ROWS = 1000
 
 
 @dataclass
@@ -130,41 +133,57 @@ def _drop_rows(connection: sqlite3.Connection, run_id: str) -> None:
         connection.execute("DELETE FROM %s WHERE run_id = ?" % table, (run_id,))
 
 
-def _read_run(results_dir: str, run_id: str) -> Tuple[Optional[str], Optional[Rows], List[str]]:
-    """(its source, its rows, problems) of a stored run; (None, None, []) for a run not judged yet. The files are read
-    again while their identity changes under the reading, at most READ_ATTEMPTS times."""
+def _write_rows(connection: sqlite3.Connection, rows: Iterator[Tuple[str, Tuple[Any, ...]]]) -> None:
+    """Insert the rows as they come, with executemany a batch of INSERT_BATCH_ROWS at a time."""
+    batches: Dict[str, List[Tuple[Any, ...]]] = {table: [] for table in RUN_TABLES}
+    held = 0
+    for table, row in rows:
+        batches[table].append(row)
+        held += 1
+        if held >= INSERT_BATCH_ROWS:
+            _flush(connection, batches)
+            held = 0
+    _flush(connection, batches)
+
+
+def _flush(connection: sqlite3.Connection, batches: Dict[str, List[Tuple[Any, ...]]]) -> None:
+    for table in RUN_TABLES:
+        if batches[table]:
+            connection.executemany(insert_statement(table), batches[table])
+            batches[table].clear()
+
+
+def _index_run(connection: sqlite3.Connection, results_dir: str, run_id: str, again: bool) -> Tuple[bool, List[str]]:
+    """Replace a stored run's rows in one transaction, read from its files while the lock is held (fleet.json a host at
+    a time: the rows are inserted as they are read), unless the run is not judged yet, or the index already holds it
+    from these very files (another writer was first) and again is false. The run is read again while its files'
+    identity changes under the reading, at most READ_ATTEMPTS times. Returns (whether it wrote, problems)."""
     run_path = os.path.join(os.path.abspath(results_dir), run_id)
     for unused_attempt in range(READ_ATTEMPTS):
-        source = source_of(run_path)
-        if source is None:
-            return None, None, []
+        connection.execute("BEGIN IMMEDIATE")
         try:
-            rows, problems = run_rows(run_id, run_path, source)
-        except (OSError, ValueError) as exc:
-            return source, None, ["run %s was not indexed: %s" % (run_id, exc)]
-        if source_of(run_path) == source:
-            return source, rows, ["run %s: %s" % (run_id, problem) for problem in problems]
-    return source, None, ["run %s was not indexed: its files kept changing while they were read" % run_id]
-
-
-def _write_run(connection: sqlite3.Connection, run_id: str, source: str, rows: Rows, again: bool) -> bool:
-    """Replace the run's rows in one transaction, unless the index already holds them from this very source (another
-    writer was first) and again is false. Returns whether it wrote."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        held = connection.execute("SELECT source FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        if held is not None and held[0] == source and not again:
+            source = source_of(run_path)
+            held = connection.execute("SELECT source FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if source is None or (held is not None and held[0] == source and not again):
+                connection.execute("COMMIT")
+                return False, []
+            _drop_rows(connection, run_id)
+            problems: List[str] = []
+            try:
+                _write_rows(connection, run_rows(run_id, run_path, source, problems))
+            except (OSError, ValueError) as exc:
+                connection.execute("ROLLBACK")
+                return False, ["run %s was not indexed: %s" % (run_id, exc)]
+            if source_of(run_path) != source:
+                connection.execute("ROLLBACK")
+                continue
             connection.execute("COMMIT")
-            return False
-        _drop_rows(connection, run_id)
-        for table in RUN_TABLES:
-            if rows[table]:
-                connection.executemany(insert_statement(table), rows[table])
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    return True
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        return True, ["run %s: %s" % (run_id, problem) for problem in problems]
+    return False, ["run %s was not indexed: its files kept changing while they were read" % run_id]
 
 
 def _drop_gone(connection: sqlite3.Connection, results_dir: str) -> List[str]:
@@ -205,13 +224,11 @@ def update_index(results_dir: str, rebuild: bool = False, run_id: Optional[str] 
             if source is None or (not rebuild and held.get(stored_id) == source):
                 update.unchanged += source is not None
                 continue
-            source, rows, problems = _read_run(results_dir, stored_id)
+            wrote, problems = _index_run(connection, results_dir, stored_id, rebuild)
             update.problems += problems
-            if source is None or rows is None:
-                continue
-            if _write_run(connection, stored_id, source, rows, rebuild):
+            if wrote:
                 update.indexed.append(stored_id)
-            else:
+            elif not problems:
                 update.unchanged += 1
     finally:
         connection.close()

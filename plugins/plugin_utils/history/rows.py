@@ -4,7 +4,8 @@
 """A run's rows of the index, read from the files the report and the act store with the run: fleet.json (every host's
 verdict, checks, metric values and settings), outcomes/<host>.json (its root cause and what was done about it) and
 slurm-actions.json (what acting in Slurm did). The one source of the index's rows: the report's update and the rebuild
-both call run_rows, so they write the same rows for the same files. Pure: the store reads the files."""
+both call run_rows, so they write the same rows for the same files. fleet.json is read a host at a time
+(fleet_stream.py), never whole. Pure: the store reads the files."""
 from __future__ import annotations
 
 import json
@@ -18,8 +19,9 @@ from ..act.slurm_record import record_problem
 from ..judge.verdict import STATUS_ORDER
 from ..store.paths import FLEET_JSON_FILE, OUTCOMES_DIR, SLURM_ACTIONS_FILE, is_outcome_file_name
 from ..store.read import read_json_below
+from ..store.safe_fs import DIRECTORY_FLAGS, open_regular_at
 from ..store.run_order import id_time
-from .schema import RUN_TABLES
+from .fleet_stream import fleet_members
 
 # fleet.json of a large run is far larger than a probe's result: 10,000 hosts' checks, metric values and settings.
 FLEET_JSON_LIMIT_BYTES = 4 * 2 ** 30
@@ -27,10 +29,10 @@ OUTCOME_LIMIT_BYTES = 2 ** 20
 SLURM_ACTIONS_LIMIT_BYTES = 256 * 2 ** 20
 # The worst first, for a GPU's status: what exports.STATUS_SEVERITY ranks, without importing the report.
 _GPU_STATUS_RANK = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
+# What the rows read of a host's outcome (_host_rows, _started).
+_OUTCOME_KEYS = ("root_cause", "root_actions", "action", "run_started")
 # The stored files a run's rows are read from, each a name in the run directory.
 SOURCE_FILES = (FLEET_JSON_FILE, OUTCOMES_DIR, SLURM_ACTIONS_FILE)
-
-Rows = Dict[str, List[Tuple[Any, ...]]]
 
 
 def source_of(run_path: str) -> Optional[str]:
@@ -87,8 +89,8 @@ def _outcomes(run_path: str) -> Tuple[Dict[str, Mapping[str, Any]], List[str]]:
         problem = outcome_problem(document)
         if problem:
             problems.append("%s/%s: %s" % (OUTCOMES_DIR, name, problem))
-        else:
-            found[document["host"]] = document
+        else:  # only what the rows read: 10,000 hosts' outcomes are held while fleet.json is read
+            found[document["host"]] = {key: document[key] for key in _OUTCOME_KEYS if key in document}
     return found, problems
 
 
@@ -168,22 +170,37 @@ def _started(run_id: str, outcomes: Mapping[str, Mapping[str, Any]]) -> Optional
     return named.replace(" ", "T") + "Z" if named else None
 
 
-def run_rows(run_id: str, run_path: str, source: str) -> Tuple[Rows, List[str]]:
-    """({table: rows} of the run, read from its stored files; why each file that was not read was not). Raises OSError or
-    ValueError when fleet.json cannot be read (the run is then not indexed). source: source_of(run_path), taken before."""
-    fleet = read_json_below(run_path, FLEET_JSON_FILE, FLEET_JSON_LIMIT_BYTES)
-    if not isinstance(fleet, Mapping) or not isinstance(fleet.get("hosts"), Mapping):
-        raise ValueError("%s is not a judged run's %s (no hosts)" % (run_path, FLEET_JSON_FILE))
-    outcomes, problems = _outcomes(run_path)
+def _fleet_json_events(run_path: str) -> Iterator[Tuple[str, str, Any]]:
+    """fleet_stream.fleet_members of the run's fleet.json, opened never through a link and refused over its limit."""
+    directory = os.open(run_path, DIRECTORY_FLAGS)
+    try:
+        handle = open_regular_at(directory, FLEET_JSON_FILE, FLEET_JSON_LIMIT_BYTES, os.path.join(os.path.basename(run_path), FLEET_JSON_FILE))
+    finally:
+        os.close(directory)
+    with handle:
+        yield from fleet_members(handle, os.path.join(run_path, FLEET_JSON_FILE))
+
+
+def run_rows(run_id: str, run_path: str, source: str, problems: List[str]) -> Iterator[Tuple[str, Tuple[Any, ...]]]:
+    """(table, row) of the run, read from its stored files: each host's rows as fleet.json is read, a host at a time,
+    then the run's row and its Slurm actions. Appends to problems why each other file that was not read was not. Raises
+    OSError or ValueError when fleet.json cannot be read, possibly after rows were given (the caller then drops them:
+    the run is not indexed). source: source_of(run_path), taken before."""
+    outcomes, outcome_problems = _outcomes(run_path)
     slurm, slurm_problems = _slurm_rows(run_id, run_path)
+    problems += outcome_problems + slurm_problems
     started = _started(run_id, outcomes)
-    gate = fleet.get("gate") if isinstance(fleet.get("gate"), Mapping) else {}
-    rows: Rows = {table: [] for table in RUN_TABLES}
-    rows["runs"].append((run_id, started, _text(fleet.get("previous_run_id")), _json(fleet.get("collection_versions") or []),
-                         _flag(gate.get("enforced")), _flag(gate.get("passed")), len(fleet["hosts"]), source))
-    for host, entry in sorted(fleet["hosts"].items()):
-        if isinstance(entry, Mapping):
-            for table, row in _host_rows(run_id, started, host, entry, outcomes.get(host)):
-                rows[table].append(row)
-    rows["slurm_actions"] = slurm
-    return rows, problems + slurm_problems
+    members: Dict[str, Any] = {}
+    host_count = 0
+    for kind, name, value in _fleet_json_events(run_path):
+        if kind != "host":
+            members[name] = value
+            continue
+        host_count += 1
+        if isinstance(value, Mapping):
+            yield from _host_rows(run_id, started, name, value, outcomes.get(name))
+    gate = members.get("gate") if isinstance(members.get("gate"), Mapping) else {}
+    yield "runs", (run_id, started, _text(members.get("previous_run_id")), _json(members.get("collection_versions") or []),
+                   _flag(gate.get("enforced")), _flag(gate.get("passed")), host_count, source)
+    for row in slurm:
+        yield "slurm_actions", row
