@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from typing import Any, BinaryIO, Iterator, Set, Tuple
+from typing import Any, BinaryIO, Iterator, Optional, Set, Tuple
 
 from ...module_utils.strict_json import strict_decoder
 
@@ -21,6 +21,9 @@ HOSTS_MEMBER = "hosts"
 # Bytes read from the file at a time; a value longer than the buffer makes it read on, doubling what it holds each time.
 CHUNK_BYTES = 1 << 18
 _WHITESPACE = " \t\n\r"
+# How near the buffer's end a value or an error must be for more of the file to change it: the longest token that can
+# be cut there ("false", a "\uXXXX" escape), longer than a number's cut tail ("1e+" of "1e+5" reads as 1).
+_LONGEST_CUT_TOKEN = 6
 
 
 class _Reader:
@@ -32,11 +35,13 @@ class _Reader:
         self.json = strict_decoder()
         self.text, self.position, self.offset, self.ended = "", 0, 0, False
 
-    def fail(self, what: str) -> ValueError:
-        return ValueError("%s is not a judged run's fleet.json: %s at character %d" % (self.shown, what, self.offset + self.position))
+    def fail(self, what: str, position: Optional[int] = None) -> ValueError:
+        where = self.offset + (self.position if position is None else position)
+        return ValueError("%s is not a judged run's fleet.json: %s at character %d" % (self.shown, what, where))
 
     def _more(self) -> bool:
-        """Read a chunk more into the buffer (the part already read dropped); False at the end of the file."""
+        """Read a chunk more into the buffer (the part already read dropped, positions moved with it); False, and the
+        buffer left as it was, at the end of the file."""
         if self.ended:
             return False
         data = self.handle.read(max(self.chunk_bytes, len(self.text) - self.position))
@@ -45,9 +50,11 @@ class _Reader:
             added = self.decoder.decode(data, final=self.ended)
         except UnicodeDecodeError as exc:
             raise self.fail("it is not UTF-8 (%s)" % exc.reason) from exc
+        if self.ended:  # the decoder, told the end, gives what it held back or raises: nothing is added
+            return False
         self.offset += self.position
         self.text, self.position = self.text[self.position:] + added, 0
-        return not self.ended or bool(added)
+        return True
 
     def next_char(self) -> str:
         """The next character that is not whitespace, not consumed; "" at the end of the file."""
@@ -68,8 +75,8 @@ class _Reader:
         self.position += 1
 
     def value(self) -> Any:
-        """The JSON value that starts at the next character, consumed. A value that ends where the buffer ends is read
-        again with more of the file (a number or literal may go on past it)."""
+        """The JSON value that starts at the next character, consumed. A value that ends near where the buffer ends is
+        read again with more of the file (a number cut at "1e" reads as 1)."""
         if not self.next_char():
             raise self.fail("a value expected, the end of the file found")
         while True:
@@ -78,14 +85,20 @@ class _Reader:
             except RecursionError as exc:
                 raise self.fail("it is nested deeper than this Python can parse") from exc
             except json.JSONDecodeError as exc:
-                if self._more():
+                if not self._conclusive(exc) and self._more():
                     continue
-                raise self.fail("%s (at the end of what the file holds: it may be cut short)" % exc.msg) from exc
+                cut = "" if self._conclusive(exc) else " (at the end of what the file holds: it is cut short)"
+                raise self.fail(exc.msg + cut, exc.pos) from exc
             except ValueError as exc:  # strict_json: a duplicate key, NaN or Infinity
                 raise self.fail(str(exc)) from exc
-            if end < len(self.text) or not self._more():
+            if end + _LONGEST_CUT_TOKEN < len(self.text) or not self._more():
                 self.position = end
                 return found
+
+    def _conclusive(self, error: json.JSONDecodeError) -> bool:
+        """Whether more of the file cannot mend the error: it is further from the buffer's end than a token can reach
+        (a literal, a \\uXXXX escape), and not a string that the buffer's end cut."""
+        return error.pos + _LONGEST_CUT_TOKEN < len(self.text) and not error.msg.startswith("Unterminated string")
 
     def key(self, seen: Set[str]) -> str:
         if self.next_char() != '"':

@@ -47,8 +47,27 @@ def test_any_whitespace_and_a_number_cut_by_the_buffer(fleet_bytes):
     document = json.loads(fleet_bytes)
     odd = json.dumps(document, indent="\t \r\n", separators=(" ,\n", " :\t")).encode("utf-8")
     assert streamed(b" \n\t" + odd + b"\r\n \n", 5) == document
-    assert streamed(b'{"hosts" : { } , "n" : 123456789 , "t" : true, "u": "\xc3\xa9\xe2\x82\xac"}', 1) == {
-        "hosts": {}, "n": 123456789, "t": True, "u": "\u00e9\u20ac"}
+    small = b'{"hosts" : {"h": [1.5e+3, -0.25]} , "n":123456789,"t":false, "u": "\xc3\xa9\xe2\x82\xac\\ud83d\\ude00"}'
+    for chunk_bytes in range(1, len(small) + 1):
+        assert streamed(small, chunk_bytes) == {"hosts": {"h": [1500.0, -0.25]}, "n": 123456789, "t": False, "u": "\u00e9\u20ac\U0001f600"}
+
+
+class CountedReads(io.BytesIO):
+    def __init__(self, payload):
+        super().__init__(payload)
+        self.bytes_read = 0
+
+    def read(self, size=-1):
+        data = super().read(size)
+        self.bytes_read += len(data)
+        return data
+
+
+def test_garbage_is_refused_where_it_is_without_reading_on():
+    handle = CountedReads(b'{"hosts": {"a": {"x": tru}, "b": ' + b'[' + b'1, ' * 2 ** 22 + b'1]}}')
+    with pytest.raises(ValueError, match="Expecting value at character 22"):
+        list(fleet_members(handle, "fleet.json", 4096))
+    assert handle.bytes_read == 4096
 
 
 @pytest.mark.parametrize("payload, says", [
