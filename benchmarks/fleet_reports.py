@@ -159,11 +159,12 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = False) -> dict:
+def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = False, history: bool = False) -> dict:
     """render_run as the report action calls it, timed by step, with the peak PSS of this process and its workers.
 
     previous: the same fleet was also run the night before (PREVIOUS_RUN_ID, other random draws), so every host is
-    judged for drift against it, as in a nightly run."""
+    judged for drift against it, as in a nightly run. history: then the run index is updated, as the report action
+    does after render_run (history/report_update.py; the previous run, stored unjudged, has no fleet.json to index)."""
     results = tempfile.mkdtemp(prefix="gpufleet-bench-")
     try:
         if previous:
@@ -192,13 +193,19 @@ def measure_whole_run(hosts: int, gpus: int, workers: int, previous: bool = Fals
                            workers=workers or None)
             finally:
                 report_render.render_fleet_outputs = render_fleet_outputs_itself
-            ended = time.perf_counter()
+            rendered = ended = time.perf_counter()
+            if history:
+                from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.report_update import index_warnings
+                warnings = index_warnings(results, RUN_ID)
+                if warnings:
+                    raise SystemExit("the run index was not updated: %s" % warnings)
+                ended = time.perf_counter()
             cpu_used = cpu_seconds() - cpu_started
         dossiers = sum(os.path.exists(os.path.join(run_path, host.dir_name, "dossier.html")) for host in run.hosts)
         return {"hosts": hosts, "gpus": hosts * gpus, "workers": workers or usable_cores(), "load_s": loaded - started,
                 "judge_s": judged - loaded, "dossiers_s": marks["fleet_started"] - judged,
-                "fleet_s": ended - marks["fleet_started"], "total_s": ended - started, "cpu_s": cpu_used, "dossiers": dossiers,
-                "peak_pss_mib": memory.peak_mib}
+                "fleet_s": rendered - marks["fleet_started"], "history_s": ended - rendered, "total_s": ended - started, "cpu_s": cpu_used,
+                "dossiers": dossiers, "peak_pss_mib": memory.peak_mib}
     finally:
         shutil.rmtree(results, ignore_errors=True)
 
@@ -234,11 +241,13 @@ def main_whole_run(args) -> int:
     print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for hosts in args.hosts:
         for workers in args.workers:
-            row = measure_whole_run(hosts, args.gpus, workers, args.previous)
+            row = measure_whole_run(hosts, args.gpus, workers, args.previous, args.history)
             print("| %d | %d | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %.0f | %.0f | %.0f |" % (
                 row["hosts"], row["gpus"], "yes" if args.previous else "no", row["workers"], row["load_s"], row["judge_s"], row["dossiers_s"], row["fleet_s"],
                 row["total_s"], row["dossiers"], row["peak_pss_mib"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))
+            if args.history:
+                print("(total s and peak PSS include the run index's update: %.1f s, CPU %.1f s in all)" % (row["history_s"], row["cpu_s"]))
             sys.stdout.flush()
     return 0
 
@@ -314,6 +323,8 @@ def main() -> int:
                         help="with --whole-run: the fleet has a previous run too, so drift is judged (a nightly run)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 0],
                         help="with --whole-run: dossier processes to try (0: one per usable core; default 1 0)")
+    parser.add_argument("--history", action="store_true",
+                        help="with --whole-run: update the run index after render_run, as the report action does")
     parser.add_argument("--acceptance-host", action="store_true",
                         help="the pages of one synthetic host of --gpus GPUs after the acceptance profile: sizes and time")
     parser.add_argument("--against", metavar="REV",
