@@ -153,18 +153,22 @@ def _flush(connection: sqlite3.Connection, batches: Dict[str, List[Tuple[Any, ..
             batches[table].clear()
 
 
-def _index_run(connection: sqlite3.Connection, results_dir: str, run_id: str, again: bool) -> Tuple[bool, List[str]]:
+def _index_run(connection: sqlite3.Connection, results_dir: str, run_id: str, again: bool) -> Tuple[Optional[bool], List[str]]:
     """Replace a stored run's rows in one transaction, read from its files while the lock is held (fleet.json a host at
     a time: the rows are inserted as they are read), unless the run is not judged yet, or the index already holds it
     from these very files (another writer was first) and again is false. The run is read again while its files'
-    identity changes under the reading, at most READ_ATTEMPTS times. Returns (whether it wrote, problems)."""
+    identity changes under the reading, at most READ_ATTEMPTS times. Returns (whether it wrote, None for a run no longer
+    judged, problems)."""
     run_path = os.path.join(os.path.abspath(results_dir), run_id)
     for unused_attempt in range(READ_ATTEMPTS):
         connection.execute("BEGIN IMMEDIATE")
         try:
             source = source_of(run_path)
             held = connection.execute("SELECT source FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            if source is None or (held is not None and held[0] == source and not again):
+            if source is None:  # no longer judged: the next update drops it
+                connection.execute("COMMIT")
+                return None, []
+            if held is not None and held[0] == source and not again:
                 connection.execute("COMMIT")
                 return False, []
             _drop_rows(connection, run_id)
@@ -228,7 +232,7 @@ def update_index(results_dir: str, rebuild: bool = False, run_id: Optional[str] 
             update.problems += problems
             if wrote:
                 update.indexed.append(stored_id)
-            elif not problems:
+            elif wrote is not None and not problems:
                 update.unchanged += 1
     finally:
         connection.close()
