@@ -13,7 +13,7 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.report_spec im
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import RunTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.report_update import index_warnings
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.report_update import index_warnings, trend_history
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
@@ -60,7 +60,7 @@ class ActionModule(RunTask, ActionBase):
             overrides = judged_overrides(run, overrides)
             judgement = judge_run(run, args["results_dir"], overrides, args["baselines_dir"], args["rules_file"],
                                   profile=args["profile"], custom_profiles=args["profiles"] or None,
-                                  override_sources=sources)
+                                  override_sources=sources, trend_history=trend_history(args["results_dir"], args["run_id"], overrides))
             render_run(path, args["expected_hosts"], host_groups, text_writer_below(args["results_dir"]),
                        judgement=judgement, loaded=run, gated=args["gated"])
         except (OSError, ValueError) as exc:

@@ -13,7 +13,9 @@ from .collection_info import collection_root
 from .judge.baseline_origin import ORIGIN_KEY, USER_FOLDER_VARIABLE, origin, shown_path
 from .judge.check_helpers import params_read
 from .judge.datasheet_floors import floor_problems, is_floor, with_floors
+from .judge.history_model import HISTORY_PROBE
 from .judge.rules import param_kind_problem, rule_list
+from .judge.trends import TREND_CHECKS
 from .judge.units import to_judged_unit
 from .probe_kit.registry import probe_catalogue, rules_files
 from .safe_yaml import load_plain_yaml
@@ -25,18 +27,26 @@ RULES_SCHEMA = "rules.schema.json"
 OVERRIDES_SCHEMA = "rule_overrides.schema.json"
 # The judge's own checks, the settings' titles and the order of the probes' rules; each probe's rules are in its package.
 CORE_RULES = os.path.join("rules", "core.yaml")
+# The trend checks' rules (judge/trends.py): read after every probe's.
+HISTORY_RULES = os.path.join("rules", "history.yaml")
 ORDER_KEY = "probe_order"
-SHIPPED_RULES = "the collection's rules (%s and each probe's rules.yaml)" % CORE_RULES
+SHIPPED_RULES = "the collection's rules (%s, each probe's rules.yaml and %s)" % (CORE_RULES, HISTORY_RULES)
 
 
 def default_baselines_dir() -> str:
     return os.path.join(collection_root(), "baselines")
 
 
+def rules_sources(order: list) -> list:
+    """(probe, path) of every rules file the shipped rules hold after the core's: each probe's in order, then the trend
+    checks' (rules/history.yaml)."""
+    return rules_files(order) + [(HISTORY_PROBE, os.path.join(collection_root(), HISTORY_RULES))]
+
+
 def shipped_rules() -> dict:
     """The collection's rules as one document: rules/core.yaml's judge_checks and titles, then the rules of each probe
     (plugin_utils/probes/<probe>/rules.yaml, {"rules": [...]}: that probe's only) in the core's probe_order, then the
-    others in the order the probes run. docs/rules.yaml is this document, written out by tools/rules_list.py."""
+    others in the order the probes run, then the trend checks' (rules/history.yaml, probe "history"). docs/rules.yaml is this document, written out by tools/rules_list.py."""
     core = load_yaml(os.path.join(collection_root(), CORE_RULES))
     if not isinstance(core, dict):
         raise ValueError("%s must be a mapping (judge_checks, titles, %s)" % (CORE_RULES, ORDER_KEY))
@@ -45,7 +55,7 @@ def shipped_rules() -> dict:
         raise ValueError("%s: %s must be a list of probe names" % (CORE_RULES, ORDER_KEY))
     document = {key: value for key, value in core.items() if key != ORDER_KEY}
     document["rules"] = []
-    for probe, path in rules_files(order):
+    for probe, path in rules_sources(order):
         shown = os.path.relpath(path, collection_root())
         found = load_yaml(path)
         if not isinstance(found, dict) or list(found) != ["rules"] or not isinstance(found["rules"], list):
@@ -235,7 +245,7 @@ def load_rules(path: str | None = None, schemas_dir: str | None = None) -> dict:
     errors = rules_schema_problems(document, schemas_dir)
     if errors:
         raise ValueError("%s breaks schemas/%s: %s" % (path, RULES_SCHEMA, "; ".join(errors)))
-    problems = rules_reference_problems(document, probe_catalogue().checks)
+    problems = rules_reference_problems(document, dict(probe_catalogue().checks, **{HISTORY_PROBE: TREND_CHECKS}))
     problems += [problem for rule in document["rules"] for problem in field_path_problems(rule["id"], rule["probe"], rule.get("params"))]
     if problems:
         raise ValueError("%s: %s" % (path, "; ".join(problems)))

@@ -1,14 +1,16 @@
 """Judge a stored run: its results, the baselines, the rules with each host's overrides, each host's previous run."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..module_utils.envelope_statuses import MEASURED_STATUSES
 from .judge.fleet import judge_fleet
+from .judge.history_model import HistorySource
 from .judge.identity_checks import gpu_identities
 from .judge.model import Check, FleetJudgement, blocks_gate
 from .judge.promises import Promise
 from .judge.rules import CheckTexts
+from .judge.trends import headline_specs
 from .judge.weakened_rules import weakened_lines, weakened_rules
 from .control_chars import terminal_text
 from .rules_and_baselines import load_baselines, load_rules, replaced_shipped
@@ -74,12 +76,15 @@ def host_inputs(run: RunModel, rule_overrides: Mapping[str, Mapping],
 def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapping],
               baselines_dir: Optional[str] = None, rules_path: Optional[str] = None,
               workers: Optional[int] = None, override_sources: Optional[Mapping[str, Mapping[str, str]]] = None,
-              profile: Optional[str] = None, custom_profiles: Any = None) -> FleetJudgement:
+              profile: Optional[str] = None, custom_profiles: Any = None,
+              trend_history: Optional[Callable[[List[str], Any, Sequence[str]], HistorySource]] = None) -> FleetJudgement:
     """Raises ValueError when the rules file is broken or the profile given is unknown; a broken baseline file is
     reported, not fatal. workers: processes that judge the hosts' own checks (default: one per usable core, for runs
     large enough; report_parallel); the judgement is the same with any number. override_sources: {host: {rule id: where
     its override came from}} where not gpufleet_rule_overrides as given now (judge/weakened_rules.py). profile: judge
-    every host with what that profile promises (default: what each host's own run recorded, promised_probes)."""
+    every host with what that profile promises (default: what each host's own run recorded, promised_probes).
+    trend_history(earlier run ids, rules, headline metric ids): the hosts' earlier runs for the trend checks (the report
+    gives the run index's reader, history/report_update.py); None: no trend check is made."""
     baselines, baseline_problems = load_baselines(baselines_dir)
     rules = load_rules(rules_path)
     # Each probe a host measured now is compared with the newest earlier run that measured it (store/previous.py).
@@ -91,11 +96,12 @@ def judge_run(run: RunModel, results_dir: str, rule_overrides: Mapping[str, Mapp
     reported = ReportedGpus(catalogue.machine_probe, lambda envelope: _identities_of(envelope, catalogue))
     previous = _previous_results(results_dir, run, earlier, measured, reported, workers)
     inputs = host_inputs(run, rule_overrides, override_sources, profile, custom_profiles)
+    history = trend_history(earlier, rules, sorted(headline_specs(catalogue.metric_specs))) if trend_history is not None else None
     judgement = judge_fleet(run.run_id, inputs, baselines, rules,
                             previous=previous.envelopes or None, previous_run_id=most_common_run(previous.run_ids),
                             previous_problems=previous.problems or None, catalogue=catalogue,
                             run_each=lambda count, job: run_over_the_cores(count, job, workers), baseline_problems=baseline_problems,
-                            last_reported=lambda wanted: reported.last_reporters(results_dir, earlier, wanted))
+                            last_reported=lambda wanted: reported.last_reporters(results_dir, earlier, wanted), history=history)
     # The rules in use name their checks; the default file still names the judge's own (fleet.*, host.* ...).
     titles = {metric_id: spec.title for metric_id, spec in probe_catalogue().metric_specs.items()}
     shipped = load_rules() if rules_path else rules

@@ -68,6 +68,23 @@ def _text(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
+def _strings(value: Any) -> List[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def _statistics_rows(run_id: str, statistics: Any) -> Iterator[Tuple[Any, ...]]:
+    """The rows of fleet.json's fleet_statistics ({group: {metric id: {median, mad, count, hosts, unit}}})."""
+    for group, metrics in sorted(statistics.items()) if isinstance(statistics, Mapping) else ():
+        for metric_id, entry in sorted(metrics.items()) if isinstance(metrics, Mapping) else ():
+            if isinstance(entry, Mapping):
+                yield (run_id, group, metric_id, _number(entry.get("median")), _number(entry.get("mad")), _count(entry.get("count")),
+                       _count(entry.get("hosts")), _text(entry.get("unit")))
+
+
+def _count(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -146,7 +163,8 @@ def _host_rows(run_id: str, started: Optional[str], host: str, entry: Mapping[st
                     actions[0] if actions else (roots[0].get("action") or None if roots else None), _text(entry.get("sku")),
                     _json(entry.get("groups") or []), _flag(entry.get("refused_by_gate")), _json(reasons),
                     _text((entry.get("dossier") or {}).get("html")), _text(action.get("scheduler")), _text(action.get("node")),
-                    _text(action.get("planned")), _flag(action.get("done")), _text(action.get("why")))
+                    _text(action.get("planned")), _flag(action.get("done")), _text(action.get("why")),
+                    _text(entry.get("measured_verdict")) or entry.get("verdict"), _json(_strings(entry.get("lowest_of_group"))))
     for position, check in enumerate(roots):
         yield "causes", (run_id, host, position, check.get("id"), check.get("status"), _text(check.get("probe")),
                          _text(check.get("gpu_uuid")), check.get("gpu_index"), _text(check.get("device")),
@@ -204,3 +222,5 @@ def run_rows(run_id: str, run_path: str, source: str, problems: List[str]) -> It
                    _flag(gate.get("enforced")), _flag(gate.get("passed")), host_count, source)
     for row in slurm:
         yield "slurm_actions", row
+    for row in _statistics_rows(run_id, members.get("fleet_statistics")):
+        yield "statistics", row

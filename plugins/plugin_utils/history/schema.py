@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 # {table: ((column, SQL type), ...)}, in insert order. Every table but meta and runs is keyed by (run_id, host, ...),
 # and a run's rows are written and dropped together (index.py).
@@ -20,7 +20,10 @@ TABLES: Dict[str, Tuple[Tuple[str, str], ...]] = {
     "hosts": (("run_id", "TEXT NOT NULL"), ("host", "TEXT NOT NULL"), ("started", "TEXT"), ("verdict", "TEXT NOT NULL"),
               ("root_cause", "TEXT"), ("root_check", "TEXT"), ("root_action", "TEXT"), ("sku", "TEXT"), ("groups", "TEXT"),
               ("refused_by_gate", "INTEGER"), ("reasons", "TEXT"), ("dossier", "TEXT"), ("action_scheduler", "TEXT"),
-              ("action_node", "TEXT"), ("action_planned", "TEXT"), ("action_done", "INTEGER"), ("action_why", "TEXT")),
+              ("action_node", "TEXT"), ("action_planned", "TEXT"), ("action_done", "INTEGER"), ("action_why", "TEXT"),
+              # the verdict before its trend checks (what history.flapping counts) and the headline metric ids it was
+              # its group's lowest on (history.slowest_of_group), both from fleet.json (JSON list for lowest)
+              ("measured_verdict", "TEXT"), ("lowest", "TEXT")),
     # Each root cause of a host's verdict (a check that does not pass and follows from none), worst first, with its action.
     "causes": (("run_id", "TEXT NOT NULL"), ("host", "TEXT NOT NULL"), ("position", "INTEGER NOT NULL"),
                ("check_id", "TEXT NOT NULL"), ("status", "TEXT NOT NULL"), ("probe", "TEXT"), ("gpu_uuid", "TEXT"),
@@ -35,6 +38,10 @@ TABLES: Dict[str, Tuple[Tuple[str, str], ...]] = {
     # Every setting the judge compared; value as JSON text (a scalar, or an unavailable field).
     "settings": (("run_id", "TEXT NOT NULL"), ("host", "TEXT NOT NULL"), ("setting_id", "TEXT NOT NULL"),
                  ("place", "TEXT NOT NULL"), ("value", "TEXT"), ("unit", "TEXT")),
+    # The run's fleet statistics per comparison group and metric (fleet.json fleet_statistics): the fleet median the
+    # dossier's history plots draw.
+    "statistics": (("run_id", "TEXT NOT NULL"), ("sku_group", "TEXT NOT NULL"), ("metric_id", "TEXT NOT NULL"), ("median", "REAL"),
+                   ("mad", "REAL"), ("count", "INTEGER"), ("hosts", "INTEGER"), ("unit", "TEXT")),
     # What acting in Slurm did in the run (<run>/slurm-actions.json): each drain listed and each resume made.
     "slurm_actions": (("run_id", "TEXT NOT NULL"), ("position", "INTEGER NOT NULL"), ("action", "TEXT NOT NULL"),
                       ("host", "TEXT"), ("node", "TEXT"), ("reason", "TEXT"), ("at", "TEXT"), ("confirmed", "INTEGER"),
@@ -47,6 +54,7 @@ PRIMARY_KEYS = {
     "causes": ("run_id", "host", "position"),
     "gpus": ("run_id", "host", "gpu_uuid"),
     "slurm_actions": ("run_id", "position"),
+    "statistics": ("run_id", "sku_group", "metric_id"),
 }
 # What the history's queries read by (issue 48): a host's metric over runs, every run a GPU was in, verdicts by date,
 # a host's runs, and each run's rows (dropped and rewritten together).
@@ -61,6 +69,8 @@ INDEXES: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
     ("metrics_by_run", "metrics", ("run_id",)),
     ("settings_by_host", "settings", ("host", "setting_id", "run_id")),
     ("settings_by_run", "settings", ("run_id",)),
+    ("slurm_actions_by_host", "slurm_actions", ("host", "action")),
+    ("statistics_by_metric", "statistics", ("metric_id", "sku_group")),
 )
 
 

@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from ..report.number_format import format_number, format_quantity
 from .catalogue import ProbeCatalogue
 from .causes import Causes
+from .history_model import HISTORY_PROBE, HistorySource, HostHistory
 from .host_judgement import HostJudgement, RuleTally, compared_values, judge_host
 from .identity_checks import moved_gpu_checks, same_gpu_checks
 from .metrics import Metric, subject_label, worse
@@ -21,6 +22,8 @@ from .rules import effective_rules, rule_list
 from .settings import fleet_minorities, minority_checks
 from .slow_probes import slow_probes
 from .stats import coefficient_of_variation, finite_numbers, mad, median, outlier_decision
+from .trend_step import verdict_trend_checks
+from .trends import Lowest, group_lowest, headline_specs
 from .verdict import gpu_measured_check, host_verdict
 
 # A host check: a severity-fail rule whose field path no host's result holds (docs/judge.md, "Rules that match nothing").
@@ -140,7 +143,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
                 previous_problems: Optional[Mapping[str, Mapping[str, str]]] = None, *,
                 catalogue: ProbeCatalogue, run_each: Optional[RunEach] = None, causes: Optional[Causes] = None,
                 baseline_problems: Sequence[str] = (),
-                last_reported: Optional[Callable[[Set[str]], Mapping[str, Tuple[Tuple[str, ...], str]]]] = None) -> FleetJudgement:
+                last_reported: Optional[Callable[[Set[str]], Mapping[str, Tuple[Tuple[str, ...], str]]]] = None,
+                history: Optional[HistorySource] = None) -> FleetJudgement:
     """Judge every host of one run.
 
     hosts: {name: {"envelopes": {probe: envelope}, "reached": bool, "reason": str, "groups": [...], "rule_overrides": {...},
@@ -160,6 +164,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     last_reported: given the GPU identities of this run's hosts, {identity: (hosts, run id)} of the newest earlier run's
     hosts that reported each (store/earlier_gpus.py); a host whose GPUs another host reported last is not validated
     (identity_checks.moved_gpu_checks). None: not looked for.
+    history: the hosts' earlier runs from the run index, for the trend checks (judge/trends.py, rules of probe
+    "history"); None: no trend check is made.
     An exception while judging one host makes that host's verdict error with the exception; the others are judged.
     """
     options = dict(DEFAULT_SETTINGS)
@@ -167,12 +173,12 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
     causes = causes if causes is not None else Causes(rules)
     tally = RuleTally()
     for rule in rule_list(rules):
-        if isinstance(rule, Mapping) and isinstance(rule.get("id"), str):
+        if isinstance(rule, Mapping) and isinstance(rule.get("id"), str) and rule.get("probe") != HISTORY_PROBE:
             tally.rules.setdefault(rule["id"], effective_rules([rule])[0][0])
     verdicts = _unreached(hosts)
     to_judge = [name for name in sorted(hosts) if name not in verdicts]
     earlier = previous, previous_problems
-    job = _host_job(to_judge, hosts, baselines, rules, earlier, previous_run_id, options, catalogue, tally, baseline_problems)
+    job = _host_job(to_judge, hosts, baselines, rules, earlier, previous_run_id, options, catalogue, tally, baseline_problems, history)
     answers = (run_each or _one_after_another)(len(to_judge), job)
     judged: Dict[str, HostJudgement] = {}
     for index, name in enumerate(to_judge):
@@ -184,7 +190,8 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
             judged[name] = found
     fleet_checks, statistics, minorities, slow = _fleet_step(judged, hosts, options, catalogue, last_reported)
     unmatched, empty = _unmatched(tally, list(judged))
-    _weigh_hosts(judged, hosts, fleet_checks, empty, verdicts, options, catalogue, causes, baseline_problems)
+    lowest = group_lowest((sample for host in judged.values() for sample in host.samples), headline_specs(catalogue.metric_specs))
+    _weigh_hosts(judged, hosts, fleet_checks, empty, verdicts, options, catalogue, causes, baseline_problems, lowest)
     return FleetJudgement(run_id=run_id, hosts=verdicts, unmatched_rules=unmatched, fleet_statistics=statistics,
                           previous_run_id=previous_run_id, setting_minorities=[minority.to_dict() for minority in minorities],
                           slow_probes=[entry.to_dict() for entry in slow])
@@ -192,9 +199,11 @@ def judge_fleet(run_id: str, hosts: Mapping[str, Mapping[str, Any]], baselines: 
 
 def _weigh_hosts(judged: Mapping[str, HostJudgement], hosts: Mapping[str, Mapping[str, Any]], fleet_checks: Dict[str, List[Check]],
                  empty: Dict[str, List[Check]], verdicts: Dict[str, HostVerdict], options: Dict[str, Any], catalogue: ProbeCatalogue,
-                 causes: Causes, baseline_problems: Sequence[str]) -> None:
-    """Each reached host's verdict (into verdicts, in judged's order) from its own checks and the fleet's of it; a host
-    whose weighing raises stands in error."""
+                 causes: Causes, baseline_problems: Sequence[str], lowest: Mapping[str, List[Lowest]]) -> None:
+    """Each reached host's verdict (into verdicts, in judged's order) from its own checks and the fleet's of it, then
+    from its trend checks too where its history was read (judge/trend_step.py); a host whose weighing raises stands in
+    error."""
+    specs = headline_specs(catalogue.metric_specs)
     independent = frozenset("%s.probe_status" % probe for probe in catalogue.gpu_free)
     group_hosts = Counter(host.group for host in judged.values())
     for name, host in judged.items():
@@ -205,11 +214,40 @@ def _weigh_hosts(judged: Mapping[str, HostJudgement], hosts: Mapping[str, Mappin
             checks = host.checks + empty.get(name, []) + fleet_checks.get(name, [])
             unmeasured = gpu_measured_check(name, checks, host.outcomes, host.expected_gpus, host.expected_gpus_source,
                                             catalogue.machine_probe)
-            verdicts[name] = host_verdict(name, ([unmeasured] if unmeasured is not None else []) + checks, host.sku, host.sku_reason,
-                                          groups, causes, independent, host.promised)
-            verdicts[name].metrics, verdicts[name].settings = compared_values(host)
+            verdict = host_verdict(name, ([unmeasured] if unmeasured is not None else []) + checks, host.sku, host.sku_reason,
+                                   groups, causes, independent, host.promised)
+            if host.history is not None:
+                verdict = _with_trends(name, host, verdict, lowest.get(name, []), specs, groups, causes, independent)
+            verdict.lowest_of_group = [entry.metric_id for entry in lowest.get(name, [])]
+            verdict.metrics, verdict.settings = compared_values(host)
+            verdicts[name] = verdict
         except Exception as exc:  # pylint: disable=broad-exception-caught
             verdicts[name] = judging_error(name, exc, groups)
+
+
+def _with_trends(name: str, host: HostJudgement, verdict: HostVerdict, lowest: List[Lowest], specs: Mapping[str, Any],
+                 groups: List[str], causes: Causes, independent: frozenset) -> HostVerdict:
+    """The verdict with the host's trend checks: judged again only where one of them does not pass (a pass or skip
+    changes no verdict, reason or proof)."""
+    measured = verdict.verdict
+    trend = host.trend_checks + verdict_trend_checks(name, host.trend_rules, verdict, host.history, lowest, specs)
+    if any(check.status not in ("pass", "skip") for check in trend):
+        verdict = host_verdict(name, verdict.checks + trend, host.sku, host.sku_reason, groups, causes, independent, host.promised)
+    else:
+        verdict.checks.extend(trend)
+    verdict.measured_verdict = measured
+    return verdict
+
+
+def _history_of(history: Optional[HistorySource], name: str) -> Tuple[Optional[HostHistory], str]:
+    """(the host's earlier runs, when this run started) for judge_host; a reader that raises leaves the trend checks
+    skipped with what it raised."""
+    if history is None:
+        return None, ""
+    try:
+        return history.of(name), history.started
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        return HostHistory.unavailable("reading its earlier runs from the run index raised %s: %s" % (type(exc).__name__, exc)), history.started
 
 
 def _unreached(hosts: Mapping[str, Mapping[str, Any]]) -> Dict[str, HostVerdict]:
@@ -228,9 +266,10 @@ def _unreached(hosts: Mapping[str, Mapping[str, Any]]) -> Dict[str, HostVerdict]
 def _host_job(to_judge: List[str], hosts: Mapping[str, Mapping[str, Any]], baselines: List[Dict[str, Any]], rules: Any,
               earlier: Tuple[Optional[Mapping[str, Mapping[str, Any]]], Optional[Mapping[str, Mapping[str, str]]]],
               previous_run_id: Optional[str], options: Dict[str, Any], catalogue: ProbeCatalogue, tally: RuleTally,
-              baseline_problems: Sequence[str]) -> Callable[[int], Tuple[Any, RuleTally]]:
+              baseline_problems: Sequence[str], history: Optional[HistorySource]) -> Callable[[int], Tuple[Any, RuleTally]]:
     """job(index): the host to_judge[index] judged on its own (its HostJudgement, or its error verdict if judging it
-    raised) and what it adds to the rule tally. earlier: (previous, previous_problems) of judge_fleet."""
+    raised) and what it adds to the rule tally. earlier: (previous, previous_problems) of judge_fleet. history: read a
+    host at a time in the worker that judges it (its earlier runs are its own)."""
     by_id = {baseline["id"]: baseline for baseline in baselines}
     previous, previous_problems = earlier
     compare_with_earlier = previous is not None or previous_problems is not None
@@ -241,7 +280,7 @@ def _host_job(to_judge: List[str], hosts: Mapping[str, Mapping[str, Any]], basel
         earlier = (((previous or {}).get(name) or {}), ((previous_problems or {}).get(name) or {})) if compare_with_earlier else None
         try:
             found: Any = judge_host(name, hosts[name], baselines, by_id, rules, earlier, previous_run_id, options, catalogue,
-                                    host_tally, baseline_problems)
+                                    host_tally, baseline_problems, *_history_of(history, name))
         except Exception as exc:  # pylint: disable=broad-exception-caught
             found = judging_error(name, exc, list(hosts[name].get("groups") or []))
         return found, host_tally.added_since(tally)

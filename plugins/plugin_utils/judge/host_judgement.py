@@ -17,6 +17,7 @@ from .check_helpers import param_source
 from .clock_skew import clock_skew_checks
 from .drift import drift_checks
 from .envelopes import measured_data, unmeasured_data
+from .history_model import HISTORY_PROBE, HostHistory
 from .identity_checks import gpu_identities
 from .machine_facts import ExpectedGpus, MachineFacts
 from .metrics import Metric
@@ -27,6 +28,8 @@ from .rules import RuleContext, cap_status, effective_rules
 from .settings import Setting
 from .sku import identify_host, unknown_group
 from .slow_probes import durations
+from .trend_step import decay_checks, trend_rules
+from .trends import headline_specs
 
 
 def expected_gpus_override(rules: List[Dict[str, Any]], check: str) -> Optional[Tuple[int, str]]:
@@ -224,6 +227,11 @@ class HostJudgement:
     promised: Optional[Promised] = None
     # {probe: seconds} its probes took (judge/slow_probes.py)
     durations: Dict[str, float] = field(default_factory=dict)
+    # its earlier runs from the run index and its trend rules by check name; None where no history was asked for
+    history: Optional[HostHistory] = None
+    trend_rules: Dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # its slow-decay checks, kept out of checks until its verdict before them is known (judge/trend_step.py)
+    trend_checks: List[Check] = field(default_factory=list)
 
 
 def compared_values(host: HostJudgement) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
@@ -240,7 +248,7 @@ def compared_values(host: HostJudgement) -> Tuple[List[Dict[str, Any]], List[Dic
 def judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, Any]], by_id: Mapping[str, Dict[str, Any]],
                rules: Any, earlier: Optional[Tuple[Mapping[str, Any], Mapping[str, str]]], previous_run_id: Optional[str],
                options: Dict[str, Any], catalogue: ProbeCatalogue, tally: RuleTally,
-               baseline_problems: Sequence[str] = ()) -> HostJudgement:
+               baseline_problems: Sequence[str] = (), history: Optional[HostHistory] = None, started: str = "") -> HostJudgement:
     envelopes = entry.get("envelopes") or {}
     machine = catalogue.machine
     described = envelopes.get(machine.probe) if machine is not None else None
@@ -264,7 +272,8 @@ def judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, An
                           earlier_envelopes=earlier[0] if earlier is not None else {}, baseline_problems=baseline_problems)
     checks = [host_check("rules.overrides", name, "", "error", problem) for problem in problems]
     checks.extend(_result_checks(name, entry, shape, facts, catalogue))
-    checks.extend(_run_rules(name, envelopes, host_rules, context, catalogue, tally))
+    trends = trend_rules(host_rules)
+    checks.extend(_run_rules(name, envelopes, [rule for rule in host_rules if rule.get("probe") != HISTORY_PROBE], context, catalogue, tally))
     for probe in sorted(envelopes):
         checks.extend(busy_checks(name, probe, measured_data(envelopes[probe])))
     checks.extend(clock_skew_checks(name, envelopes))
@@ -288,8 +297,14 @@ def judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, An
         datasheet = frozenset((baseline.get("datasheet") or {}).keys()) if isinstance(baseline, Mapping) else None
         promised = Promised(promises, [rule for rule in host_rules if isinstance(rule, Mapping) and rule.get("id") in promised_ids],
                             HostFacts(gpu_count, count_source, sku, sku_reason, datasheet, outcomes))
-    return HostJudgement(checks, sku, sku_reason, shape.count, shape.source, samples, host_group, settings,
-                         outcomes, identities, promised, durations(envelopes))
+    judgement = HostJudgement(checks, sku, sku_reason, shape.count, shape.source, samples, host_group, settings,
+                              outcomes, identities, promised, durations(envelopes))
+    if history is not None:
+        judgement.history, judgement.trend_rules = history, trends
+        metrics = [metric for unused_host, unused_probe, unused_group, metric in samples]
+        judgement.trend_checks = decay_checks(name, trends, metrics, headline_specs(catalogue.metric_specs), history, started,
+                                              checks, host_rules)
+    return judgement
 
 
 def _result_checks(name: str, entry: Mapping[str, Any], shape: ExpectedGpus, facts: Optional[MachineFacts],

@@ -89,6 +89,11 @@ class HostVerdict:
     # for the run index (docs/history.md); [] for a host not reached or whose judging raised
     metrics: List[Dict[str, Any]] = field(default_factory=list)
     settings: List[Dict[str, Any]] = field(default_factory=list)
+    # The verdict of its measurements, before its trend checks (judge/trend_step.py): what history.flapping counts in
+    # the runs after this one; "" where no trend check ran
+    measured_verdict: str = ""
+    # The headline metric ids it is its group's single lowest on in this run (judge/trends.py group_lowest)
+    lowest_of_group: List[str] = field(default_factory=list)
 
     def proofs_in(self, state: str) -> List[Proof]:
         return [proof for proof in self.proofs if proof.state == state]

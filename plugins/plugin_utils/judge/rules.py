@@ -22,13 +22,14 @@ RULE_KEYS = ("id", "probe", "check", "severity", "title", "action", "remedy", "p
 # What an operator does about a check that does not pass (a rule's "action"), and how the reports say it.
 # rerun_when_idle: another job computes on the GPU (judge/busy.py); nothing is wrong with the host and it is never drained.
 # check_inventory: the host is no GPU host at all (judge/verdict.py gpu_measured_check); nothing on it to repair.
-ACTIONS = ("drain", "reboot", "reseat_rma", "fix_config", "check_inventory", "rerun", "rerun_when_idle", "none")
-ACTION_WORDS = {"drain": "drain", "reboot": "reboot", "reseat_rma": "reseat or RMA", "fix_config": "fix config",
+# service: a fault that came back after every repair (judge/trends.py returning_fault): the last step of NVIDIA's ladder.
+ACTIONS = ("service", "drain", "reboot", "reseat_rma", "fix_config", "check_inventory", "rerun", "rerun_when_idle", "none")
+ACTION_WORDS = {"service": "service required", "drain": "drain", "reboot": "reboot", "reseat_rma": "reseat or RMA", "fix_config": "fix config",
                 "check_inventory": "check the inventory", "rerun": "re-run", "rerun_when_idle": "re-run when the GPU is idle",
                 "none": "none"}
 # The worse an action, the earlier a host needing it is listed: a drained node before one whose config is off.
-ACTION_RANK = {"drain": 0, "reseat_rma": 1, "reboot": 2, "fix_config": 3, "check_inventory": 3, "rerun": 4, "rerun_when_idle": 4,
-               "none": 5, "": 6}
+ACTION_RANK = {"service": 0, "drain": 1, "reseat_rma": 2, "reboot": 3, "fix_config": 4, "check_inventory": 4, "rerun": 5,
+               "rerun_when_idle": 5, "none": 6, "": 7}
 OVERRIDE_KEYS = ("severity", "params", "enabled")
 STATUS_RANK = {"pass": 0, "skip": 0, "warn": 1, "error": 2, "fail": 3}
 T = TypeVar("T")

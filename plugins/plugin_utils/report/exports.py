@@ -72,6 +72,7 @@ def _host_entry(verdict: HostVerdict, dir_name: str) -> Dict[str, Any]:
         "dossier": {"html": dir_name + "/" + DOSSIER_HTML_FILE, "markdown": dir_name + "/" + DOSSIER_MD_FILE},
         "checks": [json_safe(check.to_dict()) for check in verdict.checks],
         "metrics": json_safe(verdict.metrics), "settings": json_safe(verdict.settings),
+        "measured_verdict": verdict.measured_verdict or verdict.verdict, "lowest_of_group": list(verdict.lowest_of_group),
     }
 
 

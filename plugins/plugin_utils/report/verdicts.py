@@ -247,7 +247,7 @@ def host_action(verdict: Optional[HostVerdict], texts: Optional[CheckTexts] = No
     """What to do about a host that did not pass, from its worst check: the action in words, its remedy, the check."""
     if verdict is None:
         return {"action": "re-run", "remedy": "judge the run again (playbooks/report.yml)", "check": "", "title": "", "reason": "",
-                "rank": 4}
+                "rank": ACTION_RANK["rerun"]}
     texts = texts or _DEFAULT_TEXTS
     failing = [check for check in verdict.checks if check.status in ("fail", "error", "warn") and not check.because]
     unproven = verdict.proofs_in("not_proven")
@@ -261,17 +261,17 @@ def host_action(verdict: Optional[HostVerdict], texts: Optional[CheckTexts] = No
             return {"action": ACTION_WORDS[UNPROVEN_ACTION], "remedy": first.fix, "check": first.check, "title": text.title,
                     "reason": "not proven: %s" % first.because, "rank": ACTION_RANK[UNPROVEN_ACTION]}
     if verdict.verdict == "pass" or not failing:
-        return {"action": "none" if verdict.verdict == "pass" else "", "remedy": "", "check": "", "title": "", "reason": "", "rank": 9}
+        return {"action": "none" if verdict.verdict == "pass" else "", "remedy": "", "check": "", "title": "", "reason": "", "rank": ACTION_RANK[""] + 1}
 
     def action_of(check: Check) -> str:
         return check.action or texts.of(check.id).action
 
-    worst = min(failing, key=lambda check: (STATUS_ORDER.get(check.status, 1), ACTION_RANK.get(action_of(check), 6),
+    worst = min(failing, key=lambda check: (STATUS_ORDER.get(check.status, 1), ACTION_RANK.get(action_of(check), ACTION_RANK[""]),
                                             check_sort_key(check)))
     text = texts.of(worst.id)
     action = action_of(worst)
     return {"action": ACTION_WORDS.get(action, "") or "look", "remedy": worst.remedy or text.remedy, "check": worst.id,
-            "title": text.title, "reason": worst.reason, "rank": ACTION_RANK.get(action, 6)}
+            "title": text.title, "reason": worst.reason, "rank": ACTION_RANK.get(action, ACTION_RANK[""])}
 
 
 def headline(counts: Sequence[Tuple[str, int]]) -> str:

@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import probe_catalogue
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.trends import TREND_CHECKS
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.sku import identify_gpu, identify_host
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probes.health.machine_facts import gpu_descriptor, machine_facts
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import (
@@ -28,12 +29,16 @@ def test_every_baseline_is_schema_valid(path):
 
 @pytest.mark.parametrize("path", [None, os.path.join(ROOT, "docs", "rules.yaml")])
 def test_the_shipped_rules_are_schema_valid_and_name_real_checks(path):
-    """The collection's rules as the judge reads them (rules/core.yaml and each probe's rules.yaml), and as listed."""
+    """The collection's rules as the judge reads them (rules/core.yaml, each probe's rules.yaml and rules/history.yaml),
+    and as listed."""
     document = load_yaml(path) if path else shipped_rules()
     assert list(_schema("rules.schema.json").iter_errors(document)) == []
+    registries = dict(probe_catalogue().checks, history=TREND_CHECKS)
     for rule in document["rules"]:
-        assert rule["check"] in probe_catalogue().checks[rule["probe"]], rule["id"]
+        assert rule["check"] in registries[rule["probe"]], rule["id"]
         assert rule["description"]
+    assert {rule["id"] for rule in document["rules"] if rule["probe"] == "history"} == {
+        "history.slow_decay", "history.returning_fault", "history.flapping", "history.slowest_of_group"}
 
 
 def test_the_shipped_baselines_and_their_numbers_have_sources():

@@ -54,7 +54,7 @@ def test_a_bad_action_or_empty_title_is_a_problem(default_rules):
     broken["rules"][1]["title"] = " "
     problems = rules_schema_problems(broken)
     first, second = broken["rules"][0]["id"], broken["rules"][1]["id"]
-    assert problems == ["rule %s: action: 'panic' is not one of ['drain', 'reboot', 'reseat_rma', 'fix_config', 'check_inventory', "
+    assert problems == ["rule %s: action: 'panic' is not one of ['service', 'drain', 'reboot', 'reseat_rma', 'fix_config', 'check_inventory', "
                         "'rerun', 'rerun_when_idle', 'none']" % first,
                         "rule %s: title: ' ' does not match '\\\\S'" % second]
 

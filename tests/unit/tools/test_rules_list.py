@@ -34,11 +34,14 @@ def test_the_listed_file_is_a_rules_file_equal_to_the_rules_the_judge_reads():
     assert load_rules(TOOL.LISTED) == load_rules() == shipped_rules()
 
 
-def test_the_judge_reads_the_probes_rules_in_the_cores_order_then_in_run_order():
+def test_the_judge_reads_the_probes_rules_in_the_cores_order_then_in_run_order_then_the_trend_checks():
     order = _core()["probe_order"]
     files = rules_files(order)
     assert [probe for probe, _path in files][:len(order)] == order, "rules/core.yaml's probe_order names a probe without rules.yaml"
-    assert [rule["probe"] for rule in shipped_rules()["rules"]] == [probe for probe, path in files for _rule in _load(path)["rules"]]
+    # then the trend checks' (rules/history.yaml), which read the run index, not a probe's result
+    history = rules_and_baselines.rules_sources(order)[-1]
+    assert history[0] == "history" and history[1].endswith(os.path.join("rules", "history.yaml"))
+    assert [rule["probe"] for rule in shipped_rules()["rules"]] == [probe for probe, path in files + [history] for _rule in _load(path)["rules"]]
     read = [probe for probe, _path in rules_files(["memtest"])]
     assert read[0] == "memtest" and read[1:] == sorted(read[1:], key=lambda probe: (declarations()[probe].run_order, probe))
 
