@@ -79,12 +79,13 @@ class IndexHistory(HistorySource):
             return HostHistory.unavailable("this is the first run in its results directory")
         try:
             connection = self._connect()
+            runs = self._runs(connection, host)
+            if not runs:
+                return HostHistory.unavailable("no earlier run of this host is in the run index")
+            return HostHistory(runs=runs, series=self._series(connection, host, {run.run_id: run.started for run in runs}))
         except (OSError, sqlite3.Error) as exc:
-            return HostHistory.unavailable("the run index could not be read (%s: %s)" % (type(exc).__name__, exc))
-        runs = self._runs(connection, host)
-        if not runs:
-            return HostHistory.unavailable("no earlier run of this host is in the run index")
-        return HostHistory(runs=runs, series=self._series(connection, host, {run.run_id: run.started for run in runs}))
+            return HostHistory.unavailable("the run index could not be read (%s: %s; rebuild it with playbooks/history.yml)"
+                                           % (type(exc).__name__, exc))
 
     def _runs(self, connection: sqlite3.Connection, host: str) -> List[EarlierRun]:
         rows = connection.execute("SELECT run_id, started, measured_verdict, verdict, lowest FROM hosts WHERE host = ? "
