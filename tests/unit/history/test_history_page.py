@@ -4,6 +4,7 @@ to its dossier with a relative link to a file that exists; a hostile host name s
 import json
 import os
 import re
+import sys
 from collections import Counter
 from html.parser import HTMLParser
 from urllib.parse import unquote
@@ -15,6 +16,9 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.index 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.history_page import write_history_page
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     HISTORY_PAGE_FILE, SLURM_ACTIONS_FILE, check_run_id)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "report"))
+from test_report_in_browser import CHROMIUM, NO_CHROMIUM, _chromium, _page_requests  # noqa: E402  pylint: disable=import-error
 
 RUNS = ("20261201T010000Z-a", "20261202T010000Z-b", "20261203T010000Z-c")
 EVIL = 'evil<script>alert(1)</script>&"\'<img src=http://x.invalid/a.png>'
@@ -151,3 +155,13 @@ def test_no_index_is_a_warning_and_a_link_in_the_pages_place_is_replaced_not_wri
 def test_the_page_name_is_no_run_id():
     with pytest.raises(ValueError, match="fleet history page"):
         check_run_id(HISTORY_PAGE_FILE)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_headless_chromium_renders_the_page_and_fetches_nothing(history, tmp_path):
+    page = history / HISTORY_PAGE_FILE
+    dom = _chromium(tmp_path, "history", page)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom and "<script" not in dom.lower()
+    assert dom.count('class="verdict-bar"') == len(RUNS) and "history.returning_fault" in dom
+    requests = _page_requests(tmp_path, "history", page)
+    assert not [url for url, unused_initiator in requests if not url.startswith(("file:", "data:"))], requests
