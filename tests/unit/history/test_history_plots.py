@@ -18,7 +18,9 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic i
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "calibrate"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "report"))
 from calibration_runs import store_run  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from test_report_in_browser import CHROMIUM, NO_CHROMIUM, _chromium, _page_requests  # noqa: E402  pylint: disable=import-error
 
 HOSTS = ["node-a", "node-b", "node-c"]
 RUNS = ["202612%02dT010000Z-r%d" % (day, day) for day in (1, 2, 3, 4)]
@@ -102,3 +104,12 @@ def test_without_an_index_the_dossier_has_no_history_and_an_unreadable_one_says_
     page = _dossier(bare, RUNS[0])
     assert "No history shown: the run index could not be read (DatabaseError: file is not a database)." in page
     assert json.loads((bare / RUNS[0] / "fleet.json").read_text())["hosts"]["node-a"]["verdict"] != "error"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_headless_chromium_renders_the_plots_and_fetches_nothing(history, tmp_path):
+    page = history / RUNS[-1] / "node-a" / "dossier.html"
+    dom = _chromium(tmp_path, "dossier", page)
+    assert dom.count('class="history-plot"') == 7 and "<script" not in dom.lower()
+    requests = _page_requests(tmp_path, "dossier", page)
+    assert not [url for url, unused_initiator in requests if not url.startswith(("file:", "data:"))], requests
