@@ -8,7 +8,6 @@ SQL, one short connection per host (the dossiers are rendered in forked workers:
 from __future__ import annotations
 
 import os
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
