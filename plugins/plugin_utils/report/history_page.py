@@ -24,6 +24,8 @@ VERDICT_COLOURS = {"fail": "#c62828", "error": "#8e24aa", "unreachable": "#6d4c4
                    "not judged": "#455a64", "warn": "#f2b705", "pass": "#43a047"}
 OTHER_COLOUR = "#9e9e9e"
 BAR_WIDTH, BAR_HEIGHT = 240, 14
+# A cell names this many hosts; the others are folded under "N more" (every one still listed and linked).
+MENTIONS_SHOWN = 10
 
 
 def verdict_bar(counts: Sequence[Tuple[str, int]]) -> BuiltHtml:
@@ -47,9 +49,11 @@ def verdict_bar(counts: Sequence[Tuple[str, int]]) -> BuiltHtml:
     return BuiltHtml("".join(parts))
 
 
-def _mentions(mentions: List[HostMention]) -> List[Dict[str, Any]]:
-    return [{"host": mention.host, "href": href(*mention.dossier.split("/")) if mention.dossier else "", "notes": list(mention.notes)}
-            for mention in mentions]
+def _mentions(mentions: List[HostMention]) -> Dict[str, List[Dict[str, Any]]]:
+    """The hosts of one cell: the first MENTIONS_SHOWN shown, the rest folded (a night that drained hundreds)."""
+    views = [{"host": mention.host, "href": href(*mention.dossier.split("/")) if mention.dossier else "", "notes": list(mention.notes)}
+             for mention in mentions]
+    return {"shown": views[:MENTIONS_SHOWN], "folded": views[MENTIONS_SHOWN:]}
 
 
 def _shown_time(started: str) -> str:

@@ -11,9 +11,11 @@ from urllib.parse import unquote
 
 import pytest
 
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.fleet_nights import PAGE_RUNS, fleet_nights
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.fleet_nights import (
+    PAGE_RUNS, FleetNights, HostMention, RunNight, fleet_nights)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.index import update_index
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.history_page import write_history_page
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.history_page import (
+    MENTIONS_SHOWN, render_history_page, write_history_page)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     HISTORY_PAGE_FILE, SLURM_ACTIONS_FILE, check_run_id)
 
@@ -165,3 +167,11 @@ def test_headless_chromium_renders_the_page_and_fetches_nothing(history, tmp_pat
     assert dom.count('class="verdict-bar"') == len(RUNS) and "history.returning_fault" in dom
     requests = _page_requests(tmp_path, "history", page)
     assert not [url for url, unused_initiator in requests if not url.startswith(("file:", "data:"))], requests
+
+
+def test_a_night_of_many_drains_shows_the_first_and_folds_the_rest():
+    drained = [HostMention("node-%02d" % number, "r1/node-%02d/dossier.html" % number) for number in range(MENTIONS_SHOWN + 2)]
+    page = render_history_page(FleetNights([RunNight("r1", "2026-12-01T01:00:00Z", 12, {"fail": 12}, drained=drained)], 1, PAGE_RUNS))
+    folded = page[page.index("<details><summary>2 more</summary>"):]
+    assert [name for name in re.findall(r">(node-\d\d)</a>", page)] == ["node-%02d" % number for number in range(MENTIONS_SHOWN + 2)]
+    assert re.findall(r">(node-\d\d)</a>", folded)[:2] == ["node-%02d" % MENTIONS_SHOWN, "node-%02d" % (MENTIONS_SHOWN + 1)]
