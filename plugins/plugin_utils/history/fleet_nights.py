@@ -79,6 +79,7 @@ def fleet_nights(results_dir: str, runs: int = PAGE_RUNS) -> FleetNights:
     """The newest runs of the index (at most runs), newest first, with what the history page shows of each."""
     connection = open_index(results_dir)
     try:
+        connection.execute("BEGIN")  # one read transaction: every query sees the same runs, whatever a writer commits
         indexed = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
         nights = [RunNight(run_id, started or "", host_count or 0) for run_id, started, host_count in connection.execute(_RUNS, (runs,))]
         by_id = {night.run_id: night for night in nights}

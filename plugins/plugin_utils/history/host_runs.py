@@ -41,6 +41,7 @@ def host_runs(results_dir: str, run_id: str, host: str, metric_ids: Sequence[str
         return None
     connection = open_index(results_dir)
     try:
+        connection.execute("BEGIN")  # one read transaction: the three queries see the same runs
         rows = connection.execute("SELECT run_id, started, verdict FROM hosts WHERE host = ? AND run_id != ? AND started < ? "
                                   "ORDER BY started DESC, run_id DESC LIMIT ?", (host, run_id, run_started(run_id), runs_back)).fetchall()
         found = HostRuns(runs=[(row[0], row[1] or "", row[2] or "") for row in reversed(rows)])
