@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.report
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.judge.model import blocks_gate
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.rules_and_baselines import validate_overrides
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.history_page import write_history_page
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import (
     DOSSIER_HTML_FILE,
@@ -71,6 +72,7 @@ class ActionModule(RunTask, ActionBase):
         except OSError as exc:  # the run is judged and its report written: the link is a convenience, said not fatal
             warnings.append("the link to the newest run was not updated: %s" % exc)
         warnings.extend(index_warnings(args["results_dir"], args["run_id"]))
+        warnings.extend(write_history_page(args["results_dir"]))
 
         dir_names = {host.name: host.dir_name for host in run.hosts}
         hosts = {}

@@ -1,5 +1,6 @@
 """The run index through the real playbooks (issue 48, point 1): `playbooks/report.yml` updates it after writing the
-run's report, and `playbooks/history.yml` rebuilds it from the results directory to the very same rows.
+run's report (and the fleet history page from it), and `playbooks/history.yml` rebuilds it from the results directory
+to the very same rows.
 
 The run is the H200 rig's recorded acceptance results replayed as three hosts (tests/unit/calibrate/calibration_runs.py).
 """
@@ -39,7 +40,9 @@ def test_the_report_updates_the_index_and_the_history_playbook_rebuilds_it_the_s
     store_run(tmp_path / "results", HOSTS)
     rc, output = playbook(tmp_path, "report.yml", "-e", "gpufleet_run_id=%s" % RUN_ID, "-e", "gpufleet_hosts=all", "-e", "gpufleet_gate=false")
     assert rc == 0, output
-    assert "run index" not in output  # no warning about it
+    assert "run index" not in output and "fleet history page" not in output  # no warning about either
+    page = (tmp_path / "results" / "history.html").read_text(encoding="utf-8")  # written by the report after the index
+    assert '<a href="%s/index.html">%s</a>' % (RUN_ID, RUN_ID) in page and "3 hosts" in page
     incremental = rows(tmp_path)
     assert [row[0] for row in incremental["runs"]] == [RUN_ID]
     assert sorted(row[1] for row in incremental["hosts"]) == list(HOSTS)

@@ -51,7 +51,8 @@ LAYERS = (
         "plugin_utils/report/markup.py", "plugin_utils/report/notes.py")),
     ("report pages: what each page shows (its context) and the page rendered", (
         "plugin_utils/report/host_pages.py", "plugin_utils/report/index_page.py", "plugin_utils/report/verdicts.py",
-        "plugin_utils/report/index_columns.py", "plugin_utils/report/rerun.py", "plugin_utils/report/python_view.py",
+        "plugin_utils/report/index_columns.py", "plugin_utils/report/rerun.py", "plugin_utils/report/history_page.py",
+        "plugin_utils/report/history_plots.py", "plugin_utils/report/python_view.py",
         "plugin_utils/unmatched_kinds.py")),
     ("report run writer and calibration: what a judged run is turned into", (
         "plugin_utils/report/render.py", "plugin_utils/report/exports.py", "plugin_utils/calibrate/")),

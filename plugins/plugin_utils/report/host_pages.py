@@ -16,6 +16,7 @@ from ..probe_kit.registry import probe_catalogue, sections
 from ..store.paths import DOSSIER_FILES, MEASUREMENTS_FILES, MEASUREMENTS_MD_FILE
 from ..store.stored_run import HostModel, ProbeEntry, RunModel
 from . import notes as report_notes
+from .history_plots import history_plots_view
 from .markup import HTML, MARKDOWN, href, markdown_code_block, markdown_link
 from .python_view import python_view
 from .rerun import rerun_command
@@ -163,6 +164,7 @@ def _host_context(host: HostModel, run: RunModel, markdown: bool,
                                     gate_enforced=judgement.gate_enforced)
             if judgement is not None else {},
             "python": python_view(host.inputs),
+            "history": {} if markdown else history_plots_view(host, run, judgement),
             "previous_run_id": judgement.previous_run_id if judgement is not None else None}
 
 

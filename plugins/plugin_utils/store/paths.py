@@ -9,8 +9,10 @@ from typing import Optional
 
 _SAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# The fleet history page the report writes beside the runs (report/history_page.py, docs/history.md "Pictures").
+HISTORY_PAGE_FILE = "history.html"
 # Names the store itself uses inside the results directory: never a run id.
-RESERVED_RUN_IDS = ("latest",)
+RESERVED_RUN_IDS = ("latest", HISTORY_PAGE_FILE)
 # A directory name stays well inside NAME_MAX (255 bytes) with room for the store's temporary-file prefix.
 HOST_DIR_NAME_MAX = 120
 HASH_SUFFIX_CHARS = 16
@@ -76,6 +78,8 @@ def is_hashed_dir_name(dir_name: str) -> bool:
 def check_run_id(run_id: str) -> str:
     if not RUN_ID_PATTERN.match(run_id or ""):
         raise ValueError("run id %r must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit" % run_id)
+    if run_id == HISTORY_PAGE_FILE:
+        raise ValueError("run id %r is the name of the fleet history page the report writes beside the runs, not a run id" % run_id)
     if run_id in RESERVED_RUN_IDS:
         raise ValueError("run id %r is the name of the link to the newest run, not a run id: name the run itself "
                          "(ls -l on the results directory shows where %s points)" % (run_id, run_id))
