@@ -64,6 +64,7 @@ INDEXES: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
     ("hosts_by_verdict", "hosts", ("verdict", "started")),
     ("causes_by_host", "causes", ("host", "check_id")),
     ("gpus_by_uuid", "gpus", ("gpu_uuid", "run_id")),
+    ("gpus_by_host", "gpus", ("host", "run_id")),
     ("metrics_by_host", "metrics", ("host", "metric_id", "run_id")),
     ("metrics_by_gpu", "metrics", ("gpu_uuid", "metric_id", "run_id")),
     ("metrics_by_run", "metrics", ("run_id",)),

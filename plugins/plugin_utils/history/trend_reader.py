@@ -97,8 +97,11 @@ class IndexHistory(HistorySource):
         faults = _faults(connection, host, ids)
         resumed = {row[0] for row in connection.execute(
             "SELECT DISTINCT run_id FROM slurm_actions WHERE host = ? AND action = 'resume'", (host,))}
+        gpus: Dict[str, List[str]] = {}
+        for run_id, uuid in connection.execute("SELECT run_id, gpu_uuid FROM gpus WHERE host = ?", (host,)):
+            gpus.setdefault(run_id, []).append(uuid)
         return [EarlierRun(run_id, started or "", measured or verdict or "", tuple(faults.get(run_id, ())), _lowest(lowest),
-                           run_id in resumed)
+                           run_id in resumed, tuple(sorted(gpus.get(run_id, ()))))
                 for run_id, started, measured, verdict, lowest in kept]
 
     def _series(self, connection: sqlite3.Connection, host: str, started: Dict[str, str]) -> Dict[Tuple[str, str], List[Tuple[str, float, str]]]:

@@ -230,7 +230,8 @@ def _with_trends(name: str, host: HostJudgement, verdict: HostVerdict, lowest: L
     """The verdict with the host's trend checks: judged again only where one of them does not pass (a pass or skip
     changes no verdict, reason or proof)."""
     measured = verdict.verdict
-    trend = host.trend_checks + verdict_trend_checks(name, host.trend_rules, verdict, host.history, lowest, specs)
+    metrics = [metric for unused_host, unused_probe, unused_group, metric in host.samples]
+    trend = host.trend_checks + verdict_trend_checks(name, host.trend_rules, verdict, host.history, lowest, specs, metrics)
     if any(check.status not in ("pass", "skip") for check in trend):
         verdict = host_verdict(name, verdict.checks + trend, host.sku, host.sku_reason, groups, causes, independent, host.promised)
     else:

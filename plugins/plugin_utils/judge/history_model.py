@@ -26,6 +26,7 @@ class EarlierRun:
     faults: Tuple[str, ...] = ()      # ids of its root causes with a fault status, trend checks left out
     lowest: Tuple[str, ...] = ()      # headline metric ids it was its group's lowest on (fleet.json lowest_of_group)
     resumed: bool = False             # the act resumed the host after this run (slurm-actions.json)
+    gpus: Tuple[str, ...] = ()        # the UUIDs of the GPUs its checks and metrics named, sorted
 
 
 # (metric id, GPU uuid or device or "" for the host): [(started, value, run_id)] newest first, of earlier runs.
@@ -43,6 +44,17 @@ class HostHistory:
     @classmethod
     def unavailable(cls, problem: str) -> "HostHistory":
         return cls(problem=problem)
+
+
+def same_machine(runs: List[EarlierRun], gpus: Tuple[str, ...]) -> List[EarlierRun]:
+    """The newest runs (newest first) that had the same GPUs as gpus (sorted UUIDs): the runs of this machine since its
+    GPUs last changed (a GPU swapped, or another machine under the host's name)."""
+    taken = []
+    for run in runs:
+        if run.gpus != gpus:
+            break
+        taken.append(run)
+    return taken
 
 
 def series_key(metric_id: str, gpu_uuid: Optional[str], device: Optional[str]) -> SeriesKey:

@@ -60,13 +60,17 @@ def decay_checks(host: str, rules: Mapping[str, Mapping[str, Any]], metrics: Seq
 
 
 def verdict_trend_checks(host: str, rules: Mapping[str, Mapping[str, Any]], verdict: HostVerdict, history: HostHistory,
-                         lowest: Sequence[Lowest], specs: Mapping[str, MetricSpec]) -> List[Check]:
-    """The trend checks that read the host's verdict before them: returning fault, flapping, slowest of its group."""
+                         lowest: Sequence[Lowest], specs: Mapping[str, MetricSpec], metrics: Sequence[Metric]) -> List[Check]:
+    """The trend checks that read the host's verdict before them: returning fault, flapping, slowest of its group.
+    metrics: the host's values, whose GPUs with its checks' are the machine the runs of flapping and the slowest must
+    have been of (the index's gpus rows of a run are the same: the GPUs its checks and metrics name)."""
     faults = [check for check in verdict.checks if check.status in FAULT_STATUSES and not check.because
               and check.probe != HISTORY_PROBE]
+    gpus = tuple(sorted({check.gpu_uuid for check in verdict.checks if check.gpu_uuid}
+                        | {metric.gpu_uuid for metric in metrics if metric.gpu_uuid}))
     calls = (("returning_fault", lambda rule: returning_fault(host, rule, faults, history)),
-             ("flapping", lambda rule: flapping(host, rule, verdict.verdict, history)),
-             ("slowest_of_group", lambda rule: slowest_of_group(host, rule, lowest, specs, history)))
+             ("flapping", lambda rule: flapping(host, rule, verdict.verdict, history, gpus)),
+             ("slowest_of_group", lambda rule: slowest_of_group(host, rule, lowest, specs, history, gpus)))
     found: List[Check] = []
     for name, call in calls:
         rule: Optional[Mapping[str, Any]] = rules.get(name)

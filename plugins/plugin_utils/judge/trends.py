@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from ..metric_spec import MetricSpec
 from ..report.number_format import format_number, format_quantity
 from .check_helpers import reads_params
-from .history_model import FAULT_STATUSES, HISTORY_PROBE, HostHistory, series_key
+from .history_model import HISTORY_PROBE, HostHistory, same_machine, series_key
 from .metrics import Metric, subject_label
 from .model import Check
 from .rules import cap_status
@@ -225,20 +225,29 @@ def _returns(check_id: str, runs: Sequence[Any]) -> Tuple[int, List[str]]:
     return returns + (1 if seen and back else 0), occurrences
 
 
+def _machine_words(history: HostHistory, kept: Sequence[Any], wanted: int) -> str:
+    """Why fewer runs were read than the host has: its GPUs changed (another machine under its name, or a swap)."""
+    if len(kept) >= min(len(history.runs), wanted - 1):
+        return ""
+    return " (its GPUs changed after run %s: the runs before are another machine's)" % history.runs[len(kept)].run_id
+
+
 @reads_params("runs", "max_changes")
-def flapping(host: str, rule: Mapping[str, Any], measured_verdict: str, history: HostHistory) -> List[Check]:
-    """A warn when the measured verdict changed more than max_changes times in the last `runs` runs (this one counted)."""
+def flapping(host: str, rule: Mapping[str, Any], measured_verdict: str, history: HostHistory, gpus: Tuple[str, ...] = ()) -> List[Check]:
+    """A warn when the measured verdict changed more than max_changes times in the last `runs` runs of this machine
+    (this one counted; history_model.same_machine: its GPUs the same)."""
     params = rule["params"]
     if history.problem:
         return [_check(rule, host, "skip", "not counted: %s" % history.problem)]
     wanted = max(int(params["runs"]), 2)
-    earlier = list(reversed(history.runs[:wanted - 1]))
+    machine = same_machine(history.runs, gpus)
+    earlier = list(reversed(machine[:wanted - 1]))
     verdicts = [run.measured_verdict for run in earlier] + [measured_verdict]
     changes = sum(1 for before, after in zip(verdicts, verdicts[1:]) if before != after)
     limit = int(params["max_changes"])
-    words = "its verdict changed %d time%s in the last %s (%s, then this run's %s)" % (
+    words = "its verdict changed %d time%s in the last %s (%s, then this run's %s)%s" % (
         changes, "" if changes == 1 else "s", _runs_words([run.run_id for run in earlier] + ["this run"]),
-        ", ".join(verdicts[:-1]) or "none", measured_verdict)
+        ", ".join(verdicts[:-1]) or "none", measured_verdict, _machine_words(history, machine, wanted))
     threshold = "changes at most %d times in %d runs" % (limit, wanted)
     if changes > limit:
         return [_check(rule, host, "fail", words, value=changes, reference=limit, threshold=threshold)]
@@ -289,7 +298,7 @@ def group_lowest(samples: Iterable[Tuple[str, str, str, Metric]], specs: Mapping
 
 @reads_params("runs", "min_group_hosts", "min_gap_pct")
 def slowest_of_group(host: str, rule: Mapping[str, Any], lowest: Sequence[Lowest], specs: Mapping[str, MetricSpec],
-                     history: HostHistory) -> List[Check]:
+                     history: HostHistory, gpus: Tuple[str, ...] = ()) -> List[Check]:
     """A warn for each headline the host was its group's lowest on in `runs` consecutive runs (this one counted), in a
     group of at least min_group_hosts hosts, min_gap_pct or more below the group's median now."""
     params = rule["params"]
@@ -304,7 +313,7 @@ def slowest_of_group(host: str, rule: Mapping[str, Any], lowest: Sequence[Lowest
         if entry.group_hosts < size:
             notes.append("lowest on %s of a group of %d hosts (%d needed)" % (title, entry.group_hosts, size))
             continue
-        streak = [run.run_id for run in _leading(history.runs, lambda run, metric=entry.metric_id: metric in run.lowest)]
+        streak = [run.run_id for run in _leading(same_machine(history.runs, gpus), lambda run, metric=entry.metric_id: metric in run.lowest)]
         streak = list(reversed(streak[:wanted - 1])) + ["this run"]
         unit = specs[entry.metric_id].unit if entry.metric_id in specs else ""
         words = "the lowest of its group %s (%d hosts) on %s in %d consecutive run%s (%s): %s, %s %% from the group's median %s" % (

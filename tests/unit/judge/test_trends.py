@@ -187,3 +187,15 @@ def test_a_small_group_or_a_small_gap_is_not_named():
     assert slowest_of_group("a", rule("slowest_of_group"), small, specs(), always)[0].status == "skip"
     close = group_lowest(samples({"a": 3045.0, "b": 3050.0, "c": 3049.0, "d": 3051.0}), specs())["a"]
     assert slowest_of_group("a", rule("slowest_of_group"), close, specs(), always)[0].status == "pass"
+
+
+def test_runs_of_another_machine_under_the_name_are_not_counted():
+    """The rig's recordings: one name, "localhost", on many VMs; a flip between machines is no flapping of one."""
+    old = [EarlierRun("r%d" % number, "2026-12-%02dT01:00:00Z" % (number + 1), verdict, gpus=("GPU-old",))
+           for number, verdict in enumerate(["pass", "fail"] * 3)]
+    new = [EarlierRun("s%d" % number, "2026-12-%02dT01:00:00Z" % (number + 10), "pass", gpus=("GPU-new",)) for number in range(3)]
+    history = HostHistory(runs=list(reversed(old + new)))
+    found = flapping("h1", rule("flapping"), "pass", history, ("GPU-new",))
+    assert found[0].status == "skip" and "changed 0 times in the last 4 runs, s0 to this run" in found[0].reason
+    assert "(its GPUs changed after run r5: the runs before are another machine's)" in found[0].reason
+    assert flapping("h1", rule("flapping"), "pass", history, ("GPU-old",))[0].reason.startswith("its verdict changed 0 times in the last 1 run")
