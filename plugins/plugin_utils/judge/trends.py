@@ -229,7 +229,7 @@ def _machine_words(history: HostHistory, kept: Sequence[Any], wanted: int) -> st
     """Why fewer runs were read than the host has: its GPUs changed (another machine under its name, or a swap)."""
     if len(kept) >= min(len(history.runs), wanted - 1):
         return ""
-    return " (its GPUs changed after run %s: the runs before are another machine's)" % history.runs[len(kept)].run_id
+    return " (run %s and those before it had other GPUs: another machine's, or this one's before a GPU swap)" % history.runs[len(kept)].run_id
 
 
 @reads_params("runs", "max_changes")

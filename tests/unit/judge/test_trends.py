@@ -197,5 +197,5 @@ def test_runs_of_another_machine_under_the_name_are_not_counted():
     history = HostHistory(runs=list(reversed(old + new)))
     found = flapping("h1", rule("flapping"), "pass", history, ("GPU-new",))
     assert found[0].status == "skip" and "changed 0 times in the last 4 runs, s0 to this run" in found[0].reason
-    assert "(its GPUs changed after run r5: the runs before are another machine's)" in found[0].reason
+    assert "(run r5 and those before it had other GPUs: another machine's, or this one's before a GPU swap)" in found[0].reason
     assert flapping("h1", rule("flapping"), "pass", history, ("GPU-old",))[0].reason.startswith("its verdict changed 0 times in the last 1 run")
