@@ -91,7 +91,8 @@ def test_rules_of_probes_the_profile_does_not_run_fold_into_one_line(house):
     # every rule of the probes outside the profile, however many the rules file has (a new probe's rules included)
     with open(os.path.join(ROOT, "docs", "rules.yaml"), encoding="utf-8") as handle:
         rules = yaml.safe_load(handle)["rules"]
-    outside = sorted({rule["probe"] for rule in rules} - set(profile_probes("acceptance")))
+    # (the trend checks' rules, probe history, read the run index, not a probe's result: never unmatched)
+    outside = sorted({rule["probe"] for rule in rules} - set(profile_probes("acceptance")) - {"history"})
     count = sum(1 for rule in rules if rule["probe"] in outside)
     line = "\nnot run by profile acceptance: %d rule%s of probe%s %s; " % (
         count, "" if count == 1 else "s", "" if len(outside) == 1 else "s", ", ".join(name.replace("_", "\\_") for name in outside))
