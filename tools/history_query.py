@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "collections"))
 
 # pylint: disable=wrong-import-position
+from ansible_collections.gpufleet.validation.plugins.module_utils.results_dir import DEFAULT_RESULTS_DIR  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.queries import QUERIES, QueryError, run_query  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.query_output import FORMATS, query_text  # noqa: E402
 
@@ -35,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
     commands = made.add_subparsers(dest="query", required=True)
     for name, query in QUERIES.items():
         command = commands.add_parser(name)
-        command.add_argument("--results-dir", default="results")
+        command.add_argument("--results-dir", default=DEFAULT_RESULTS_DIR)
         command.add_argument("--format", choices=FORMATS, default="csv")
         for argument in query.required + query.optional:
             command.add_argument("--" + argument.replace("_", "-"), dest=argument, required=argument in query.required,
