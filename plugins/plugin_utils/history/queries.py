@@ -24,7 +24,7 @@ from .schema import SCHEMA_VERSION
 Row = Dict[str, Any]
 DEFAULT_VERDICTS = ("fail",)
 # A host, metric id, GPU UUID: one line of printable text, no wider than any the report writes.
-_PLAIN = re.compile(r"^[^\x00-\x1f\x7f]{1,255}$")
+_PLAIN = re.compile(r"[^\x00-\x1f\x7f]{1,255}")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -33,7 +33,7 @@ class QueryError(ValueError):
 
 
 def _plain(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not _PLAIN.match(value) or value != value.strip():
+    if not isinstance(value, str) or not _PLAIN.fullmatch(value) or value != value.strip():
         raise QueryError("%s must be a non-empty line of text without control characters or surrounding spaces, not %r" % (name, value))
     return value
 
@@ -129,7 +129,7 @@ def failures(connection: sqlite3.Connection, verdicts: Sequence[str] = DEFAULT_V
              since: Optional[str] = None, until: Optional[str] = None) -> List[Row]:
     """Per host with more than more_than runs of one of verdicts: how many, its first and last such run, and the root
     checks of those runs (most often seen first); the hosts with the most such runs first, then the latest."""
-    verdicts = list(verdicts or DEFAULT_VERDICTS)
+    verdicts = [verdicts] if isinstance(verdicts, str) else list(verdicts or DEFAULT_VERDICTS)
     unknown = [verdict for verdict in verdicts if verdict not in VERDICTS]
     if unknown:
         raise QueryError("unknown verdict(s) %s: a verdict is one of %s" % (", ".join(map(repr, unknown)), ", ".join(VERDICTS)))

@@ -185,6 +185,7 @@ def test_the_index_is_only_read(results):
     ("failures", {"verdicts": ["failed"]}, "unknown verdict(s) 'failed': a verdict is one of fail, error, unreachable"),
     ("failures", {"more_than": -1}, "more_than must be a whole number, 0 or more"),
     ("gpu", {"gpu_uuid": "GPU-1\n"}, "gpu_uuid must be a non-empty line of text without control characters"),
+    ("metric", {"host": "gpu-r00-n000\nx", "metric": "m"}, "host must be a non-empty line of text without control characters"),
 ))
 def test_bad_input_is_refused_saying_why(results, name, arguments, says):
     with pytest.raises(QueryError) as refused:
