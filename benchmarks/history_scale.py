@@ -29,6 +29,7 @@ import os
 import random
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -186,7 +187,6 @@ def cold_trend_query_ms(results: str, host: str) -> float:
 
 
 def counts(results: str) -> Dict[str, int]:
-    import sqlite3  # pylint: disable=import-outside-toplevel
     connection = sqlite3.connect("file:%s?mode=ro" % index_path(results), uri=True)
     try:
         return {table: connection.execute("SELECT count(*) FROM %s" % table).fetchone()[0]
