@@ -11,10 +11,10 @@ fleet.json and outcomes/<host>.json are written from its host entries and outcom
 i % 100's entry under its own name and GPU UUIDs (the same each night), each metric value times (1 + 1 % noise), the
 night's run id (a nightly timestamp) and start time.
 
-Disk: 365 full fleet.json of 1,000 hosts would be 28 GB, so the nightly runs are compact (the default): a host entry
+Disk: 365 full fleet.json of 1,000 hosts would be 30 GB, so the nightly runs are compact (the default): a host entry
 keeps every metric, setting, reason and non-passing check, and of the passing and skipped checks, which the index reads
 only for a GPU's status, one per GPU (its worst); the index's rows of a compact run are those of the full run
-(tests/unit/history/test_history_scale.py compares them, table by table), its fleet.json is about 7 times smaller, so
+(tests/unit/history/test_history_scale.py compares them, table by table), its fleet.json is about 8 times smaller, so
 its update reads less JSON than a real report's would. The one more night measured last is full (every check of the
 template entries), as a real report writes it. --full makes every night full.
 
