@@ -18,13 +18,11 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic i
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run  # noqa: E402
 
 
-def report_run(results_dir: str, run_id: str, hosts: int = 3, seed: int = 1, edit=None) -> list:
+def report_run(results_dir: str, run_id: str, hosts: int = 3, seed: int = 1) -> list:
     """Write a synthetic run of hosts (8 GPUs each; host 5 of 97 has ECC errors), judge it and write its report as the
-    report action does; returns the host names. edit(run path): changes the stored results before they are judged."""
+    report action does; returns the host names."""
     names = write_synthetic_run(results_dir, run_id, hosts, gpus=8, seed=seed)
     path = os.path.join(results_dir, run_id)
-    if edit is not None:
-        edit(path)
     run = load_run(path, names, {})
     judgement = judge_run(run, results_dir, {})
     render_run(path, names, {}, text_writer_below(results_dir), judgement=judgement, loaded=run, workers=1)

@@ -15,9 +15,14 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.index 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.queries import (
     FAILURE_SQL, GPU_SQL, METRIC_SQL, QUERIES, QueryError, open_index, run_query)
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.query_output import FORMATS, query_text
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_run import load_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.safe_fs import LinkRefused
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+from synthetic_fleet import write_synthetic_run  # noqa: E402  pylint: disable=import-error,wrong-import-position  (benchmarks/, on the path by conftest)
 from tool_module import load_tool  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 # The second run is named earliest but started last: run order is when a run started, not its name.
@@ -28,8 +33,11 @@ IN_ORDER = ("20261201T010000Z-a", "20261203T010000Z-c", "20261130T010000Z-b")
 STATUS_RANK = {"skip": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
 
 
-def replay_gpu(path):
-    """gpu-r00-n001 reports gpu-r00-n000's GPU 0 as its own (a copied result)."""
+def report_replayed(results_dir, run_id):
+    """A run of 6 hosts (seed 1) where gpu-r00-n001 reports gpu-r00-n000's GPU 0 as its own (a copied result), judged and
+    reported as conftest's report_run does."""
+    names = write_synthetic_run(results_dir, run_id, 6, gpus=8, seed=1)
+    path = os.path.join(results_dir, run_id)
     with open(os.path.join(path, "gpu-r00-n000", "health.json"), encoding="utf-8") as handle:
         uuid = json.load(handle)["data"]["gpus"][0]["uuid"]
     copy = os.path.join(path, "gpu-r00-n001", "health.json")
@@ -38,6 +46,8 @@ def replay_gpu(path):
     envelope["data"]["gpus"][0]["uuid"] = uuid
     with open(copy, "w", encoding="utf-8") as handle:
         json.dump(envelope, handle)
+    run = load_run(path, names, {})
+    render_run(path, names, {}, text_writer_below(results_dir), judgement=judge_run(run, results_dir, {}), loaded=run, workers=1)
 
 
 def restart(results, run_id):
@@ -54,8 +64,10 @@ def results_fixture(tmp_path_factory, report_run):
     """Three reported runs of 6 hosts (host 5 has ECC errors): the first and the last of the same results (seed 1, the
     same GPUs), the one between other GPUs; in the last, gpu-r00-n001 reports gpu-r00-n000's GPU 0. Then the index."""
     results = tmp_path_factory.mktemp("queries") / "results"
-    for run_id, seed in zip(RUNS, (1, 2, 1)):
-        report_run(str(results), run_id, hosts=6, seed=seed, edit=replay_gpu if run_id == RUNS[2] else None)
+    for run_id, seed in zip(RUNS[:2], (1, 2)):
+        report_run(str(results), run_id, hosts=6, seed=seed)
+    report_replayed(str(results), RUNS[2])
+    for run_id in RUNS:
         restart(results, run_id)
     assert not update_index(str(results)).problems
     return results
