@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from ..report.number_format import format_number, format_quantity
 from .catalogue import ProbeCatalogue
 from .causes import Causes
-from .history_model import HISTORY_PROBE, HistorySource, HostHistory
+from .history_model import HISTORY_PROBE, RETURNING_FAULT_CHECK, HistorySource, HostHistory
 from .host_judgement import HostJudgement, RuleTally, compared_values, judge_host
 from .identity_checks import moved_gpu_checks, same_gpu_checks
 from .metrics import Metric, subject_label, worse
@@ -233,7 +233,10 @@ def _with_trends(name: str, host: HostJudgement, verdict: HostVerdict, lowest: L
     metrics = [metric for unused_host, unused_probe, unused_group, metric in host.samples]
     trend = host.trend_checks + verdict_trend_checks(name, host.trend_rules, verdict, host.history, lowest, specs, metrics)
     if any(check.status not in ("pass", "skip") for check in trend):
-        verdict = host_verdict(name, verdict.checks + trend, host.sku, host.sku_reason, groups, causes, independent, host.promised)
+        # an escalation leads the reasons (the drain reason in Slurm is the first: docs/acting.md), the other trends follow
+        first = [check for check in trend if check.status == "fail" and check.id == RETURNING_FAULT_CHECK]
+        rest = [check for check in trend if check not in first]
+        verdict = host_verdict(name, first + verdict.checks + rest, host.sku, host.sku_reason, groups, causes, independent, host.promised)
     else:
         verdict.checks.extend(trend)
     verdict.measured_verdict = measured

@@ -11,6 +11,8 @@ from typing import Dict, List, Optional, Tuple
 # The prefix of every trend check's id and the probe its rules name (rules/history.yaml): no probe measures anything for
 # them; they read the run index.
 HISTORY_PROBE = "history"
+# The escalation's check (rules/history.yaml): its fail leads a host's reasons.
+RETURNING_FAULT_CHECK = HISTORY_PROBE + ".returning_fault"
 # Root-cause statuses that count as a fault (a returning fault, a verdict's fault): a warn is no fault.
 FAULT_STATUSES = ("fail", "error")
 

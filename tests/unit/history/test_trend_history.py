@@ -113,6 +113,8 @@ def test_each_injected_trend_is_named_and_nothing_else(nights):
            "20261117T020000Z-n16, and this run)" in returning.reason
     assert last.texts.of("history.returning_fault").action == "service"
     assert last.hosts[RETURNING].verdict == "fail"
+    # the escalation leads the reasons: what a Slurm drain reason names (act/slurm_plan.drain_reason)
+    assert last.hosts[RETURNING].reasons[0].startswith("history.returning_fault: health.ecc_volatile_uncorrected came back 2 times")
     flapping = next(check for check in last.hosts[FLAPPING].checks if check.id == "history.flapping")
     assert "its verdict changed 9 times in the last 10 runs" in flapping.reason
     # the night before, its measurements passed: the warn is flapping's alone, and what the next nights count is "pass"
