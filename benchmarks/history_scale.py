@@ -239,8 +239,8 @@ def table(found: Dict[str, Any]) -> str:
     rows = found["rows"]
     lines = [
         "| what | measured |", "|---|---|",
-        "| fleet | %d hosts x %d runs, %d GPUs a host (%s nights) |" % (found["hosts"], found["runs"], found["gpus"],
-                                                                       "compact" if found["compact"] else "full"),
+        "| fleet | %d hosts x %d runs, %d GPUs a host (%s nights) |"
+        % (found["hosts"], found["runs"], found["gpus"], "compact" if found["compact"] else "full"),
         "| rows a night | %d hosts, %d causes, %d GPUs, %d metric values, %d settings; fleet.json %.1f MB |"
         % (rows["hosts"], rows["causes"], rows["gpus"], rows["metrics"], rows["settings"], found["fleet_mb"]),
         "| build: %d updates, one a night | %.1f s wall (%.1f CPU-s); a night: median %.2f s, first %.2f s, last %.2f s |"

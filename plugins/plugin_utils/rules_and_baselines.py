@@ -46,7 +46,8 @@ def rules_sources(order: list) -> list:
 def shipped_rules() -> dict:
     """The collection's rules as one document: rules/core.yaml's judge_checks and titles, then the rules of each probe
     (plugin_utils/probes/<probe>/rules.yaml, {"rules": [...]}: that probe's only) in the core's probe_order, then the
-    others in the order the probes run, then the trend checks' (rules/history.yaml, probe "history"). docs/rules.yaml is this document, written out by tools/rules_list.py."""
+    others in the order the probes run, then the trend checks' (rules/history.yaml, probe "history"). docs/rules.yaml is
+    this document, written out by tools/rules_list.py."""
     core = load_yaml(os.path.join(collection_root(), CORE_RULES))
     if not isinstance(core, dict):
         raise ValueError("%s must be a mapping (judge_checks, titles, %s)" % (CORE_RULES, ORDER_KEY))

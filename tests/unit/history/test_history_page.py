@@ -102,8 +102,9 @@ def test_every_run_is_listed_newest_first_with_its_hosts_by_verdict(history):
 
 def test_drains_resumes_and_fired_trend_checks_are_named_with_their_dossiers(history):
     nights = {night.run_id: night for night in fleet_nights(str(history)).nights}
-    dossier = lambda run_id, host: "%s/%s/dossier.html" % (run_id, json.loads((history / run_id / "fleet.json").read_text())[
-        "hosts"][host]["dossier"]["html"].split("/")[0])
+    def dossier(run_id, host):
+        return "%s/%s/dossier.html" % (run_id, json.loads((history / run_id / "fleet.json").read_text())[
+            "hosts"][host]["dossier"]["html"].split("/")[0])
     assert [(m.host, m.dossier, m.notes) for m in nights[RUNS[0]].drained] == [(FAULTY, dossier(RUNS[0], FAULTY), ())]
     assert [(m.host, m.notes) for m in nights[RUNS[1]].drained] == [(FAULTY, ("not confirmed",))]
     assert [(m.host, m.dossier) for m in nights[RUNS[1]].resumed] == [(FAULTY, dossier(RUNS[1], FAULTY)), (EVIL, dossier(RUNS[1], EVIL))]
