@@ -42,6 +42,8 @@ class RunNight:
     drained: List[HostMention] = field(default_factory=list)
     resumed: List[HostMention] = field(default_factory=list)
     trends: List[HostMention] = field(default_factory=list)
+    # the hosts that did not pass, worst verdict first (at most NOT_PASSING_SHOWN; the run's own index lists them all)
+    not_passing: List[HostMention] = field(default_factory=list)
 
 
 _RUNS = "SELECT run_id, started, host_count FROM runs ORDER BY started DESC, run_id DESC LIMIT ?"
@@ -52,6 +54,15 @@ _SLURM = ("SELECT s.run_id, s.action, s.host, s.node, s.confirmed, s.intake, h.d
 _TRENDS = ("SELECT c.run_id, c.host, c.check_id, h.dossier FROM causes c LEFT JOIN hosts h ON h.run_id = c.run_id AND h.host = c.host "
            "WHERE c.run_id IN (%s) AND substr(c.check_id, 1, ?) = ? AND c.status IN (%s) ORDER BY c.run_id, c.host, c.position"
            % (_SHOWN, ", ".join("?" * len(FIRED_STATUSES))))
+
+
+# The hosts that did not pass named per run, worst first; the others are counted (their run's index.html names them all).
+NOT_PASSING_SHOWN = 10
+NOT_PASSING_ORDER = ("fail", "error", "unreachable", "not_validated", "warn")
+_NOT_PASSING = ("SELECT run_id, host, verdict, dossier FROM (SELECT run_id, host, verdict, dossier, ROW_NUMBER() OVER (PARTITION BY "
+                "run_id ORDER BY CASE verdict %s ELSE %d END, host) AS place FROM hosts WHERE run_id IN (%s) AND verdict != 'pass') "
+                "WHERE place <= ? ORDER BY run_id, place" % (" ".join("WHEN ? THEN %d" % rank for rank in range(len(NOT_PASSING_ORDER))),
+                                                             len(NOT_PASSING_ORDER), _SHOWN))
 
 
 def open_index(results_dir: str) -> sqlite3.Connection:
@@ -86,6 +97,8 @@ def fleet_nights(results_dir: str, runs: int = PAGE_RUNS) -> FleetNights:
         for run_id, verdict, count in connection.execute(_VERDICTS, (runs,)):
             by_id[run_id].verdicts[verdict] = count
         linked = _DossierLinks(results_dir)
+        for run_id, host, verdict, dossier in connection.execute(_NOT_PASSING, NOT_PASSING_ORDER + (runs, NOT_PASSING_SHOWN)):
+            by_id[run_id].not_passing.append(HostMention(host, linked.of(run_id, dossier), (verdict,)))
         for run_id, action, host, node, confirmed, intake, dossier in connection.execute(_SLURM, (runs,)):
             notes = tuple(note for note, said in (("not confirmed", action == "drain" and not confirmed), ("intake", intake)) if said)
             mention = HostMention(host or node or "", linked.of(run_id, dossier) if host else "", notes)

@@ -13,7 +13,7 @@ from html import escape
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..judge.model import VERDICT_WORDS, VERDICTS
-from ..history.fleet_nights import FleetNights, HostMention, RunNight, fleet_nights
+from ..history.fleet_nights import NOT_PASSING_SHOWN, FleetNights, HostMention, RunNight, fleet_nights
 from ..store.atomic import write_text_atomically
 from ..store.paths import HISTORY_PAGE_FILE, INDEX_HTML_FILE
 from .markup import HTML, BuiltHtml, href
@@ -69,12 +69,15 @@ def _night_row(night: RunNight) -> Dict[str, Any]:
     return {"run_id": night.run_id, "started": _shown_time(night.started), "index_href": href(night.run_id, INDEX_HTML_FILE),
             "host_count": night.host_count, "bar": verdict_bar(counts),
             "counts": [(verdict, count, VERDICT_FLAG.get(verdict, "bad")) for verdict, count in counts if count],
-            "drained": _mentions(night.drained), "resumed": _mentions(night.resumed), "trends": _mentions(night.trends)}
+            "drained": _mentions(night.drained), "resumed": _mentions(night.resumed), "trends": _mentions(night.trends),
+            "not_passing": _mentions(night.not_passing),
+            "not_passing_more": sum(count for verdict, count in night.verdicts.items() if verdict != "pass") - len(night.not_passing)}
 
 
 def history_context(history: FleetNights) -> Dict[str, Any]:
     """What history.html.j2 shows."""
     return {"rows": [_night_row(night) for night in history.nights], "indexed": history.indexed, "page_runs": history.limit,
+            "not_passing_shown": NOT_PASSING_SHOWN,
             "legend": [(VERDICT_WORDS.get(verdict, verdict), colour) for verdict, colour in VERDICT_COLOURS.items()]}
 
 
