@@ -54,9 +54,12 @@ def known_good_floors(verdict: HostVerdict, spec: MetricSpec) -> Dict[SeriesKey,
     return floors
 
 
-def _series_label(key: SeriesKey, gpu_index: Mapping[SeriesKey, int]) -> str:
+def _series_label(key: SeriesKey, gpu_index: Mapping[SeriesKey, int], keys: Sequence[SeriesKey]) -> str:
+    """"GPU 0"; "GPU 0 (GPU-3cb5a54b)" where two series share an index (a GPU swapped, or another machine under the
+    host's name); a device or "host" where it is no GPU's."""
     if key in gpu_index:
-        return "GPU %d" % gpu_index[key]
+        shared = sum(1 for other in keys if gpu_index.get(other) == gpu_index[key]) > 1
+        return "GPU %d (%s)" % (gpu_index[key], key[1][:12]) if shared else "GPU %d" % gpu_index[key]
     return key[1] or "host"
 
 
@@ -167,7 +170,7 @@ def _metric_plot(spec: MetricSpec, verdict: HostVerdict, earlier: HostRuns, valu
                   key=lambda key: (gpu_index.get(key, -1), key[1]))
     if not keys:
         return None
-    series = [(_series_label(key, gpu_index), {**earlier.values.get(key, {}), **({this_run: values[key]} if key in values else {})})
+    series = [(_series_label(key, gpu_index, keys), {**earlier.values.get(key, {}), **({this_run: values[key]} if key in values else {})})
               for key in keys]
     medians = dict(earlier.medians.get(spec.id, {}))
     median = (statistics.get(spec.id) or {}).get("median")

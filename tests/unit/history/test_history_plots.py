@@ -113,3 +113,12 @@ def test_headless_chromium_renders_the_plots_and_fetches_nothing(history, tmp_pa
     assert dom.count('class="history-plot"') == 7 and "<script" not in dom.lower()
     requests = _page_requests(tmp_path, "dossier", page)
     assert not [url for url, unused_initiator in requests if not url.startswith(("file:", "data:"))], requests
+
+
+def test_two_gpus_at_one_index_are_told_apart_by_their_uuid():
+    """A GPU swapped, or the rig's many machines under "localhost": GPU 0 of each run is not one GPU."""
+    from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.history_plots import _series_label
+    old, new, other = ("membw.bandwidth_gbps", "GPU-56db6506-b863"), ("membw.bandwidth_gbps", "GPU-3cb5a54b-d15d"), ("membw.bandwidth_gbps", "GPU-1")
+    indexes = {old: 0, new: 0, other: 1}
+    assert [_series_label(key, indexes, [old, new, other]) for key in (old, new, other)] == [
+        "GPU 0 (GPU-56db6506)", "GPU 0 (GPU-3cb5a54b)", "GPU 1"]
