@@ -102,6 +102,7 @@ def test_every_run_is_listed_newest_first_with_its_hosts_by_verdict(history):
 
 def test_drains_resumes_and_fired_trend_checks_are_named_with_their_dossiers(history):
     nights = {night.run_id: night for night in fleet_nights(str(history)).nights}
+
     def dossier(run_id, host):
         return "%s/%s/dossier.html" % (run_id, json.loads((history / run_id / "fleet.json").read_text())[
             "hosts"][host]["dossier"]["html"].split("/")[0])
