@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_dir import STORE_FILES
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_order import stored_run_ids
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
@@ -95,7 +96,7 @@ def collection_with_toy(tmp_path_factory):
     argv = [ANSIBLE_PLAYBOOK, "validate.yml", "-e", "gpufleet_profile=toy", "-e", "gpufleet_gate=false",
             "-e", "gpufleet_results_dir=%s" % results]
     completed = subprocess.run(argv, cwd=copy, capture_output=True, text=True, timeout=600, check=False)
-    runs = [entry for entry in os.listdir(results) if entry != "latest"] if results.is_dir() else []
+    runs = stored_run_ids(str(results))  # the run index and the history page beside the runs are no runs
     return (completed.returncode, completed.stdout + completed.stderr, results / runs[0] if len(runs) == 1 else None,
             contracts.returncode, contracts.stdout + contracts.stderr)
 

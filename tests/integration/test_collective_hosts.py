@@ -13,6 +13,7 @@ import time
 
 import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_order import stored_run_ids
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -36,7 +37,7 @@ def run_collective_playbook(fleet, results_dir, *extra):
 
 
 def only_run_dir(results_dir):
-    runs = [entry for entry in os.listdir(results_dir) if entry != "latest"]
+    runs = stored_run_ids(str(results_dir))  # the run index and the history page beside the runs are no runs
     assert len(runs) == 1, runs
     return os.path.join(results_dir, runs[0])
 

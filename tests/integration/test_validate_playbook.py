@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.rerun import rerun_command
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_order import stored_run_ids
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -27,7 +28,7 @@ def run_playbook(results_dir, *extra, cwd=ROOT, playbook="validate.yml", env=Non
 
 
 def only_run_dir(results_dir):
-    runs = [entry for entry in os.listdir(results_dir) if entry != "latest"]
+    runs = stored_run_ids(str(results_dir))  # the run index and the history page beside the runs are no runs
     assert len(runs) == 1, runs
     return os.path.join(results_dir, runs[0])
 

@@ -14,6 +14,7 @@ import sys
 import time
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.schemas import schema_validator
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.run_order import stored_run_ids
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
@@ -128,7 +129,7 @@ def wait_for(predicate, what: str, timeout_s: float = 120.0, run: BackgroundRun 
 def run_dirs(results_dir) -> list:
     if not os.path.isdir(str(results_dir)):
         return []
-    return sorted(entry for entry in os.listdir(str(results_dir)) if entry != "latest")
+    return sorted(stored_run_ids(str(results_dir)))  # the run index and the history page beside the runs are no runs
 
 
 def only_run_dir(results_dir) -> str:

@@ -22,7 +22,8 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_r
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.safe_fs import LinkRefused
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
-from synthetic_fleet import write_synthetic_run  # noqa: E402  pylint: disable=import-error,wrong-import-position  (benchmarks/, on the path by conftest)
+# benchmarks/ is on the path by conftest
+from synthetic_fleet import write_synthetic_run  # noqa: E402  pylint: disable=import-error,wrong-import-position
 from tool_module import load_tool  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 # The second run is named earliest but started last: run order is when a run started, not its name.
