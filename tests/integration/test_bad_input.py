@@ -21,6 +21,7 @@ import yaml
 from junitparser import JUnitXml
 from prometheus_client.parser import text_string_to_metric_families
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.probe_kit.registry import declarations
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.paths import HISTORY_INDEX_FILE, HISTORY_INDEX_SIDE_FILES, HISTORY_PAGE_FILE
 from test_validate_playbook import (  # pylint: disable=import-error
     ANSIBLE_PLAYBOOK,
     ROOT,
@@ -293,10 +294,12 @@ def test_host_names_with_path_separators_shell_or_html_stay_inside_the_run_and_a
     assert code == 0, output
     run_dir = only_run_dir(results)
 
-    # Nothing outside the run's directory but the inventory and the `latest` link; nothing was executed.
+    # Nothing outside the run's directory but the inventory, the `latest` link, and the results directory's run index
+    # and history page (docs/history.md: fixed names beside the runs, no host's); nothing was executed.
+    beside = [os.path.join(results, name) for name in ("latest", HISTORY_INDEX_FILE, HISTORY_PAGE_FILE) + HISTORY_INDEX_SIDE_FILES]
     for path in _files_under(tmp_path):
         inside = os.path.commonpath([os.path.realpath(path), os.path.realpath(run_dir)]) == os.path.realpath(run_dir)
-        assert inside or path in (str(tmp_path / "inventory.yml"), os.path.join(results, "latest")), path
+        assert inside or path in [str(tmp_path / "inventory.yml")] + beside, path
     # The outcomes' file names carry the escaped host names, as the host directories do; any other file named so would
     # be a command that ran.
     outcomes = os.path.join(run_dir, "outcomes")
