@@ -70,7 +70,8 @@ def _night_row(night: RunNight) -> Dict[str, Any]:
             "host_count": night.host_count, "bar": verdict_bar(counts),
             "counts": [(verdict, count, VERDICT_FLAG.get(verdict, "bad")) for verdict, count in counts if count],
             "drained": _mentions(night.drained), "resumed": _mentions(night.resumed), "trends": _mentions(night.trends),
-            "not_passing": _mentions(night.not_passing),
+            "not_passing": _mentions([HostMention(mention.host, mention.dossier, tuple(VERDICT_WORDS.get(note, note) for note in mention.notes))
+                                      for mention in night.not_passing]),
             "not_passing_more": sum(count for verdict, count in night.verdicts.items() if verdict != "pass") - len(night.not_passing)}
 
 
