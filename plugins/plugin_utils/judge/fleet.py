@@ -219,6 +219,7 @@ def _weigh_hosts(judged: Mapping[str, HostJudgement], hosts: Mapping[str, Mappin
             if host.history is not None:
                 verdict = _with_trends(name, host, verdict, lowest.get(name, []), specs, groups, causes, independent)
             verdict.lowest_of_group = [entry.metric_id for entry in lowest.get(name, [])]
+            verdict.floors = host.floors
             verdict.metrics, verdict.settings = compared_values(host)
             verdicts[name] = verdict
         except Exception as exc:  # pylint: disable=broad-exception-caught

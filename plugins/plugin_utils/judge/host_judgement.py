@@ -28,7 +28,7 @@ from .rules import RuleContext, cap_status, effective_rules
 from .settings import Setting
 from .sku import identify_host, unknown_group
 from .slow_probes import durations
-from .trend_step import decay_checks, trend_rules
+from .trend_step import decay_checks, fail_floors, trend_rules
 from .trends import headline_specs
 
 
@@ -232,6 +232,9 @@ class HostJudgement:
     trend_rules: Dict[str, Mapping[str, Any]] = field(default_factory=dict)
     # its slow-decay checks, kept out of checks until its verdict before them is known (judge/trend_step.py)
     trend_checks: List[Check] = field(default_factory=list)
+    # {series key: (the value its headline's check fails below, in words)}: trend_step.fail_floors, for slow decay and
+    # the dossier's history plots
+    floors: Dict[Any, Any] = field(default_factory=dict)
 
 
 def compared_values(host: HostJudgement) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
@@ -299,11 +302,12 @@ def judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, An
                             HostFacts(gpu_count, count_source, sku, sku_reason, datasheet, outcomes))
     judgement = HostJudgement(checks, sku, sku_reason, shape.count, shape.source, samples, host_group, settings,
                               outcomes, identities, promised, durations(envelopes))
+    specs = headline_specs(catalogue.metric_specs)
+    judgement.floors = fail_floors(checks, host_rules, specs)
     if history is not None:
         judgement.history, judgement.trend_rules = history, trends
         metrics = [metric for unused_host, unused_probe, unused_group, metric in samples]
-        judgement.trend_checks = decay_checks(name, trends, metrics, headline_specs(catalogue.metric_specs), history, started,
-                                              checks, host_rules)
+        judgement.trend_checks = decay_checks(name, trends, metrics, specs, history, started, judgement.floors)
     return judgement
 
 

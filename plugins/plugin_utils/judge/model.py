@@ -94,6 +94,9 @@ class HostVerdict:
     measured_verdict: str = ""
     # The headline metric ids it is its group's single lowest on in this run (judge/trends.py group_lowest)
     lowest_of_group: List[str] = field(default_factory=list)
+    # {(metric id, GPU uuid or device or ""): (the value its headline's check fails below, in words)}
+    # (judge/trend_step.fail_floors): what the dossier's history plots draw; not in fleet.json
+    floors: Dict[Any, Any] = field(default_factory=dict)
 
     def proofs_in(self, state: str) -> List[Proof]:
         return [proof for proof in self.proofs if proof.state == state]
@@ -101,6 +104,9 @@ class HostVerdict:
     def to_dict(self) -> Dict[str, Any]:
         document = asdict(self)
         document["checks"] = [check.to_dict() for check in self.checks]
+        # keyed by (metric, GPU) pairs, which JSON cannot key by: a list of entries
+        document["floors"] = [{"metric": metric, "subject": subject, "value": value, "words": words}
+                              for (metric, subject), (value, words) in sorted(self.floors.items())]
         return document
 
 

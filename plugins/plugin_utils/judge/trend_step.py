@@ -50,13 +50,13 @@ def fail_floors(checks: Sequence[Check], host_rules: Sequence[Mapping[str, Any]]
 
 
 def decay_checks(host: str, rules: Mapping[str, Mapping[str, Any]], metrics: Sequence[Metric], specs: Mapping[str, MetricSpec],
-                 history: HostHistory, started: str, checks: Sequence[Check], host_rules: Sequence[Mapping[str, Any]]) -> List[Check]:
+                 history: HostHistory, started: str, floors: Mapping[Tuple[str, str], Tuple[float, str]]) -> List[Check]:
     rule = rules.get("slow_decay")
     if rule is None:
         return []
     if not rule.get("enabled", True):
         return [_disabled(host, rule)]
-    return slow_decay(host, rule, metrics, specs, history, started, fail_floors(checks, host_rules, specs))
+    return slow_decay(host, rule, metrics, specs, history, started, floors)
 
 
 def verdict_trend_checks(host: str, rules: Mapping[str, Mapping[str, Any]], verdict: HostVerdict, history: HostHistory,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import sqlite3
 from html import escape
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -25,33 +24,17 @@ from ..store.stored_run import HostModel, RunModel
 from .history_page import OTHER_COLOUR, VERDICT_COLOURS
 from .markup import BuiltHtml
 from .svg_plots import SERIES_COLOURS, linear_ticks, tick_label
+from .number_format import format_quantity
 from .values import format_number
 
 WIDTH, PLOT_HEIGHT, LEFT, RIGHT, TOP = 420, 110, 52, 12, 22
 STRIP = 10  # the verdict strip's height, under the plot
 MEDIAN_COLOUR, FLOOR_COLOUR = "#555", "#c62828"
-# The judge's threshold of a headline's known-good check (judge: ">= 85 % of known-good (warn below 95 %)").
-_FLOOR_PERCENT = re.compile(r">= ([0-9]+(?:\.[0-9]+)?) % of ")
-
-
 def known_good_floors(verdict: HostVerdict, spec: MetricSpec) -> Dict[SeriesKey, Tuple[float, str]]:
-    """{series key: (the value below which the headline's check fails, in words)} from this run's checks of the metric's
-    probe held to its known-good key (the check's reference and the percentage its threshold names)."""
-    floors = {}
-    probe = spec.id.split(".", 1)[0]
-    # its own key only: known_good.bf16_matmul is no check of known_good.bf16_matmul_sustained
-    known_good = re.compile(r"known_good\.%s(?![A-Za-z0-9_])" % re.escape(spec.baseline_key or ""))
-    for check in verdict.checks:
-        reference = check.reference
-        found = _FLOOR_PERCENT.match(check.threshold or "")
-        if check.probe != probe or found is None or not known_good.search(check.reference_source or "") \
-                or isinstance(reference, bool) or not isinstance(reference, (int, float)) or not math.isfinite(reference):
-            continue
-        percent = float(found.group(1))
-        floors[series_key(spec.id, check.gpu_uuid, check.device)] = (
-            reference * percent / 100.0, "fail floor %s %s (%s %% of the known-good %s, check %s)"
-            % (format_number(reference * percent / 100.0), spec.unit, format_number(percent), format_number(reference), check.id))
-    return floors
+    """{series key: (the value below which the headline's check fails, in words)} of the metric: what the judge found
+    of this run's checks and the host's rules (judge/trend_step.fail_floors), the floor slow decay counts days to."""
+    return {key: (value, "fail floor %s (%s)" % (format_quantity(value, spec.unit), words))
+            for key, (value, words) in verdict.floors.items() if key[0] == spec.id}
 
 
 def _series_label(key: SeriesKey, gpu_index: Mapping[SeriesKey, int], keys: Sequence[SeriesKey]) -> str:

@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.index import index_path
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.report_update import index_warnings, trend_history
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.render import render_run
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.number_format import format_quantity
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.report.values import format_number
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.run_judgement import judge_run
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import text_writer_below
@@ -71,8 +72,9 @@ def test_the_plot_shows_each_run_its_median_its_floor_and_its_verdict(history):
         assert "fleet median, run %s: %s GB/s" % (run_id, format_number(median)) in plot
         assert re.search(r"<title>run %s \([^)]*\): %s</title>" % (re.escape(run_id), host["verdict"].replace("_", " ")), plot)
     check = [found for found in host["checks"] if found["id"] == "membw.bandwidth"][0]
-    assert "fail floor %s GB/s (85 %% of the known-good %s, check membw.bandwidth)" % (
-        format_number(check["reference"] * 0.85), format_number(check["reference"])) in plot
+    # the floor the judge found (judge/trend_step.fail_floors: the check's reference, its rule's fail_below_pct)
+    assert "fail floor %s GB/s (85 %% of the known-good %s GB/s, rule membw.bandwidth)" % (
+        format_quantity(check["reference"] * 0.85, "GB/s").split()[0], format_quantity(check["reference"], "GB/s").split()[0]) in plot
     assert plot.count("<circle ") == 4 + 4 and plot.count("<rect ") == 4
 
 
