@@ -30,6 +30,8 @@ from .values import format_number
 WIDTH, PLOT_HEIGHT, LEFT, RIGHT, TOP = 420, 110, 52, 12, 22
 STRIP = 10  # the verdict strip's height, under the plot
 MEDIAN_COLOUR, FLOOR_COLOUR = "#555", "#c62828"
+
+
 def known_good_floors(verdict: HostVerdict, spec: MetricSpec) -> Dict[SeriesKey, Tuple[float, str]]:
     """{series key: (the value below which the headline's check fails, in words)} of the metric: what the judge found
     of this run's checks and the host's rules (judge/trend_step.fail_floors), the floor slow decay counts days to."""
