@@ -302,11 +302,18 @@ def judge_host(name: str, entry: Mapping[str, Any], baselines: List[Dict[str, An
                             HostFacts(gpu_count, count_source, sku, sku_reason, datasheet, outcomes))
     judgement = HostJudgement(checks, sku, sku_reason, shape.count, shape.source, samples, host_group, settings,
                               outcomes, identities, promised, durations(envelopes))
+    return _with_trend_parts(judgement, name, catalogue, host_rules, trends, history, started)
+
+
+def _with_trend_parts(judgement: HostJudgement, name: str, catalogue: ProbeCatalogue, host_rules: List[Dict[str, Any]],
+                      trends: Dict[str, Mapping[str, Any]], history: Optional[HostHistory], started: str) -> HostJudgement:
+    """The judgement with the host's headline floors, and where its history was read, its trend rules and its slow-decay
+    checks (judge/trend_step.py)."""
     specs = headline_specs(catalogue.metric_specs)
-    judgement.floors = fail_floors(checks, host_rules, specs)
+    judgement.floors = fail_floors(judgement.checks, host_rules, specs)
     if history is not None:
         judgement.history, judgement.trend_rules = history, trends
-        metrics = [metric for unused_host, unused_probe, unused_group, metric in samples]
+        metrics = [metric for unused_host, unused_probe, unused_group, metric in judgement.samples]
         judgement.trend_checks = decay_checks(name, trends, metrics, specs, history, started, judgement.floors)
     return judgement
 
