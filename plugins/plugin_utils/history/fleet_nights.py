@@ -7,13 +7,12 @@ checks fired, each with its dossier where the run holds one. Only reads (PRAGMA 
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..judge.history_model import HISTORY_PROBE
-from .index import BUSY_TIMEOUT_S, index_path, refuse_links
+from .index import open_index
 
 # The page shows at most this many runs, newest first.
 PAGE_RUNS = 60
@@ -63,18 +62,6 @@ _NOT_PASSING = ("SELECT run_id, host, verdict, dossier FROM (SELECT run_id, host
                 "run_id ORDER BY CASE verdict %s ELSE %d END, host) AS place FROM hosts WHERE run_id IN (%s) AND verdict != 'pass') "
                 "WHERE place <= ? ORDER BY run_id, place" % (" ".join("WHEN ? THEN %d" % rank for rank in range(len(NOT_PASSING_ORDER))),
                                                              len(NOT_PASSING_ORDER), _SHOWN))
-
-
-def open_index(results_dir: str) -> sqlite3.Connection:
-    """A read-only connection to the results directory's index; FileNotFoundError when there is none (never made here)."""
-    path = index_path(results_dir)
-    refuse_links(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError("no run index at %s" % path)
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    connection.execute("PRAGMA query_only = ON")
-    refuse_links(path)
-    return connection
 
 
 @dataclass

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..judge.history_model import SeriesKey, series_key
-from .fleet_nights import open_index
+from .index import open_index
 from .index import index_path
 from .trend_reader import run_started
 

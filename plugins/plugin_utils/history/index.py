@@ -92,6 +92,19 @@ def connect(results_dir: str) -> sqlite3.Connection:
     return connection
 
 
+def open_index(results_dir: str) -> sqlite3.Connection:
+    """A read-only connection (PRAGMA query_only) to the results directory's index; FileNotFoundError when there is none
+    (never made here). Refused as connect refuses it: a link or not a regular file, before opening and after."""
+    path = index_path(results_dir)
+    refuse_links(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError("no run index at %s" % path)
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    connection.execute("PRAGMA query_only = ON")
+    refuse_links(path)
+    return connection
+
+
 def _schema_version(connection: sqlite3.Connection) -> Optional[str]:
     names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "meta" not in names:

@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 
 from ..judge.history_model import FAULT_STATUSES, HISTORY_PROBE, EarlierRun, HistorySource, HostHistory, series_key
 from ..store.run_order import id_time
-from .index import BUSY_TIMEOUT_S, index_path, refuse_links
+from .index import open_index
 
 _HISTORY_PREFIX = HISTORY_PROBE + "."
 # The params of the trend rules that count runs back: the most any host's rules ask for is what is read.
@@ -52,7 +52,7 @@ class IndexHistory(HistorySource):
 
     def __init__(self, results_dir: str, run_id: str, earlier: Iterable[str], runs_back: int, metric_ids: Sequence[str],
                  problem: str = "") -> None:
-        self.path = index_path(results_dir)
+        self.results_dir = results_dir
         self.started = run_started(run_id)
         self.earlier: Set[str] = set(earlier)
         self.runs_back = max(int(runs_back), 1)
@@ -64,11 +64,7 @@ class IndexHistory(HistorySource):
     def _connect(self) -> sqlite3.Connection:
         if self._connection is not None and self._pid == os.getpid():
             return self._connection
-        refuse_links(self.path)
-        if not os.path.isfile(self.path):
-            raise FileNotFoundError("no run index at %s" % self.path)
-        connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        connection.execute("PRAGMA query_only = ON")
+        connection = open_index(self.results_dir)
         self._connection, self._pid = connection, os.getpid()
         return connection
 
