@@ -10,15 +10,14 @@ tools/history_query.py all call run_query."""
 from __future__ import annotations
 
 import datetime
-import os
 import re
 import sqlite3
-import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..judge.model import VERDICTS
-from .index import index_path, refuse_links
+from . import index
+from .index import index_path
 from .schema import SCHEMA_VERSION
 
 Row = Dict[str, Any]
@@ -75,16 +74,15 @@ def _when(since: Optional[str], until: Optional[str], column: str) -> Tuple[str,
 
 
 def open_index(results_dir: str) -> sqlite3.Connection:
-    """The results directory's index, opened read-only, never through a link; QueryError when there is none to read
-    or it is another schema version's."""
+    """The results directory's index, opened read-only and never through a link (index.open_index); QueryError when
+    there is none to read or it is another schema version's."""
     path = index_path(results_dir)
-    refuse_links(path)
-    if not os.path.exists(path):
-        raise QueryError("there is no run index at %s: build it from the results directory's runs with "
-                         "ansible-playbook playbooks/history.yml -e gpufleet_results_dir=%s" % (path, results_dir))
-    connection = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(path), uri=True, timeout=30.0)
     try:
-        refuse_links(path)
+        connection = index.open_index(results_dir)
+    except FileNotFoundError:
+        raise QueryError("there is no run index at %s: build it from the results directory's runs with "
+                         "ansible-playbook playbooks/history.yml -e gpufleet_results_dir=%s" % (path, results_dir)) from None
+    try:
         try:
             found = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
