@@ -4,11 +4,13 @@
 # (tools/rig_busy_gpu.sh), the seed's post_upgrade story (tools/rig_post_upgrade_stale.sh) and the GPU-marked tests.
 # One call runs for at most 10 minutes, so STEPS picks the steps of this call (in order; default all four):
 #   STEPS="post_upgrade busy" bash tools/rig_issue44.sh
-# Everything comes back as $OUT/issue44.tgz and $OUT/summary.txt (a call returns few files).
+# Everything comes back as $OUT/issue44.tgz and $OUT/summary.txt (a call returns few files), saved after every step so a
+# call cut short (its limit, the session's device time) still brings back the steps it finished.
 set -uo pipefail
 final=${OUT:-/tmp/out}
 export OUT=/tmp/issue44
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$final"
+save() { cp "$OUT/summary.txt" "$final/summary.txt" 2>/dev/null; tar -C /tmp -czf "$final/issue44.tgz.part" issue44 && mv "$final/issue44.tgz.part" "$final/issue44.tgz"; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 for step in ${STEPS:-acceptance busy post_upgrade pytest}; do
   started=$(date +%s)
@@ -24,8 +26,7 @@ for step in ${STEPS:-acceptance busy post_upgrade pytest}; do
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
   echo "step $step took $(( $(date +%s) - started )) s" | tee -a "$OUT/summary.txt"
+  save
 done
 nvidia-smi -q >"$OUT/smi.txt" 2>&1
-mkdir -p "$final"
-cp "$OUT/summary.txt" "$final/summary.txt"
-tar -C /tmp -czf "$final/issue44.tgz" issue44
+save
