@@ -4,6 +4,7 @@
 # (tools/rig_busy_gpu.sh), the seed's post_upgrade story (tools/rig_post_upgrade_stale.sh) and the GPU-marked tests.
 # One call runs for at most 10 minutes, so STEPS picks the steps of this call (in order; default all four):
 #   STEPS="post_upgrade busy" bash tools/rig_issue44.sh
+# INDEPENDENT="" leaves out the independent scripts beside acceptance (default: both, about 85 s).
 # Everything comes back as $OUT/issue44.tgz and $OUT/summary.txt (a call returns few files), saved after every step so a
 # call cut short (its limit, the session's device time) still brings back the steps it finished.
 set -uo pipefail
@@ -15,7 +16,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 for step in ${STEPS:-acceptance busy post_upgrade pytest}; do
   started=$(date +%s)
   case $step in
-    acceptance) INDEPENDENT="${INDEPENDENT:-benchmarks/independent_measurements.py benchmarks/independent_gemm_states.py}" \
+    acceptance) INDEPENDENT="${INDEPENDENT-benchmarks/independent_measurements.py benchmarks/independent_gemm_states.py}" \
       bash tools/rig_run.sh acceptance ;;
     busy) bash tools/rig_busy_gpu.sh ;;
     post_upgrade) bash tools/rig_post_upgrade_stale.sh ;;
