@@ -231,8 +231,7 @@ def _with_trends(name: str, host: HostJudgement, verdict: HostVerdict, lowest: L
     """The verdict with the host's trend checks: judged again only where one of them does not pass (a pass or skip
     changes no verdict, reason or proof)."""
     measured = verdict.verdict
-    metrics = [metric for unused_host, unused_probe, unused_group, metric in host.samples]
-    trend = host.trend_checks + verdict_trend_checks(name, host.trend_rules, verdict, host.history, lowest, specs, metrics)
+    trend = host.trend_checks + verdict_trend_checks(name, host.trend_rules, verdict, host.history, lowest, specs, host.sampled_metrics)
     if any(check.status not in ("pass", "skip") for check in trend):
         # an escalation leads the reasons (the drain reason in Slurm is the first: docs/acting.md), the other trends follow
         first = [check for check in trend if check.status == "fail" and check.id == RETURNING_FAULT_CHECK]

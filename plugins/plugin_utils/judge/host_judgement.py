@@ -236,6 +236,11 @@ class HostJudgement:
     # the dossier's history plots
     floors: Dict[Any, Any] = field(default_factory=dict)
 
+    @property
+    def sampled_metrics(self) -> List[Metric]:
+        """The metrics of its samples, in their order (what the trend checks read)."""
+        return [metric for unused_host, unused_probe, unused_group, metric in self.samples]
+
 
 def compared_values(host: HostJudgement) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
     """(every metric value, every setting) the judge compared on the host, as fleet.json keeps them: a metric keyed by
@@ -313,8 +318,7 @@ def _with_trend_parts(judgement: HostJudgement, name: str, catalogue: ProbeCatal
     judgement.floors = fail_floors(judgement.checks, host_rules, specs)
     if history is not None:
         judgement.history, judgement.trend_rules = history, trends
-        metrics = [metric for unused_host, unused_probe, unused_group, metric in judgement.samples]
-        judgement.trend_checks = decay_checks(name, trends, metrics, specs, history, started, judgement.floors)
+        judgement.trend_checks = decay_checks(name, trends, judgement.sampled_metrics, specs, history, started, judgement.floors)
     return judgement
 
 
