@@ -14,12 +14,9 @@ from ansible_collections.gpufleet.validation.plugins.module_utils.history_query_
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.control_chars import terminal_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.controller_task import ControllerTask
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.index import index_path
-from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.queries import QUERIES, QueryError, run_query
+from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.queries import ARGUMENTS, QUERIES, QueryError, run_query
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.query_output import query_text
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.atomic import write_text_atomically
-
-# The module's options that are a query's own arguments (queries.QUERIES names which each query takes).
-QUERY_ARGUMENTS = ("host", "metric", "gpu_uuid", "since", "until", "verdicts", "more_than")
 
 
 class ActionModule(ControllerTask, ActionBase):
@@ -31,7 +28,7 @@ class ActionModule(ControllerTask, ActionBase):
         columns = list(QUERIES[args["query"]].columns)
         result.update(changed=False, path=path, columns=columns)
         try:
-            rows = run_query(args["results_dir"], args["query"], {key: args[key] for key in QUERY_ARGUMENTS})
+            rows = run_query(args["results_dir"], args["query"], {key: args[key] for key in ARGUMENTS})
             text = query_text(args["format"], columns, rows)
             if args["dest"] and not self._task.check_mode:
                 if os.path.islink(args["dest"]):

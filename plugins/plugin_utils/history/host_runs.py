@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..judge.history_model import SeriesKey, series_key
-from .index import open_index
-from .index import index_path
+from .index import index_path, open_index
 from .trend_reader import run_started
 
 # A dossier's plots show this many runs: this one and the ones before it (the slow-decay check's default window).

@@ -176,6 +176,8 @@ QUERIES: Dict[str, Query] = {
     "failures": Query(FAILURE_COLUMNS, failures, (), ("verdicts", "more_than", "since", "until")),
     "gpu": Query(GPU_COLUMNS, gpu_runs, ("gpu_uuid",), ("since", "until")),
 }
+# Every argument some query takes: what the module passes on, each query refusing one it does not take (run_query).
+ARGUMENTS = tuple(sorted({argument for query in QUERIES.values() for argument in query.required + query.optional}))
 
 
 def run_query(results_dir: str, name: str, arguments: Dict[str, Any]) -> List[Row]:
