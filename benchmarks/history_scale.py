@@ -34,7 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "collections"))
@@ -110,8 +110,8 @@ class Template:
             text = text.replace('"@@value%d@@"' % number, "%%(value%d)s" % number)
         return text
 
-    def fill(self, host_number: int, run_id: str, started: str, rng: random.Random) -> Tuple[str, str]:
-        fields: Dict[str, Any] = {"host": host_name(host_number), "run_id": run_id, "started": started}
+    def fill(self, host_number: int, host: str, run_id: str, started: str, rng: random.Random) -> Tuple[str, str]:
+        fields: Dict[str, Any] = {"host": host, "run_id": run_id, "started": started}
         fields.update(("gpu%d" % index, gpu_uuid(host_number, index)) for index in self.gpu_indexes.values())
         fields.update(("value%d" % number, repr(round(value * (1 + rng.gauss(0.0, NOISE)), 3)))
                       for number, value in enumerate(self.values) if value is not None)
@@ -139,20 +139,22 @@ def make_templates(work: str, hosts: int, gpus: int, compact: bool) -> Tuple[Dic
     return members, made[compact], made[False]
 
 
-def write_night(results: str, number: int, hosts: int, members: Dict[str, Any], templates: List[Template]) -> Tuple[str, int]:
-    """Write night number's fleet.json and outcomes; returns (run id, fleet.json bytes)."""
+def write_night(results: str, number: int, hosts: int, members: Dict[str, Any], templates: List[Template],
+                name_of: Callable[[int], str] = host_name) -> Tuple[str, int]:
+    """Write night number's fleet.json and outcomes, its hosts named by name_of(host number); returns (run id,
+    fleet.json bytes)."""
     run_id, started = night(number)
     path = os.path.join(results, run_id)
     os.makedirs(os.path.join(path, "outcomes"), exist_ok=True)
     rng = random.Random(number)
-    names = [host_name(host_number) for host_number in range(hosts)]
+    names = [name_of(host_number) for host_number in range(hosts)]
     head = dict(members, run_id=run_id, previous_run_id=night(number - 1)[0] if number else None, hosts_worst_first=names,
                 gate={"enforced": False, "passed": True, "gating_verdicts": [], "gating_hosts": []})
     temporary = os.path.join(path, ".fleet.json.tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(head)[:-1] + ', "hosts": {')
         for host_number, name in enumerate(names):
-            entry, outcome = templates[host_number % len(templates)].fill(host_number, run_id, started, rng)
+            entry, outcome = templates[host_number % len(templates)].fill(host_number, name, run_id, started, rng)
             handle.write("%s%s: %s" % (", " if host_number else "", json.dumps(name), entry))
             with open(os.path.join(path, "outcomes", name + ".json"), "w", encoding="utf-8") as outcome_handle:
                 outcome_handle.write(outcome)

@@ -59,6 +59,11 @@ def health_envelope(template: dict, host: str, host_number: int, gpus: int, run_
     return envelope
 
 
+def synthetic_host_name(number: int) -> str:
+    """The inventory name of host number, in racks of 32."""
+    return "gpu-r%02d-n%03d" % (number // 32, number % 32)
+
+
 def write_synthetic_run(results_dir: str, run_id: str, hosts: int, gpus: int = 8, seed: int = 1) -> list:
     """Write the run; return the inventory names, in racks of 32 (``rack-NN``)."""
     with open(FIXTURE, encoding="utf-8") as handle:
@@ -66,7 +71,7 @@ def write_synthetic_run(results_dir: str, run_id: str, hosts: int, gpus: int = 8
     rng = random.Random(seed)
     names = []
     for number in range(hosts):
-        host = "gpu-r%02d-n%03d" % (number // 32, number % 32)
+        host = synthetic_host_name(number)
         names.append(host)
         path = os.path.join(results_dir, run_id, host)
         os.makedirs(path, exist_ok=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -33,7 +32,8 @@ sys.path.insert(0, os.path.join(ROOT, "collections"))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import history_scale  # noqa: E402
-from synthetic_fleet import write_synthetic_run  # noqa: E402
+from fleet_reports import cpu_seconds  # noqa: E402
+from synthetic_fleet import synthetic_host_name, write_synthetic_run  # noqa: E402
 
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.index import update_index  # noqa: E402
 from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.report_update import trend_history  # noqa: E402
@@ -45,38 +45,27 @@ from ansible_collections.gpufleet.validation.plugins.plugin_utils.store.stored_r
 RUN_ID = "20270101T020000Z-judged"
 
 
-def synthetic_name(number: int) -> str:
-    """benchmarks/synthetic_fleet.py's name of host number (the run judged), for history_scale's nights."""
-    return "gpu-r%02d-n%03d" % (number // 32, number % 32)
-
-
 def build(work: str, hosts: int, gpus: int, nights: int) -> str:
     """The results directory: the earlier nights, indexed, and the run to judge, stored unjudged."""
     results = os.path.join(work, "results")
     if os.path.exists(results):
         shutil.rmtree(results)
     os.makedirs(results)
-    history_scale.host_name = synthetic_name
     members, templates, unused_full = history_scale.make_templates(work, hosts, gpus, True)
     for number in range(nights):
-        history_scale.write_night(results, number, hosts, members, templates)
+        history_scale.write_night(results, number, hosts, members, templates, synthetic_host_name)
         update_index(results)
         print("night %d/%d indexed" % (number + 1, nights), flush=True)
     write_synthetic_run(results, RUN_ID, hosts, gpus)
     return results
 
 
-def cpu_s() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 def judge_once(results: str, hosts: int, trends: bool, render: bool) -> dict:
-    names = [synthetic_name(number) for number in range(hosts)]
+    names = [synthetic_host_name(number) for number in range(hosts)]
     run = load_run(os.path.join(results, RUN_ID), names, {})
-    started, cpu = time.perf_counter(), cpu_s()
+    started, cpu = time.perf_counter(), cpu_seconds()
     judgement = judge_run(run, results, {}, trend_history=trend_history(results, RUN_ID, {}) if trends else None)
-    judged, judged_cpu = time.perf_counter(), cpu_s()
+    judged, judged_cpu = time.perf_counter(), cpu_seconds()
     fired = sum(1 for verdict in judgement.hosts.values() for check in verdict.checks
                 if check.id.startswith("history.") and check.status not in ("pass", "skip"))
     made = sum(1 for verdict in judgement.hosts.values() for check in verdict.checks if check.id.startswith("history."))

@@ -18,7 +18,7 @@ def test_both_sides_judge_the_same_hosts_and_only_one_makes_trend_checks(tmp_pat
     # every host has its three earlier nights: flapping counts them (skips for want of 10), none says it has none
     from ansible_collections.gpufleet.validation.plugins.plugin_utils.history.trend_reader import IndexHistory
     history = IndexHistory(results, trend_checks_cost.RUN_ID, [name for name in os.listdir(results) if name.endswith("-nightly")],
-                           60, []).of(trend_checks_cost.synthetic_name(5))
+                           60, []).of(trend_checks_cost.synthetic_host_name(5))
     assert len(history.runs) == 3 and not history.problem
 
 
